@@ -1,0 +1,130 @@
+//===- Tensor.h - Reference-counted dense tensors ---------------*- C++ -*-===//
+//
+// A Tensor is a view (byte offset, shape, dtype) on reference-counted Storage.
+// Tensors are always dense and row-major; kernels may assume it. A Tensor
+// without storage carries only its shape and dtype ("meta tensor"), which is
+// what data-independent shape functions receive.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kernels/DType.h"
+#include "kernels/Error.h"
+#include "kernels/Shape.h"
+
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <memory>
+#include <vector>
+
+struct DLManagedTensor;
+
+namespace rivet {
+
+/// Alignment of every Storage buffer, in bytes.
+inline constexpr size_t kStorageAlignment = 64;
+
+/// A 64-byte aligned byte buffer. Owns its memory unless created over
+/// external memory (a memory-mapped file, a DLPack tensor), in which case the
+/// deleter releases it.
+class Storage {
+public:
+  /// Allocates NBytes of uninitialized, 64-byte aligned memory.
+  static std::shared_ptr<Storage> allocate(size_t NBytes);
+  /// Wraps external memory; Release runs when the last reference dies.
+  static std::shared_ptr<Storage> wrap(void *Data, size_t NBytes,
+                                       std::function<void()> Release);
+  ~Storage();
+  Storage(const Storage &) = delete;
+  Storage &operator=(const Storage &) = delete;
+
+  void *data() const { return Data; }
+  size_t size() const { return NBytes; }
+
+private:
+  Storage(void *Data, size_t NBytes, std::function<void()> Release)
+      : Data(Data), NBytes(NBytes), Release(std::move(Release)) {}
+  void *Data;
+  size_t NBytes;
+  std::function<void()> Release;
+};
+
+class Tensor {
+public:
+  Tensor() = default;
+  Tensor(std::shared_ptr<Storage> S, size_t ByteOffset, Shape Sh, DType T);
+
+  /// A new uninitialized tensor.
+  static Tensor empty(const Shape &Sh, DType T);
+  /// A new zero-filled tensor.
+  static Tensor zeros(const Shape &Sh, DType T);
+  /// A tensor with shape and dtype but no storage.
+  static Tensor meta(const Shape &Sh, DType T);
+  /// A tensor holding a copy of Values with the given shape.
+  template <typename E>
+  static Tensor fromVector(const std::vector<E> &Values, const Shape &Sh) {
+    Tensor R = empty(Sh, dtypeOf<E>());
+    RIVET_CHECK((int64_t)Values.size() == R.numel(),
+                "fromVector: {} values for shape {}", Values.size(),
+                shapeToString(Sh));
+    if (!Values.empty())
+      std::memcpy(R.rawData(), Values.data(), R.nbytes());
+    return R;
+  }
+  template <typename E> static Tensor scalar(E Value) {
+    return fromVector<E>({Value}, {});
+  }
+
+  bool defined() const { return Dt.has_value(); }
+  bool hasData() const { return Store != nullptr; }
+  DType dtype() const { return *Dt; }
+  const Shape &shape() const { return Sh; }
+  int64_t rank() const { return (int64_t)Sh.size(); }
+  int64_t dim(int64_t I) const { return Sh[normalizeAxis(I, rank())]; }
+  int64_t numel() const { return numElements(Sh); }
+  size_t nbytes() const { return (size_t)numel() * dtypeSize(*Dt); }
+
+  void *rawData() const;
+  template <typename E> E *data() const {
+    RIVET_CHECK(dtypeOf<E>() == *Dt, "tensor has dtype {}, accessed as {}",
+                dtypeName(*Dt), dtypeName(dtypeOf<E>()));
+    return static_cast<E *>(rawData());
+  }
+  const std::shared_ptr<Storage> &storage() const { return Store; }
+  size_t byteOffset() const { return Offset; }
+
+  /// Same storage, new shape with the same number of elements.
+  Tensor reshape(const Shape &NewShape) const;
+  /// A deep copy into fresh storage.
+  Tensor clone() const;
+  /// Element I (row-major) converted to double / int64; for tests and shape code.
+  double elementAsDouble(int64_t I) const;
+  int64_t elementAsInt(int64_t I) const;
+  /// All elements converted to int64 (shape tensors, axes).
+  std::vector<int64_t> toIntVector() const;
+  std::vector<double> toDoubleVector() const;
+  /// A copy converted to another dtype (C++ conversion rules; float->int truncates).
+  Tensor cast(DType To) const;
+  /// "Tensor[(2, 3), float32]"
+  std::string typeString() const;
+
+  /// DLPack interop. toDLPack shares storage (the capsule keeps it alive);
+  /// fromDLPack takes ownership of the managed tensor and copies only when it
+  /// is not dense row-major.
+  DLManagedTensor *toDLPack() const;
+  static Tensor fromDLPack(DLManagedTensor *M);
+
+private:
+  std::shared_ptr<Storage> Store;
+  size_t Offset = 0;
+  Shape Sh;
+  std::optional<DType> Dt;
+};
+
+/// True when shapes and dtypes match and every element is within
+/// atol + rtol * |expected| (NaNs must match NaNs). Used by tests and `check`.
+bool allClose(const Tensor &Actual, const Tensor &Expected, double Rtol = 1e-5,
+              double Atol = 1e-6);
+
+} // namespace rivet

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# One command from a fresh machine to Rivet's main job: install dependencies,
+# build, and run an example program that loops over a dynamic-length sequence.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+tools/scripts/install-deps.sh
+tools/scripts/build.sh
+mkdir -p out/example
+set -x
+build/tools/rivet run examples/loop_over_sequence.rvir \
+  --input xs=examples/loop_over_sequence.xs.npy --output-dir out/example

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds Rivet and runs the whole test suite: the unit and program tests
+# (ctest, last, so its summary closes the log) after each libFuzzer target has
+# run for a short time (FUZZ_SECONDS, default 60) in a separate clang build.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+tools/scripts/install-deps.sh
+tools/scripts/build.sh
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+if [ "$FUZZ_SECONDS" -gt 0 ]; then
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DRIVET_FUZZ=ON
+  fuzzers=$(ls fuzz/*Fuzzer.cc 2>/dev/null | xargs -n1 basename | sed 's/\.cc$//')
+  for f in $fuzzers; do
+    cmake --build build-fuzz --target "$f"
+    corpus=fuzz/corpus/$f
+    work=$(mktemp -d)
+    [ -d "$corpus" ] && cp -r "$corpus"/. "$work"/
+    echo "fuzz: $f for ${FUZZ_SECONDS}s"
+    build-fuzz/fuzz/"$f" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 \
+      -print_final_stats=1 -artifact_prefix=fuzz/ "$work" 2>&1 | tail -n 15
+    rm -rf "$work"
+  done
+fi
+
+(cd build && ctest --output-on-failure -j2 --timeout 900)

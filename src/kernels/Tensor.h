@@ -15,6 +15,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <type_traits>
 #include <memory>
 #include <vector>
 
@@ -68,8 +69,14 @@ public:
     RIVET_CHECK((int64_t)Values.size() == R.numel(),
                 "fromVector: {} values for shape {}", Values.size(),
                 shapeToString(Sh));
-    if (!Values.empty())
+    if constexpr (std::is_same_v<E, bool>) {
+      // std::vector<bool> is bit-packed: copy element by element.
+      bool *P = static_cast<bool *>(R.rawData());
+      for (size_t I = 0; I < Values.size(); ++I)
+        P[I] = Values[I];
+    } else if (!Values.empty()) {
       std::memcpy(R.rawData(), Values.data(), R.nbytes());
+    }
     return R;
   }
   template <typename E> static Tensor scalar(E Value) {

@@ -8,4 +8,4 @@ tools/scripts/build.sh
 mkdir -p out/example
 set -x
 build/tools/rivet run examples/loop_over_sequence.rvir \
-  --input xs=examples/loop_over_sequence.xs.npy --output-dir out/example
+  --input xs=examples/sequence.npy --output-dir out/example

@@ -1,0 +1,48 @@
+//===- Random.cc - Deterministic random tensors ---------------------------===//
+#include "kernels/Random.h"
+#include "kernels/ElementConvert.h"
+
+namespace rivet {
+
+namespace {
+/// splitmix64 (Steele, Lea, Flood 2014): tiny, fast, well mixed.
+struct SplitMix64 {
+  uint64_t State;
+  uint64_t next() {
+    uint64_t Z = (State += 0x9e3779b97f4a7c15ULL);
+    Z = (Z ^ (Z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    Z = (Z ^ (Z >> 27)) * 0x94d049bb133111ebULL;
+    return Z ^ (Z >> 31);
+  }
+};
+} // namespace
+
+Tensor randomTensor(const Shape &Sh, DType T, uint64_t Seed) {
+  Tensor R = Tensor::empty(Sh, T);
+  SplitMix64 Rng{Seed};
+  int64_t N = R.numel();
+  dispatchDType(T, [&](auto Tag) {
+    using E = decltype(Tag);
+    E *P = static_cast<E *>(R.rawData());
+    for (int64_t I = 0; I < N; ++I) {
+      uint64_t X = Rng.next();
+      if constexpr (std::is_same_v<E, bool>) {
+        P[I] = (X >> 63) != 0;
+      } else if constexpr (std::is_integral_v<E>) {
+        P[I] = (E)((X >> 32) % 10);
+      } else {
+        // 53 random bits -> [0, 1) -> [-1, 1). float16/float32 round to
+        // nearest, which may produce exactly 1.0 only for values within
+        // half an ulp of 1; clamp to keep the interval half-open.
+        double U = (double)(X >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+        E V = convertElement<E>(U);
+        if (convertElement<double>(V) >= 1.0)
+          V = convertElement<E>(0.99951171875); // largest half below 1
+        P[I] = V;
+      }
+    }
+  });
+  return R;
+}
+
+} // namespace rivet

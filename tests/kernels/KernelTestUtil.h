@@ -1,0 +1,63 @@
+//===- KernelTestUtil.h - Helpers for the kernel unit tests -----*- C++ -*-===//
+#pragma once
+
+#include "kernels/Kernel.h"
+
+#include <gtest/gtest.h>
+
+namespace rivet::test {
+
+/// A tensor from values and a shape.
+template <typename E> Tensor tensor(std::vector<E> V, Shape S) {
+  return Tensor::fromVector<E>(V, S);
+}
+inline Tensor f32(std::vector<float> V, Shape S) { return tensor(V, S); }
+inline Tensor i64(std::vector<int64_t> V, Shape S) { return tensor(V, S); }
+inline Tensor b8(std::vector<bool> V, Shape S) {
+  Tensor T = Tensor::empty(S, DType::Bool);
+  for (size_t I = 0; I < V.size(); ++I)
+    T.data<bool>()[I] = V[I];
+  return T;
+}
+
+/// Runs a registered kernel and returns all outputs.
+inline std::vector<Tensor> runAll(const std::string &Op,
+                                  const std::vector<Tensor> &In,
+                                  const Attrs &A = {}) {
+  return invokeKernel(KernelRegistry::global().get(Op), In, A);
+}
+/// Runs a registered kernel with one output.
+inline Tensor run(const std::string &Op, const std::vector<Tensor> &In,
+                  const Attrs &A = {}) {
+  std::vector<Tensor> R = runAll(Op, In, A);
+  EXPECT_EQ(R.size(), 1u);
+  return R.at(0);
+}
+/// The shape function alone on meta tensors.
+inline std::vector<TensorMeta> shapeOf(const std::string &Op,
+                                       const std::vector<Tensor> &In,
+                                       const Attrs &A = {}) {
+  return KernelRegistry::global().get(Op).shapeFn(In, A);
+}
+
+/// Expects Fn to throw rivet::Error whose message contains Sub.
+template <typename F> void expectError(F &&Fn, const std::string &Sub) {
+  try {
+    Fn();
+    ADD_FAILURE() << "expected rivet::Error containing '" << Sub << "'";
+  } catch (const Error &E) {
+    EXPECT_NE(std::string(E.what()).find(Sub), std::string::npos)
+        << "message: " << E.what() << "\nexpected to contain: " << Sub;
+  }
+}
+
+/// Expects T to be exactly Expected (shape, dtype, all values).
+inline void expectTensor(const Tensor &T, const Tensor &Expected,
+                         double Rtol = 1e-6, double Atol = 1e-6) {
+  EXPECT_EQ(T.typeString(), Expected.typeString());
+  EXPECT_TRUE(allClose(T, Expected, Rtol, Atol))
+      << "got " << ::testing::PrintToString(T.toDoubleVector())
+      << " expected " << ::testing::PrintToString(Expected.toDoubleVector());
+}
+
+} // namespace rivet::test

@@ -1,0 +1,263 @@
+//===- Inputs.cc - Program inputs and outputs for the rivet CLI -----------===//
+#include "Inputs.h"
+
+#include "ir/Parser.h"
+#include "ir/TypeInference.h"
+#include "kernels/Error.h"
+#include "kernels/Npy.h"
+#include "kernels/Random.h"
+
+#include <fmt/format.h>
+#include <pthread.h>
+
+#include <exception>
+#include <fstream>
+#include <sstream>
+
+namespace rivet::cli {
+
+using namespace rivet::ir;
+
+Module loadModule(const std::string &Path) {
+  std::ifstream In(Path, std::ios::binary);
+  if (!In)
+    fail("cannot open '{}'", Path);
+  std::stringstream SS;
+  SS << In.rdbuf();
+  if (In.bad())
+    fail("cannot read '{}'", Path);
+  Module M = parseModule(SS.str(), Path);
+  if (!M.hasFunction("main"))
+    fail("{}: the program has no @main function", Path);
+  inferTypes(M);
+  return M;
+}
+
+Shape parseShapeSpec(const std::string &Text, const std::string &Name) {
+  Shape S;
+  if (Text.empty() || Text == "()" || Text == "scalar")
+    return S;
+  size_t Pos = 0;
+  while (true) {
+    size_t X = Text.find('x', Pos);
+    std::string Part =
+        Text.substr(Pos, X == std::string::npos ? std::string::npos : X - Pos);
+    if (Part.empty() || Part.size() > 12 ||
+        Part.find_first_not_of("0123456789") != std::string::npos)
+      fail("--shape {}: expected extents like 2x3, got '{}'", Name, Text);
+    S.push_back(std::stoll(Part));
+    if (X == std::string::npos)
+      break;
+    Pos = X + 1;
+  }
+  return S;
+}
+
+Type paramType(const VarNode &Param) {
+  if (Param.checkedType && Param.checkedType->kind != TypeKind::Incomplete)
+    return Param.checkedType;
+  return Param.typeAnnotation;
+}
+
+namespace {
+
+/// Checks one input against its declared tensor type; binds symbolic dims.
+class InputChecker {
+public:
+  void check(const std::string &Name, const Shape &Sh, DType Dt,
+             const TensorTypeNode &Declared) {
+    std::string Expected = typeToString(
+        std::make_shared<TensorTypeNode>(Declared.shape, Declared.dtype));
+    std::string Given = Tensor::meta(Sh, Dt).typeString();
+    if (Dt != Declared.dtype)
+      fail("input '{}': expected {}, got {} (dtype {} instead of {})", Name,
+           Expected, Given, dtypeName(Dt), dtypeName(Declared.dtype));
+    if (!Declared.shape)
+      return;
+    const auto &Dims = *Declared.shape;
+    if (Dims.size() != Sh.size())
+      fail("input '{}': expected {}, got {} (rank {} instead of {})", Name,
+           Expected, Given, Sh.size(), Dims.size());
+    for (size_t I = 0; I < Dims.size(); ++I) {
+      const Dim &D = Dims[I];
+      if (D.isConst() && D.value != Sh[I])
+        fail("input '{}': expected {}, got {} (dimension {} is {} instead of "
+             "{})",
+             Name, Expected, Given, I, Sh[I], D.value);
+      if (D.isSymbol()) {
+        auto [It, New] = Symbols.emplace(D.name, std::make_pair(Sh[I], Name));
+        if (!New && It->second.first != Sh[I])
+          fail("input '{}': expected {}, got {} (dimension {} is {} but "
+               "input '{}' has {} = {})",
+               Name, Expected, Given, D.name, Sh[I], It->second.second, D.name,
+               It->second.first);
+      }
+    }
+  }
+
+  /// The shape of a generated input: constants, bound symbols, or --shape.
+  Shape shapeFor(const std::string &Name, const TensorTypeNode &Declared,
+                 const InputOptions &Opts) {
+    if (auto It = Opts.shapes.find(Name); It != Opts.shapes.end())
+      return It->second;
+    std::string Type = typeToString(
+        std::make_shared<TensorTypeNode>(Declared.shape, Declared.dtype));
+    if (!Declared.shape)
+      fail("input '{}' has type {} of unknown rank: give its shape with "
+           "--shape {}=AxB",
+           Name, Type, Name);
+    Shape S;
+    for (const Dim &D : *Declared.shape) {
+      if (D.isConst()) {
+        S.push_back(D.value);
+        continue;
+      }
+      if (D.isSymbol())
+        if (auto It = Symbols.find(D.name); It != Symbols.end()) {
+          S.push_back(It->second.first);
+          continue;
+        }
+      fail("input '{}' has type {} with dynamic dimension '{}': give its "
+           "shape with --shape {}=AxB",
+           Name, Type, D.str(), Name);
+    }
+    return S;
+  }
+
+private:
+  std::map<std::string, std::pair<int64_t, std::string>> Symbols;
+};
+
+std::string paramNames(const FunctionNode &Main) {
+  std::string S;
+  for (const Var &P : Main.params)
+    S += (S.empty() ? "" : ", ") + P->nameHint;
+  return S.empty() ? "none" : S;
+}
+
+} // namespace
+
+std::vector<Tensor> prepareInputs(const FunctionNode &Main,
+                                  const InputOptions &Opts) {
+  auto IsParam = [&](const std::string &Name) {
+    for (const Var &P : Main.params)
+      if (P->nameHint == Name)
+        return true;
+    return false;
+  };
+  for (const auto &[Name, _] : Opts.files)
+    if (!IsParam(Name))
+      fail("unknown input '{}': @main has inputs: {}", Name, paramNames(Main));
+  for (const auto &[Name, _] : Opts.shapes)
+    if (!IsParam(Name))
+      fail("--shape for unknown input '{}': @main has inputs: {}", Name,
+           paramNames(Main));
+
+  InputChecker Checker;
+  std::vector<Tensor> Args(Main.params.size());
+  std::vector<size_t> ToGenerate;
+  // Files first, so that their symbolic dims are bound before generating.
+  for (size_t I = 0; I < Main.params.size(); ++I) {
+    const VarNode &P = *Main.params[I];
+    Type T = paramType(P);
+    const auto *TT = T ? T->as<TensorTypeNode>() : nullptr;
+    if (!TT)
+      fail("input '{}' has type {}: only tensor inputs can be given on the "
+           "command line",
+           P.nameHint, typeToString(T));
+    auto It = Opts.files.find(P.nameHint);
+    if (It == Opts.files.end()) {
+      if (!Opts.random)
+        fail("missing input '{}' of type {} (give --input {}=FILE.npy or "
+             "--random-inputs)",
+             P.nameHint, typeToString(T), P.nameHint);
+      ToGenerate.push_back(I);
+      continue;
+    }
+    Tensor V = readNpy(It->second);
+    Checker.check(P.nameHint, V.shape(), V.dtype(), *TT);
+    Args[I] = std::move(V);
+  }
+  for (size_t I : ToGenerate) {
+    const VarNode &P = *Main.params[I];
+    const auto *TT = paramType(P)->as<TensorTypeNode>();
+    Shape S = Checker.shapeFor(P.nameHint, *TT, Opts);
+    Checker.check(P.nameHint, S, TT->dtype, *TT);
+    Args[I] = randomTensor(S, TT->dtype, Opts.seed * 1000003 + I);
+  }
+  return Args;
+}
+
+static void flattenInto(const Value &V, std::vector<NamedOutput> &Out,
+                        size_t &Index) {
+  if (V.isTensor()) {
+    Out.push_back({fmt::format("output_{}", Index++), V.tensor()});
+    return;
+  }
+  if (V.isTuple()) {
+    for (const Value &F : V.fields())
+      flattenInto(F, Out, Index);
+    return;
+  }
+  if (V.isADT() && V.ctor()->adt == "List") {
+    size_t J = 0;
+    Value Cur = V;
+    while (Cur.isADT() && !Cur.fields().empty()) {
+      if (Cur.fields().size() != 2 || !Cur.fields()[0].isTensor())
+        fail("output {}: a List whose elements are not tensors ({}) cannot be "
+             "written as .npy files",
+             Index, valueToString(V));
+      Out.push_back({fmt::format("output_{}_{}", Index, J++),
+                     Cur.fields()[0].tensor()});
+      Value Next = Cur.fields()[1];
+      Cur = std::move(Next);
+    }
+    ++Index;
+    return;
+  }
+  fail("output {} is {}, which cannot be written as .npy (only tensors, "
+       "tuples and Lists of tensors can)",
+       Index, valueToString(V));
+}
+
+std::vector<NamedOutput> flattenOutputs(const Value &Result) {
+  std::vector<NamedOutput> Out;
+  size_t Index = 0;
+  flattenInto(Result, Out, Index);
+  return Out;
+}
+
+namespace {
+struct ThreadTask {
+  const std::function<void()> *Fn;
+  std::exception_ptr Err;
+};
+void *threadMain(void *P) {
+  auto *T = static_cast<ThreadTask *>(P);
+  try {
+    (*T->Fn)();
+  } catch (...) {
+    T->Err = std::current_exception();
+  }
+  return nullptr;
+}
+} // namespace
+
+void runWithStack(size_t StackBytes, const std::function<void()> &Fn) {
+  ThreadTask Task{&Fn, nullptr};
+  pthread_attr_t Attr;
+  pthread_attr_init(&Attr);
+  pthread_t Thread;
+  bool Started = pthread_attr_setstacksize(&Attr, StackBytes) == 0 &&
+                 pthread_create(&Thread, &Attr, threadMain, &Task) == 0;
+  pthread_attr_destroy(&Attr);
+  if (!Started) {
+    Fn(); // no big thread available: run here, the stack guard still applies
+    return;
+  }
+  pthread_join(Thread, nullptr);
+  if (Task.Err)
+    std::rethrow_exception(Task.Err);
+}
+
+} // namespace rivet::cli

@@ -1,0 +1,77 @@
+//===- main.cc - The rivet command-line tool ------------------------------===//
+//
+// Dispatches to a subcommand. Exit codes: 0 success, 1 a rivet::Error (bad
+// program, bad input; printed as "error: ..."), 2 a usage error.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+#include "Options.h"
+
+#include "kernels/Error.h"
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+using namespace rivet::cli;
+
+static const char *const MainUsage =
+    "usage: rivet COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  run PROGRAM.rvir [--input NAME=FILE.npy ...] [--output-dir DIR]\n"
+    "                   [--random-inputs [--seed N]] [--shape NAME=AxB]\n"
+    "                   [--executor interp]\n"
+    "                   run @main and write output_<i>.npy\n"
+    "  dump PROGRAM.rvir [--ir]\n"
+    "                   print the type-checked IR\n"
+    "  help [COMMAND]   show this help or a command's options\n";
+
+static int help(const std::vector<std::string> &Args) {
+  if (Args.empty()) {
+    std::fputs(MainUsage, stdout);
+    return 0;
+  }
+  if (Args[0] == "run") {
+    std::fputs(RunUsage, stdout);
+    return 0;
+  }
+  if (Args[0] == "dump") {
+    std::fputs(DumpUsage, stdout);
+    return 0;
+  }
+  throw UsageError("help: unknown command '" + Args[0] + "'");
+}
+
+int main(int Argc, char **Argv) {
+  std::vector<std::string> Args(Argv + 1, Argv + Argc);
+  if (Args.empty()) {
+    std::fputs(MainUsage, stderr);
+    return 2;
+  }
+  std::string Cmd = Args[0];
+  std::vector<std::string> Rest(Args.begin() + 1, Args.end());
+  try {
+    if (Cmd == "help" || Cmd == "--help" || Cmd == "-h")
+      return help(Rest);
+    if (Cmd == "run")
+      return runCommand(Rest);
+    if (Cmd == "dump")
+      return dumpCommand(Rest);
+    throw UsageError("unknown command '" + Cmd + "'");
+  } catch (const UsageError &E) {
+    std::fprintf(stderr, "rivet: %s\n\n%s", E.what(), MainUsage);
+    return 2;
+  } catch (const rivet::Error &E) {
+    std::fprintf(stderr, "error: %s\n", E.what());
+    return 1;
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "error: out of memory\n");
+    return 1;
+  } catch (const std::exception &E) {
+    std::fprintf(stderr, "error: internal error: %s\n", E.what());
+    return 1;
+  }
+}

@@ -7,6 +7,16 @@ namespace rivet::ir {
 
 const std::string &OpNode::name() const { return info->name; }
 
+LetNode::~LetNode() {
+  Expr Next = std::move(body);
+  while (Next && Next.use_count() == 1 && Next->kind == ExprKind::Let) {
+    // Sole owner: detach the next link's body before dropping the link.
+    auto *L = const_cast<LetNode *>(static_cast<const LetNode *>(Next.get()));
+    Expr After = std::move(L->body);
+    Next = std::move(After);
+  }
+}
+
 Pattern PatternNode::wildcard() {
   auto P = std::make_shared<PatternNode>();
   P->kind = PatternKind::Wildcard;

@@ -129,6 +129,9 @@ public:
   LetNode(Var V, Expr Val, Expr B)
       : ExprNode(Kind), var(std::move(V)), value(std::move(Val)),
         body(std::move(B)) {}
+  /// Releases a chain of lets iteratively: a long chain (a big imported
+  /// graph) must not overflow the stack when it dies.
+  ~LetNode() override;
 };
 
 /// if (cond) { then } else { else }; cond is a bool (or numeric, nonzero)

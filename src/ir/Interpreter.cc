@@ -340,11 +340,23 @@ Value Interpreter::callOperator(const CallNode &C, const OpInfo &Op,
          Op.numInputs, Op.numInputs == 1 ? "" : "s", Args.size());
   std::vector<Tensor> Ins;
   Ins.reserve(Args.size());
-  for (size_t I = 0; I < Args.size(); ++I) {
-    if (!Args[I].isTensor())
-      fail("in {}: operator '{}': argument {} is {}, expected a tensor",
-           *F.where, Op.name, I + 1, valueToString(Args[I]));
-    Ins.push_back(Args[I].tensor());
+  if (Op.listArgument) {
+    // The elements of the List (Cons cells) are the kernel's inputs.
+    const Value *L = Args.empty() ? nullptr : &Args[0];
+    while (L && L->isADT() && L->fields().size() == 2) {
+      Ins.push_back(L->fields()[0].tensor("list element"));
+      L = &L->fields()[1];
+    }
+    if (!L || !L->isADT() || !L->fields().empty())
+      fail("in {}: operator '{}' expects a list of tensors", *F.where,
+           Op.name);
+  } else {
+    for (size_t I = 0; I < Args.size(); ++I) {
+      if (!Args[I].isTensor())
+        fail("in {}: operator '{}': argument {} is {}, expected a tensor",
+             *F.where, Op.name, I + 1, valueToString(Args[I]));
+      Ins.push_back(Args[I].tensor());
+    }
   }
   const KernelInfo *K;
   auto It = KernelCache.find(&Op);
@@ -361,6 +373,14 @@ Value Interpreter::callOperator(const CallNode &C, const OpInfo &Op,
     Outs = invokeKernel(*K, Ins, C.attrs);
   } catch (const Error &Err) {
     fail("in {}: operator '{}' failed: {}", *F.where, Op.name, Err.what());
+  }
+  if (Op.listResult) {
+    if (!M.findConstructor("Nil") || !M.findConstructor("Cons"))
+      fail("in {}: operator '{}' returns a List, but the module has no prelude", *F.where, Op.name);
+    Value L = Value::adt(M.findConstructor("Nil"), {});
+    for (auto It = Outs.rbegin(); It != Outs.rend(); ++It)
+      L = Value::adt(M.findConstructor("Cons"), {Value(std::move(*It)), L});
+    return L;
   }
   // Whether the result is a tuple depends on the operator and its attributes
   // only, so it is decided once per call site.

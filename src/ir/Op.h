@@ -51,6 +51,11 @@ struct OpInfo {
   std::vector<AttrSpec> attrs;
   TypeRelation relation = nullptr;
   FusionPattern pattern = FusionPattern::Opaque;
+  /// The single argument is a List of tensors; the kernel receives its
+  /// elements as inputs (concat_list). Executors unpack the list.
+  bool listArgument = false;
+  /// The kernel's outputs, however many, form a List (split_to_list).
+  bool listResult = false;
 };
 
 class OpRegistry {

@@ -19,6 +19,12 @@
 //       concatenate(l0, l1, ..., axis=0) of a non-empty list of float32
 //       tensors (same rank, equal dims except axis 0); an empty list fails
 //       with "match: no clause matched value Nil" (in @concat).
+//   @rev[A](%l: List[A]) -> List[A]
+//       the elements in reverse order, tail recursive.
+//   @insert_at[A](%l: List[A], %i: Tensor[(), int64], %x: A) -> List[A]
+//       %x inserted before element %i (0 <= %i <= length).
+//   @erase_at[A](%l: List[A], %i: Tensor[(), int64]) -> List[A]
+//       the list without element %i (0 <= %i < length).
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Module.h"
@@ -72,6 +78,32 @@ def @concat(%l: List[Tensor[?, float32]]) -> Tensor[?, float32] {
     Cons(%h, %t) => @foldl(fn (%acc: Tensor[?, float32], %x: Tensor[?, float32]) -> Tensor[?, float32] {
       concatenate(%acc, %x, axis=0)
     }, %h, %t),
+  }
+}
+
+def @rev[A](%l: List[A]) -> List[A] {
+  let %go = fn (%rest: List[A], %acc: List[A]) -> List[A] {
+    match (%rest) {
+      Cons(%h, %t) => %go(%t, Cons(%h, %acc)),
+      Nil => %acc,
+    }
+  };
+  %go(%l, Nil)
+}
+
+def @insert_at[A](%l: List[A], %i: Tensor[(), int64], %x: A) -> List[A] {
+  if (equal(%i, 0i64)) {
+    Cons(%x, %l)
+  } else {
+    match (%l) {
+      Cons(%h, %t) => Cons(%h, @insert_at(%t, subtract(%i, 1i64), %x)),
+    }
+  }
+}
+
+def @erase_at[A](%l: List[A], %i: Tensor[(), int64]) -> List[A] {
+  match (%l) {
+    Cons(%h, %t) => if (equal(%i, 0i64)) { %t } else { Cons(%h, @erase_at(%t, subtract(%i, 1i64))) },
   }
 }
 )rvir";

@@ -515,8 +515,14 @@ private:
 } // namespace
 
 bool isPreludeName(const std::string &Name) {
-  static const std::unordered_set<std::string> Names = {
-      "List", "Option", "map", "foldl", "nth", "length", "concat"};
+  // Whatever the prelude defines, so the two never drift apart.
+  static const std::unordered_set<std::string> Names = [] {
+    Module P = Module::withPrelude();
+    std::unordered_set<std::string> S(P.functionNames().begin(),
+                                      P.functionNames().end());
+    S.insert(P.typeDataNames().begin(), P.typeDataNames().end());
+    return S;
+  }();
   return Names.count(Name) != 0;
 }
 

@@ -14,6 +14,18 @@ Type shapeOfRel(const std::vector<Type> &Args, const Attrs &A) {
   return tensorType({Rank}, DType::Int64);
 }
 
+// dim_size(x; axis): the extent of one axis as an int64 scalar.
+Type dimSizeRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("dim_size", A);
+  checkArity("dim_size", Args, 1);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("dim_size", Args, 0);
+  if (X.shape)
+    normalizeAxisFor("dim_size", *optInt(A, "axis"), (int64_t)X.shape->size());
+  return scalarType(DType::Int64);
+}
+
 std::vector<Dim> shapeAttr(std::string_view Op, const Attrs &A) {
   std::vector<Dim> Out;
   std::vector<int64_t> Extents = *optInts(A, "shape");
@@ -75,6 +87,10 @@ using K = AttrSpec::Kind;
 
 RIVET_REGISTER_OP(OpInfo{"shape_of", "The shape of a tensor as a 1-D int64 tensor.",
                          1, {}, shapeOfRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "dim_size", "The extent of one axis of a tensor, as an int64 scalar.", 1,
+    {AttrSpec{"axis", K::Int, true, "the axis (negative counts from the end)"}},
+    dimSizeRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "zeros", "A tensor of zeros.", 0,
     {AttrSpec{"shape", K::Ints, true, "the extents"},

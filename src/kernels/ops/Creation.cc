@@ -24,6 +24,19 @@ void shapeOfKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
     P[I] = In[0].shape()[I];
 }
 
+std::vector<TensorMeta> dimSizeShape(const std::vector<Tensor> &In,
+                                     const Attrs &A) {
+  checkArity("dim_size", In, 1);
+  withOp("dim_size", [&] { normalizeAxis(A.getInt("axis"), In[0].rank()); });
+  return {{{}, DType::Int64}};
+}
+
+void dimSizeKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                   const Attrs &A) {
+  *Out[0].data<int64_t>() =
+      In[0].shape()[normalizeAxis(A.getInt("axis"), In[0].rank())];
+}
+
 /// The `shape` attribute, validated.
 Shape shapeAttr(const char *Op, const Attrs &A) {
   Shape S = attrInts(Op, A, "shape");
@@ -157,6 +170,7 @@ void arangeKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 } // namespace
 
 RIVET_REGISTER_KERNEL("shape_of", shapeOfKernel, shapeOfShape, false);
+RIVET_REGISTER_KERNEL("dim_size", dimSizeKernel, dimSizeShape, false);
 RIVET_REGISTER_KERNEL("zeros", fillKernel<0>, fillShape<0>, false);
 RIVET_REGISTER_KERNEL("ones", fillKernel<1>, fillShape<1>, false);
 RIVET_REGISTER_KERNEL("full", fullKernel, fullShape, false);

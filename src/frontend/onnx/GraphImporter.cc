@@ -1,0 +1,134 @@
+//===- GraphImporter.cc - ONNX graphs to IR let-chains --------------------===//
+#include "frontend/onnx/GraphImporter.h"
+
+#include "frontend/onnx/OnnxTensor.h"
+
+namespace rivet::frontend {
+
+ir::Var GraphImporter::makeVar(std::string_view OnnxName, ir::Type T) {
+  std::string Name;
+  for (char C : OnnxName)
+    Name += (std::isalnum((unsigned char)C) || C == '_') ? C : '_';
+  if (Name.empty() || std::isdigit((unsigned char)Name[0]))
+    Name = "v" + Name;
+  return ir::var(std::move(Name), std::move(T));
+}
+
+ir::Expr GraphImporter::lookup(const std::string &Name) const {
+  for (const GraphImporter *G = this; G; G = G->Parent) {
+    auto It = G->Values.find(Name);
+    if (It != G->Values.end())
+      return It->second;
+  }
+  return nullptr;
+}
+
+ir::Type GraphImporter::declaredType(const std::string &Name) const {
+  for (const GraphImporter *G = this; G; G = G->Parent) {
+    auto It = G->Declared.find(Name);
+    if (It != G->Declared.end())
+      return It->second;
+  }
+  return nullptr;
+}
+
+ir::Expr GraphImporter::bind(ir::Expr E, std::string_view Hint) {
+  if (E->as<ir::VarNode>() || E->as<ir::ConstantNode>())
+    return E;
+  ir::Var V = makeVar(Hint);
+  Bindings.emplace_back(V, std::move(E));
+  return V;
+}
+
+void GraphImporter::define(const std::string &Name, ir::Expr E) {
+  if (Name.empty())
+    return;
+  if (Values.count(Name))
+    fail("{}: value '{}' is defined twice (the graph is not in SSA form)",
+         State.what, Name);
+  Values[Name] = std::move(E);
+}
+
+ir::Expr GraphImporter::importGraph(
+    const onnx::GraphProto &G, const std::vector<ir::Expr> &Inputs,
+    const std::function<ir::Expr(std::vector<ir::Expr>)> &Finish) {
+  std::string GraphName = G.name().empty() ? "graph" : "graph '" + G.name() + "'";
+  for (const auto &VI : G.value_info())
+    if (VI.has_type())
+      if (ir::Type T = typeFromProto(VI.type(), State.what + ": " + VI.name()))
+        Declared[VI.name()] = T;
+  for (const auto &VI : G.output())
+    if (VI.has_type())
+      if (ir::Type T = typeFromProto(VI.type(), State.what + ": " + VI.name()))
+        Declared[VI.name()] = T;
+
+  // Initializers first: a graph input with the same name is overridden by
+  // the caller only when it is also listed in Inputs (handled below).
+  for (const auto &Init : G.initializer())
+    define(Init.name(),
+           ir::constant(tensorFromProto(Init, State.modelDir,
+                                        State.what + ": initializer '" +
+                                            Init.name() + "'")));
+  size_t NextInput = 0;
+  for (const auto &In : G.input()) {
+    if (Values.count(In.name()))
+      continue; // an initializer with a default value: a constant here
+    if (NextInput >= Inputs.size())
+      fail("{}: {} has more inputs than were provided ({})", State.what,
+           GraphName, Inputs.size());
+    Values[In.name()] = Inputs[NextInput++];
+  }
+  if (NextInput != Inputs.size())
+    fail("{}: {} declares {} inputs, {} were provided", State.what, GraphName,
+         NextInput, Inputs.size());
+
+  for (const auto &N : G.node())
+    importNode(N);
+
+  std::vector<ir::Expr> Outputs;
+  for (const auto &Out : G.output()) {
+    ir::Expr E = lookup(Out.name());
+    if (!E)
+      fail("{}: output '{}' of {} is never computed", State.what, Out.name(),
+           GraphName);
+    Outputs.push_back(E);
+  }
+  ir::Expr Body = Finish(std::move(Outputs));
+  for (auto It = Bindings.rbegin(); It != Bindings.rend(); ++It)
+    Body = ir::let(It->first, It->second, Body);
+  return Body;
+}
+
+void GraphImporter::importNode(const onnx::NodeProto &N) {
+  const std::string &Domain = N.domain();
+  NodeContext C(*this, N, State.opset);
+  if (!Domain.empty() && Domain != "ai.onnx")
+    C.error("operator domain '{}' is not supported", Domain);
+  const OnnxConverter *Conv =
+      ConverterRegistry::global().find(N.op_type(), State.opset);
+  if (!Conv)
+    C.error("unsupported operator");
+  std::vector<ir::Expr> Outs = Conv->convert(C);
+  if (Outs.size() < (size_t)N.output_size()) {
+    // Trailing outputs the converter does not produce must be unused.
+    for (int I = (int)Outs.size(); I < N.output_size(); ++I)
+      if (!N.output(I).empty())
+        C.error("output {} ('{}') is not supported", I, N.output(I));
+  }
+  for (int I = 0; I < N.output_size(); ++I) {
+    const std::string &Name = N.output(I);
+    if (Name.empty())
+      continue;
+    if (!Outs[I])
+      C.error("output {} ('{}') is not supported", I, Name);
+    ir::Expr E = Outs[I];
+    if (!E->as<ir::VarNode>() && !E->as<ir::ConstantNode>()) {
+      ir::Var V = makeVar(Name, declaredType(Name));
+      Bindings.emplace_back(V, E);
+      E = V;
+    }
+    define(Name, E);
+  }
+}
+
+} // namespace rivet::frontend

@@ -1,0 +1,61 @@
+//===- GraphImporter.h - ONNX graphs to IR let-chains -----------*- C++ -*-===//
+//
+// Translates the nodes of one ONNX graph, in order, into let bindings. A
+// subgraph (the body of Loop, If or Scan) gets its own GraphImporter whose
+// parent is the enclosing graph's, so it can read values of outer scopes;
+// the IR closure that contains it captures them.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "frontend/onnx/Converter.h"
+#include "ir/Module.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rivet::frontend {
+
+/// State shared by all graphs of one model.
+struct ImportState {
+  int64_t opset = 0;
+  std::string modelDir;
+  std::string what; // the model, for messages
+  ir::Module *module = nullptr;
+};
+
+class GraphImporter {
+public:
+  GraphImporter(ImportState &S, const GraphImporter *Parent)
+      : State(S), Parent(Parent) {}
+
+  /// Translates G with its formal inputs bound to Inputs (vars or other
+  /// expressions) and returns the let-chain ending in Finish(outputs).
+  ir::Expr importGraph(const onnx::GraphProto &G,
+                       const std::vector<ir::Expr> &Inputs,
+                       const std::function<ir::Expr(std::vector<ir::Expr>)> &Finish);
+
+  /// The value named Name in this graph or an enclosing one; null if none.
+  ir::Expr lookup(const std::string &Name) const;
+  /// The declared type (graph input/output or value_info) of Name, or null.
+  ir::Type declaredType(const std::string &Name) const;
+  /// Binds E under a fresh let var named after Hint and returns the var.
+  ir::Expr bind(ir::Expr E, std::string_view Hint);
+  ImportState &state() const { return State; }
+  /// A let-bound variable whose name is valid in the text format.
+  static ir::Var makeVar(std::string_view OnnxName, ir::Type T = nullptr);
+
+private:
+  void importNode(const onnx::NodeProto &N);
+  void define(const std::string &Name, ir::Expr E);
+
+  ImportState &State;
+  const GraphImporter *Parent;
+  std::map<std::string, ir::Expr> Values;
+  std::map<std::string, ir::Type> Declared;
+  std::vector<std::pair<ir::Var, ir::Expr>> Bindings;
+};
+
+} // namespace rivet::frontend

@@ -1,0 +1,107 @@
+//===- Importer.cc - ONNX models to IR modules ----------------------------===//
+#include "frontend/onnx/Importer.h"
+
+#include "frontend/onnx/GraphImporter.h"
+#include "frontend/onnx/OnnxTensor.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+namespace rivet::frontend {
+
+namespace {
+
+int64_t modelOpset(const onnx::ModelProto &M, const std::string &What) {
+  int64_t Opset = -1;
+  for (const auto &O : M.opset_import())
+    if (O.domain().empty() || O.domain() == "ai.onnx")
+      Opset = O.version();
+  if (Opset < 0) {
+    // Only other domains imported: any ai.onnx node is reported by the
+    // importer as an unsupported domain/opset.
+    Opset = kMaxOnnxOpset;
+  }
+  if (Opset < kMinOnnxOpset || Opset > kMaxOnnxOpset)
+    fail("{}: ai.onnx opset {} is not supported (Rivet reads opsets {} to {})",
+         What, Opset, kMinOnnxOpset, kMaxOnnxOpset);
+  return Opset;
+}
+
+} // namespace
+
+ir::Module importOnnxBytes(const void *Data, size_t Size,
+                           const std::string &ModelDir,
+                           const std::string &What) {
+  onnx::ModelProto Model;
+  if (Size > (size_t)INT32_MAX)
+    fail("{}: model larger than 2 GiB; store weights as external data", What);
+  if (!Model.ParseFromArray(Data, (int)Size))
+    fail("{}: not a valid ONNX model (protobuf parse failed)", What);
+  if (!Model.has_graph())
+    fail("{}: the model has no graph", What);
+
+  ir::Module M = ir::Module::withPrelude();
+  ImportState State;
+  State.opset = modelOpset(Model, What);
+  State.modelDir = ModelDir;
+  State.what = What;
+  State.module = &M;
+
+  const onnx::GraphProto &G = Model.graph();
+  std::set<std::string> Initialized;
+  for (const auto &I : G.initializer())
+    Initialized.insert(I.name());
+
+  std::vector<ir::Var> Params;
+  std::vector<ir::Expr> Args;
+  std::vector<std::string> InputNames, OutputNames;
+  for (const auto &In : G.input()) {
+    if (Initialized.count(In.name()))
+      continue;
+    ir::Type T = In.has_type() ? typeFromProto(In.type(), What + ": input '" +
+                                                              In.name() + "'")
+                               : nullptr;
+    if (!T)
+      fail("{}: graph input '{}' has no type", What, In.name());
+    ir::Var V = GraphImporter::makeVar(In.name(), T);
+    Params.push_back(V);
+    Args.push_back(V);
+    InputNames.push_back(In.name());
+  }
+  for (const auto &Out : G.output())
+    OutputNames.push_back(Out.name());
+
+  GraphImporter Importer(State, nullptr);
+  ir::Expr Body = Importer.importGraph(G, Args, [](std::vector<ir::Expr> Outs) {
+    return Outs.size() == 1 ? Outs[0] : ir::tuple(std::move(Outs));
+  });
+  Attrs FnAttrs;
+  FnAttrs.set("input_names", InputNames);
+  FnAttrs.set("output_names", OutputNames);
+  M.addFunction("main", ir::function(Params, Body, nullptr, {}, FnAttrs));
+  return M;
+}
+
+ir::Module importOnnxFile(const std::string &Path) {
+  std::ifstream In(Path, std::ios::binary);
+  if (!In)
+    fail("cannot open ONNX model '{}'", Path);
+  std::string Bytes((std::istreambuf_iterator<char>(In)),
+                    std::istreambuf_iterator<char>());
+  std::string Dir = std::filesystem::path(Path).parent_path().string();
+  return importOnnxBytes(Bytes.data(), Bytes.size(), Dir, Path);
+}
+
+OnnxSignature onnxSignature(const ir::Module &M) {
+  OnnxSignature S;
+  const auto *F = M.function("main")->as<ir::FunctionNode>();
+  if (F->attrs.has("input_names"))
+    S.inputs = F->attrs.getStrings("input_names");
+  if (F->attrs.has("output_names"))
+    S.outputs = F->attrs.getStrings("output_names");
+  return S;
+}
+
+} // namespace rivet::frontend

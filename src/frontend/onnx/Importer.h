@@ -1,0 +1,36 @@
+//===- Importer.h - ONNX models to IR modules -------------------*- C++ -*-===//
+//
+// The public surface of the ONNX frontend. It keeps protobuf and ONNX headers
+// out of its includers.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Module.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rivet::frontend {
+
+/// Reads an ONNX model file and translates it into a module whose @main takes
+/// the graph inputs (initializers excluded) in order and returns its outputs
+/// (a tuple when there are several). External-data tensors are read relative
+/// to the model's folder. Throws rivet::Error for a malformed model, an
+/// unsupported operator (naming op, node and opset) or an unsupported opset.
+ir::Module importOnnxFile(const std::string &Path);
+
+/// The same for a model already in memory; ModelDir resolves external data.
+ir::Module importOnnxBytes(const void *Data, size_t Size,
+                           const std::string &ModelDir,
+                           const std::string &What = "<memory>");
+
+/// Names of @main's inputs and outputs as the ONNX graph declares them.
+struct OnnxSignature {
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+};
+OnnxSignature onnxSignature(const ir::Module &M);
+
+} // namespace rivet::frontend

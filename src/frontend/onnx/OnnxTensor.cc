@@ -1,0 +1,184 @@
+//===- OnnxTensor.cc - ONNX tensors and types to Rivet's ------------------===//
+#include "frontend/onnx/OnnxTensor.h"
+
+#include "kernels/Error.h"
+
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+namespace rivet::frontend {
+
+DType dtypeFromOnnx(int32_t OnnxType, const std::string &What) {
+  using TP = onnx::TensorProto;
+  switch (OnnxType) {
+  case TP::FLOAT: return DType::Float32;
+  case TP::DOUBLE: return DType::Float64;
+  case TP::FLOAT16: return DType::Float16;
+  case TP::INT8: return DType::Int8;
+  case TP::INT16: return DType::Int16;
+  case TP::INT32: return DType::Int32;
+  case TP::INT64: return DType::Int64;
+  case TP::UINT8: return DType::UInt8;
+  case TP::BOOL: return DType::Bool;
+  default: break;
+  }
+  const char *Name = "unknown";
+  if (onnx::TensorProto_DataType_IsValid(OnnxType))
+    Name = onnx::TensorProto_DataType_Name(
+               static_cast<onnx::TensorProto_DataType>(OnnxType))
+               .c_str();
+  fail("{}: unsupported element type {} ({})", What, Name, OnnxType);
+}
+
+namespace {
+
+/// Copies N elements of a repeated field into Dst, converting.
+template <typename Dst, typename Field>
+void copyField(const Field &F, Tensor &R, int64_t N, const std::string &What) {
+  if ((int64_t)F.size() != N)
+    fail("{}: has {} values, but its shape {} needs {}", What, F.size(),
+         shapeToString(R.shape()), N);
+  Dst *Out = static_cast<Dst *>(R.rawData());
+  for (int64_t I = 0; I < N; ++I)
+    Out[I] = static_cast<Dst>(F.Get((int)I));
+}
+
+std::string readExternal(const onnx::TensorProto &T,
+                         const std::string &ModelDir, const std::string &What) {
+  std::string Location;
+  int64_t Offset = 0, Length = -1;
+  for (const auto &KV : T.external_data()) {
+    if (KV.key() == "location")
+      Location = KV.value();
+    else if (KV.key() == "offset")
+      Offset = std::stoll(KV.value());
+    else if (KV.key() == "length")
+      Length = std::stoll(KV.value());
+  }
+  if (Location.empty())
+    fail("{}: external data without a location", What);
+  if (Location.find("..") != std::string::npos || Location.front() == '/')
+    fail("{}: external data location '{}' leaves the model's folder", What,
+         Location);
+  std::string Path = ModelDir.empty() ? Location : ModelDir + "/" + Location;
+  std::ifstream In(Path, std::ios::binary);
+  if (!In)
+    fail("{}: cannot open external data file '{}'", What, Path);
+  In.seekg(0, std::ios::end);
+  int64_t FileSize = In.tellg();
+  if (Offset < 0 || Offset > FileSize)
+    fail("{}: external data offset {} outside '{}' ({} bytes)", What, Offset,
+         Path, FileSize);
+  if (Length < 0)
+    Length = FileSize - Offset;
+  if (Length > FileSize - Offset)
+    fail("{}: external data of {} bytes at offset {} overruns '{}' ({} bytes)",
+         What, Length, Offset, Path, FileSize);
+  std::string Bytes((size_t)Length, '\0');
+  In.seekg(Offset);
+  In.read(Bytes.data(), Length);
+  if (!In)
+    fail("{}: cannot read external data from '{}'", What, Path);
+  return Bytes;
+}
+
+} // namespace
+
+Tensor tensorFromProto(const onnx::TensorProto &T, const std::string &ModelDir,
+                       const std::string &What) {
+  DType DT = dtypeFromOnnx(T.data_type(), What);
+  Shape Sh;
+  for (int64_t D : T.dims()) {
+    if (D < 0)
+      fail("{}: negative dimension {}", What, D);
+    Sh.push_back(D);
+  }
+  int64_t N = numElements(Sh);
+  Tensor R = Tensor::empty(Sh, DT);
+  size_t Bytes = R.nbytes();
+
+  auto fromBytes = [&](const std::string &Raw) {
+    if (Raw.size() != Bytes)
+      fail("{}: has {} bytes of data, but {} of {} needs {}", What, Raw.size(),
+           shapeToString(Sh), dtypeName(DT), Bytes);
+    if (Bytes)
+      std::memcpy(R.rawData(), Raw.data(), Bytes);
+    if (DT == DType::Bool) // normalize to 0/1
+      for (int64_t I = 0; I < N; ++I)
+        static_cast<uint8_t *>(R.rawData())[I] =
+            static_cast<uint8_t *>(R.rawData())[I] != 0;
+  };
+
+  if (T.data_location() == onnx::TensorProto::EXTERNAL) {
+    fromBytes(readExternal(T, ModelDir, What));
+    return R;
+  }
+  if (T.has_raw_data()) {
+    fromBytes(T.raw_data());
+    return R;
+  }
+  switch (DT) {
+  case DType::Float32: copyField<float>(T.float_data(), R, N, What); break;
+  case DType::Float64: copyField<double>(T.double_data(), R, N, What); break;
+  case DType::Int64: copyField<int64_t>(T.int64_data(), R, N, What); break;
+  case DType::Int32: copyField<int32_t>(T.int32_data(), R, N, What); break;
+  case DType::Int16: copyField<int16_t>(T.int32_data(), R, N, What); break;
+  case DType::Int8: copyField<int8_t>(T.int32_data(), R, N, What); break;
+  case DType::UInt8: copyField<uint8_t>(T.int32_data(), R, N, What); break;
+  case DType::Bool: {
+    copyField<uint8_t>(T.int32_data(), R, N, What);
+    for (int64_t I = 0; I < N; ++I)
+      static_cast<uint8_t *>(R.rawData())[I] =
+          static_cast<uint8_t *>(R.rawData())[I] != 0;
+    break;
+  }
+  case DType::Float16: // bit patterns in int32_data
+    copyField<uint16_t>(T.int32_data(), R, N, What);
+    break;
+  }
+  return R;
+}
+
+ir::Type typeFromProto(const onnx::TypeProto &T, const std::string &What) {
+  switch (T.value_case()) {
+  case onnx::TypeProto::kTensorType: {
+    const auto &TT = T.tensor_type();
+    if (!TT.has_elem_type() || TT.elem_type() == 0)
+      return nullptr;
+    DType DT = dtypeFromOnnx(TT.elem_type(), What);
+    if (!TT.has_shape())
+      return ir::tensorTypeUnknownRank(DT);
+    std::vector<ir::Dim> Dims;
+    for (const auto &D : TT.shape().dim()) {
+      if (D.has_dim_value() && D.dim_value() >= 0)
+        Dims.push_back(ir::Dim::constant(D.dim_value()));
+      else if (D.has_dim_param() && !D.dim_param().empty())
+        Dims.push_back(ir::Dim::symbol(D.dim_param()));
+      else
+        Dims.push_back(ir::Dim::any());
+    }
+    return ir::tensorType(std::move(Dims), DT);
+  }
+  case onnx::TypeProto::kSequenceType: {
+    ir::Type Elem = T.sequence_type().has_elem_type()
+                        ? typeFromProto(T.sequence_type().elem_type(), What)
+                        : nullptr;
+    if (!Elem)
+      return nullptr;
+    return ir::typeCall("List", {Elem});
+  }
+  case onnx::TypeProto::kOptionalType: {
+    ir::Type Elem = T.optional_type().has_elem_type()
+                        ? typeFromProto(T.optional_type().elem_type(), What)
+                        : nullptr;
+    if (!Elem)
+      return nullptr;
+    return ir::typeCall("Option", {Elem});
+  }
+  case onnx::TypeProto::VALUE_NOT_SET: return nullptr;
+  default: fail("{}: unsupported value type (map or sparse tensor)", What);
+  }
+}
+
+} // namespace rivet::frontend

@@ -1,0 +1,237 @@
+//===- ConformanceRunner.cc - The ONNX backend test suite -----------------===//
+//
+// Runs every model of the ONNX backend test data (Debian libonnx-testdata):
+// import, type inference, execution by the chosen executor, and comparison of
+// every test_data_set_* with the expected outputs (ONNX's tolerances). Each
+// test runs in a child process, so a crash or a hang fails only that test.
+//
+//   rivet_conformance [--data DIR] [--executor interp] [--filter SUBSTR]
+//                     [--jobs N] [--timeout SEC] [--pass-list FILE]
+//                     [--write-pass-list FILE] [--verbose]
+//
+// With --pass-list the exit status is 1 when a listed test does not pass.
+//
+//===----------------------------------------------------------------------===//
+#include "TestCase.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <poll.h>
+#include <set>
+#include <signal.h>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace rivet::conformance;
+
+namespace {
+
+struct Options {
+  std::string dataDir = "/usr/share/libonnx-testdata/data";
+  std::string executor = "interp";
+  std::vector<std::string> filters;
+  int jobs = 2;
+  int timeoutSec = 120;
+  std::string passList, writePassList;
+  bool verbose = false;
+};
+
+struct Running {
+  std::string name;
+  pid_t pid;
+  int fd;
+  std::string output;
+  std::chrono::steady_clock::time_point start;
+};
+
+/// Lists test directories (those with a model.onnx) under the four suites.
+std::vector<std::string> listTests(const Options &O) {
+  std::vector<std::string> R;
+  for (const char *Suite : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
+    fs::path Dir = fs::path(O.dataDir) / Suite;
+    if (!fs::is_directory(Dir))
+      continue;
+    for (const auto &E : fs::directory_iterator(Dir))
+      if (fs::exists(E.path() / "model.onnx"))
+        R.push_back(std::string(Suite) + "/" + E.path().filename().string());
+  }
+  std::sort(R.begin(), R.end());
+  if (!O.filters.empty())
+    std::erase_if(R, [&](const std::string &T) {
+      return std::none_of(O.filters.begin(), O.filters.end(), [&](auto &F) {
+        return T.find(F) != std::string::npos;
+      });
+    });
+  return R;
+}
+
+std::set<std::string> readList(const std::string &Path) {
+  std::set<std::string> R;
+  std::ifstream In(Path);
+  if (!In) {
+    std::cerr << "error: cannot read pass list '" << Path << "'\n";
+    std::exit(2);
+  }
+  std::string Line;
+  while (std::getline(In, Line)) {
+    if (Line.empty() || Line[0] == '#')
+      continue;
+    R.insert(Line);
+  }
+  return R;
+}
+
+/// Starts one test in a child; its stdout/stderr go to a pipe.
+Running start(const Options &O, const std::string &Name) {
+  int Fds[2];
+  if (pipe(Fds) != 0) {
+    perror("pipe");
+    std::exit(2);
+  }
+  std::fflush(nullptr);
+  pid_t Pid = fork();
+  if (Pid == 0) {
+    close(Fds[0]);
+    dup2(Fds[1], 1);
+    dup2(Fds[1], 2);
+    alarm((unsigned)O.timeoutSec);
+    std::string Msg;
+    bool Ok = runTestCase(fs::path(O.dataDir) / Name, O.executor, Msg);
+    std::cout << Msg << std::flush;
+    _exit(Ok ? 0 : 1);
+  }
+  close(Fds[1]);
+  return {Name, Pid, Fds[0], {}, std::chrono::steady_clock::now()};
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  Options O;
+  for (int I = 1; I < Argc; ++I) {
+    std::string A = Argv[I];
+    auto next = [&]() -> std::string {
+      if (I + 1 >= Argc) {
+        std::cerr << "error: " << A << " needs a value\n";
+        std::exit(2);
+      }
+      return Argv[++I];
+    };
+    if (A == "--data") O.dataDir = next();
+    else if (A == "--executor") O.executor = next();
+    else if (A == "--filter") O.filters.push_back(next());
+    else if (A == "--jobs") O.jobs = std::max(1, std::stoi(next()));
+    else if (A == "--timeout") O.timeoutSec = std::stoi(next());
+    else if (A == "--pass-list") O.passList = next();
+    else if (A == "--write-pass-list") O.writePassList = next();
+    else if (A == "--verbose") O.verbose = true;
+    else {
+      std::cerr << "usage: rivet_conformance [--data DIR] [--executor interp] "
+                   "[--filter S]... [--jobs N] [--timeout SEC] [--pass-list F] "
+                   "[--write-pass-list F] [--verbose]\n";
+      return 2;
+    }
+  }
+  if (O.executor != "interp") {
+    std::cerr << "error: executor '" << O.executor
+              << "' is not available yet (only 'interp')\n";
+    return 2;
+  }
+  std::vector<std::string> Tests = listTests(O);
+  std::set<std::string> Expected;
+  if (!O.passList.empty())
+    Expected = readList(O.passList);
+
+  std::map<std::string, std::pair<bool, std::string>> Results;
+  std::vector<Running> Active;
+  size_t Next = 0;
+  while (Next < Tests.size() || !Active.empty()) {
+    while (Next < Tests.size() && (int)Active.size() < O.jobs)
+      Active.push_back(start(O, Tests[Next++]));
+    std::vector<pollfd> P;
+    for (auto &R : Active)
+      P.push_back({R.fd, POLLIN, 0});
+    poll(P.data(), P.size(), 1000);
+    // Collect output; a closed pipe means the child is done.
+    std::vector<size_t> Done;
+    for (size_t I = 0; I < Active.size(); ++I) {
+      if (!(P[I].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      char Buf[4096];
+      ssize_t N = read(Active[I].fd, Buf, sizeof Buf);
+      if (N > 0)
+        Active[I].output.append(Buf, (size_t)N);
+      else
+        Done.push_back(I);
+    }
+    for (auto It = Done.rbegin(); It != Done.rend(); ++It) {
+      Running &R = Active[*It];
+      int Status = 0;
+      waitpid(R.pid, &Status, 0);
+      close(R.fd);
+      bool Ok = WIFEXITED(Status) && WEXITSTATUS(Status) == 0;
+      std::string Msg = R.output;
+      if (WIFSIGNALED(Status))
+        Msg += WTERMSIG(Status) == SIGALRM
+                   ? fmt::format("timed out after {} s", O.timeoutSec)
+                   : fmt::format("crashed with signal {} ({})",
+                                 WTERMSIG(Status), strsignal(WTERMSIG(Status)));
+      while (!Msg.empty() && (Msg.back() == '\n' || Msg.back() == ' '))
+        Msg.pop_back();
+      double Secs = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - R.start)
+                        .count();
+      if (Ok) {
+        std::cout << fmt::format("PASS {} ({:.2f} s)\n", R.name, Secs);
+      } else {
+        std::string First = Msg.substr(0, Msg.find('\n'));
+        std::cout << fmt::format("FAIL {}: {}\n", R.name,
+                                 O.verbose ? Msg : First.substr(0, 400));
+      }
+      std::cout.flush();
+      Results[R.name] = {Ok, Msg};
+      Active.erase(Active.begin() + (long)*It);
+    }
+  }
+
+  int Passed = 0, Failed = 0;
+  std::vector<std::string> Regressions;
+  for (auto &[Name, R] : Results) {
+    (R.first ? Passed : Failed)++;
+    if (!R.first && Expected.count(Name))
+      Regressions.push_back(Name);
+  }
+  for (const std::string &E : Expected)
+    if (!Results.count(E) && O.filters.empty())
+      Regressions.push_back(E + " (missing from the test data)");
+  if (!O.writePassList.empty()) {
+    std::ofstream Out(O.writePassList);
+    Out << "# ONNX backend tests that pass on the reference interpreter.\n"
+           "# Checked by ctest; this list may only grow.\n";
+    for (auto &[Name, R] : Results)
+      if (R.first)
+        Out << Name << "\n";
+  }
+  int Skipped = 0;
+  std::cout << fmt::format("\n{} of {} ONNX backend tests pass ({:.1f}%)\n",
+                           Passed, Results.size(),
+                           Results.empty() ? 0.0 : 100.0 * Passed / Results.size());
+  if (!Regressions.empty()) {
+    std::cout << Regressions.size() << " tests of the pass list fail:\n";
+    for (auto &R : Regressions)
+      std::cout << "  " << R << "\n";
+  }
+  std::cout << fmt::format("{} passed, {} failed, {} skipped\n", Passed, Failed,
+                           Skipped);
+  return Regressions.empty() ? 0 : 1;
+}

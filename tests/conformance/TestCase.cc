@@ -1,0 +1,197 @@
+//===- TestCase.cc - One ONNX backend test --------------------------------===//
+#include "TestCase.h"
+
+#include "frontend/onnx/Importer.h"
+#include "frontend/onnx/OnnxTensor.h"
+#include "ir/Interpreter.h"
+#include "ir/TypeInference.h"
+#include "kernels/Error.h"
+
+#include <onnx/onnx-data.pb.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace rivet::conformance {
+
+namespace {
+
+using ir::Value;
+
+std::string readFile(const fs::path &P) {
+  std::ifstream In(P, std::ios::binary);
+  if (!In)
+    fail("cannot read '{}'", P.string());
+  return {std::istreambuf_iterator<char>(In), std::istreambuf_iterator<char>()};
+}
+
+template <typename Proto> Proto parseProto(const fs::path &P) {
+  Proto M;
+  std::string Bytes = readFile(P);
+  if (!M.ParseFromString(Bytes))
+    fail("cannot parse '{}'", P.string());
+  return M;
+}
+
+/// Builds a prelude List value from its elements.
+Value makeList(const ir::Module &M, const std::vector<Value> &Elems) {
+  Value L = Value::adt(M.findConstructor("Nil"), {});
+  for (auto It = Elems.rbegin(); It != Elems.rend(); ++It)
+    L = Value::adt(M.findConstructor("Cons"), {*It, L});
+  return L;
+}
+
+Value decodeTensor(const onnx::TensorProto &T, const std::string &What) {
+  return Value(frontend::tensorFromProto(T, "", What));
+}
+
+Value decodeSequence(const ir::Module &M, const onnx::SequenceProto &S,
+                     const std::string &What) {
+  std::vector<Value> Elems;
+  for (const auto &T : S.tensor_values())
+    Elems.push_back(decodeTensor(T, What));
+  if (S.sequence_values_size() || S.map_values_size() ||
+      S.optional_values_size())
+    fail("{}: only sequences of tensors are supported", What);
+  return makeList(M, Elems);
+}
+
+/// Reads a .pb file according to the declared type of the value.
+Value readValue(const ir::Module &M, const onnx::TypeProto &Type,
+                const fs::path &P) {
+  std::string What = P.string();
+  switch (Type.value_case()) {
+  case onnx::TypeProto::kSequenceType:
+    return decodeSequence(M, parseProto<onnx::SequenceProto>(P), What);
+  case onnx::TypeProto::kOptionalType: {
+    auto O = parseProto<onnx::OptionalProto>(P);
+    switch (O.elem_type()) {
+    case onnx::OptionalProto::TENSOR:
+      return Value::adt(M.findConstructor("Some"),
+                        {decodeTensor(O.tensor_value(), What)});
+    case onnx::OptionalProto::SEQUENCE:
+      return Value::adt(M.findConstructor("Some"),
+                        {decodeSequence(M, O.sequence_value(), What)});
+    case onnx::OptionalProto::UNDEFINED:
+      return Value::adt(M.findConstructor("None"), {});
+    default: fail("{}: unsupported optional element", What);
+    }
+  }
+  default: return decodeTensor(parseProto<onnx::TensorProto>(P), What);
+  }
+}
+
+/// Compares one value; returns an empty string when it agrees.
+std::string compare(const Value &Actual, const Value &Expected, double Rtol,
+                    double Atol) {
+  if (Expected.isTensor()) {
+    if (!Actual.isTensor())
+      return "expected a tensor, got " + ir::valueToString(Actual);
+    const Tensor &A = Actual.tensor(), &E = Expected.tensor();
+    if (A.dtype() != E.dtype() || A.shape() != E.shape())
+      return fmt::format("expected {}, got {}", E.typeString(), A.typeString());
+    if (!allClose(A, E, Rtol, Atol)) {
+      double MaxAbs = 0;
+      int64_t Worst = 0;
+      for (int64_t I = 0; I < A.numel(); ++I) {
+        double D = std::fabs(A.elementAsDouble(I) - E.elementAsDouble(I));
+        if (!(D <= MaxAbs)) {
+          MaxAbs = D;
+          Worst = I;
+        }
+      }
+      return fmt::format("values differ: max abs error {} at element {} "
+                         "(got {}, expected {})",
+                         MaxAbs, Worst, A.elementAsDouble(Worst),
+                         E.elementAsDouble(Worst));
+    }
+    return "";
+  }
+  if (Expected.isADT()) {
+    if (!Actual.isADT() || Actual.ctor()->name != Expected.ctor()->name)
+      return fmt::format("expected {}, got {}", ir::valueToString(Expected),
+                         ir::valueToString(Actual));
+    for (size_t I = 0; I < Expected.fields().size(); ++I) {
+      std::string D =
+          compare(Actual.fields()[I], Expected.fields()[I], Rtol, Atol);
+      if (!D.empty())
+        return D;
+    }
+    return "";
+  }
+  return "unexpected kind of expected value";
+}
+
+} // namespace
+
+bool runTestCase(const fs::path &Dir, const std::string &Executor,
+                 std::string &Msg) {
+  try {
+    fs::path ModelPath = Dir / "model.onnx";
+    auto Model = parseProto<onnx::ModelProto>(ModelPath);
+    ir::Module M = frontend::importOnnxFile(ModelPath.string());
+    ir::inferTypes(M);
+
+    std::vector<const onnx::ValueInfoProto *> Inputs, Outputs;
+    std::set<std::string> Init;
+    for (const auto &I : Model.graph().initializer())
+      Init.insert(I.name());
+    for (const auto &I : Model.graph().input())
+      if (!Init.count(I.name()))
+        Inputs.push_back(&I);
+    for (const auto &O : Model.graph().output())
+      Outputs.push_back(&O);
+
+    std::vector<fs::path> Sets;
+    for (const auto &E : fs::directory_iterator(Dir))
+      if (E.is_directory() &&
+          E.path().filename().string().rfind("test_data_set_", 0) == 0)
+        Sets.push_back(E.path());
+    std::sort(Sets.begin(), Sets.end());
+    if (Sets.empty())
+      fail("no test_data_set_* in {}", Dir.string());
+
+    ir::Interpreter Interp(M);
+    for (const fs::path &Set : Sets) {
+      std::vector<Value> Args;
+      for (size_t I = 0; I < Inputs.size(); ++I) {
+        fs::path P = Set / fmt::format("input_{}.pb", I);
+        if (!fs::exists(P))
+          fail("{}: missing input file for '{}'", Set.string(),
+               Inputs[I]->name());
+        Args.push_back(readValue(M, Inputs[I]->type(), P));
+      }
+      Value Result = Interp.call("main", Args);
+      std::vector<Value> Results;
+      if (Outputs.size() == 1)
+        Results.push_back(Result);
+      else
+        Results = Result.fields();
+      if (Results.size() != Outputs.size())
+        fail("{} outputs, expected {}", Results.size(), Outputs.size());
+      for (size_t I = 0; I < Outputs.size(); ++I) {
+        fs::path P = Set / fmt::format("output_{}.pb", I);
+        Value Expected = readValue(M, Outputs[I]->type(), P);
+        std::string D = compare(Results[I], Expected, 1e-3, 1e-7);
+        if (!D.empty())
+          fail("{}, output {} ('{}'): {}", Set.filename().string(), I,
+               Outputs[I]->name(), D);
+      }
+    }
+    Msg = fmt::format("{} data sets", Sets.size());
+    return true;
+  } catch (const Error &E) {
+    Msg = E.what();
+  } catch (const std::exception &E) {
+    Msg = std::string("unexpected exception: ") + E.what();
+  }
+  return false;
+}
+
+} // namespace rivet::conformance

@@ -1,0 +1,15 @@
+//===- TestCase.h - One ONNX backend test -----------------------*- C++ -*-===//
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace rivet::conformance {
+
+/// Imports Dir/model.onnx, runs every Dir/test_data_set_* with Executor and
+/// compares with the expected outputs. Returns true when all agree; Msg says
+/// what went wrong (or a short summary on success).
+bool runTestCase(const std::filesystem::path &Dir, const std::string &Executor,
+                 std::string &Msg);
+
+} // namespace rivet::conformance

@@ -12,8 +12,8 @@
 namespace rivet::cli {
 
 const char *const DumpUsage =
-    "usage: rivet dump PROGRAM.rvir [--ir]\n"
-    "  --ir                    the parsed and type-checked IR (default)\n";
+    "usage: rivet dump PROGRAM.rvir|MODEL.onnx [--ir]\n"
+    "  --ir                    the imported or parsed, type-checked IR (default)\n";
 
 int dumpCommand(const std::vector<std::string> &Args) {
   ParsedArgs P = parseArgs(Args, {{"ir", false, false}, {"help", false, false}});
@@ -23,11 +23,22 @@ int dumpCommand(const std::vector<std::string> &Args) {
   }
   if (P.positional.size() != 1)
     throw UsageError(P.positional.empty()
-                         ? "dump: missing PROGRAM"
+                         ? "dump: missing PROGRAM (a .rvir or .onnx file)"
                          : "dump: expected one PROGRAM, got several");
-  ir::Module M = loadModule(P.positional[0]);
+  LoadedModel L = loadModel(P.positional[0]);
+  const ir::Module &M = L.module;
   // The inferred signature of every global, then the module itself.
   std::string Out;
+  if (L.isOnnx) {
+    // Which ONNX names @main's parameters and results stand for.
+    Out += "// ONNX inputs: ";
+    for (size_t I = 0; I < L.inputNames.size(); ++I)
+      Out += fmt::format("{}'{}'", I ? ", " : "", L.inputNames[I]);
+    Out += "\n// ONNX outputs: ";
+    for (size_t I = 0; I < L.outputNames.size(); ++I)
+      Out += fmt::format("{}'{}'", I ? ", " : "", L.outputNames[I]);
+    Out += "\n";
+  }
   for (const std::string &Name : M.functionNames()) {
     if (ir::isPreludeName(Name))
       continue; // the printer leaves the prelude out too

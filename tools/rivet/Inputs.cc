@@ -1,6 +1,7 @@
 //===- Inputs.cc - Program inputs and outputs for the rivet CLI -----------===//
 #include "Inputs.h"
 
+#include "frontend/onnx/Importer.h"
 #include "ir/Parser.h"
 #include "ir/TypeInference.h"
 #include "kernels/Error.h"
@@ -10,7 +11,10 @@
 #include <fmt/format.h>
 #include <pthread.h>
 
+#include <algorithm>
+#include <cctype>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -18,7 +22,14 @@ namespace rivet::cli {
 
 using namespace rivet::ir;
 
-Module loadModule(const std::string &Path) {
+bool isOnnxPath(const std::string &Path) {
+  std::string Ext = std::filesystem::path(Path).extension().string();
+  std::transform(Ext.begin(), Ext.end(), Ext.begin(),
+                 [](unsigned char C) { return std::tolower(C); });
+  return Ext == ".onnx";
+}
+
+static Module parseRvirFile(const std::string &Path) {
   std::ifstream In(Path, std::ios::binary);
   if (!In)
     fail("cannot open '{}'", Path);
@@ -26,12 +37,40 @@ Module loadModule(const std::string &Path) {
   SS << In.rdbuf();
   if (In.bad())
     fail("cannot read '{}'", Path);
-  Module M = parseModule(SS.str(), Path);
-  if (!M.hasFunction("main"))
-    fail("{}: the program has no @main function", Path);
-  inferTypes(M);
-  return M;
+  return parseModule(SS.str(), Path);
 }
+
+LoadedModel loadModel(const std::string &Path) {
+  LoadedModel L;
+  L.isOnnx = isOnnxPath(Path);
+  L.module = L.isOnnx ? frontend::importOnnxFile(Path) : parseRvirFile(Path);
+  if (!L.module.hasFunction("main"))
+    fail("{}: the program has no @main function", Path);
+  try {
+    inferTypes(L.module);
+  } catch (const Error &E) {
+    // The text parser's errors name the file; say which model an imported
+    // graph that fails to type-check came from.
+    if (!L.isOnnx)
+      throw;
+    fail("{}: the imported model does not type-check: {}", Path, E.what());
+  }
+  const auto *Main = L.module.function("main")->as<FunctionNode>();
+  if (!Main)
+    fail("{}: @main is not a function", Path);
+  for (const Var &P : Main->params)
+    L.inputNames.push_back(P->nameHint);
+  if (L.isOnnx) {
+    frontend::OnnxSignature Sig = frontend::onnxSignature(L.module);
+    // The IR parameters carry sanitized names; the user knows the ONNX ones.
+    if (Sig.inputs.size() == Main->params.size())
+      L.inputNames = Sig.inputs;
+    L.outputNames = Sig.outputs;
+  }
+  return L;
+}
+
+Module loadModule(const std::string &Path) { return loadModel(Path).module; }
 
 Shape parseShapeSpec(const std::string &Text, const std::string &Name) {
   Shape S;
@@ -128,30 +167,34 @@ private:
   std::map<std::string, std::pair<int64_t, std::string>> Symbols;
 };
 
-std::string paramNames(const FunctionNode &Main) {
+std::string joinNames(const std::vector<std::string> &Names) {
   std::string S;
-  for (const Var &P : Main.params)
-    S += (S.empty() ? "" : ", ") + P->nameHint;
+  for (const std::string &N : Names)
+    S += (S.empty() ? "" : ", ") + N;
   return S.empty() ? "none" : S;
 }
 
 } // namespace
 
 std::vector<Tensor> prepareInputs(const FunctionNode &Main,
-                                  const InputOptions &Opts) {
-  auto IsParam = [&](const std::string &Name) {
+                                  const InputOptions &Opts,
+                                  const std::vector<std::string> &GivenNames) {
+  std::vector<std::string> Names = GivenNames;
+  if (Names.size() != Main.params.size()) {
+    Names.clear();
     for (const Var &P : Main.params)
-      if (P->nameHint == Name)
-        return true;
-    return false;
+      Names.push_back(P->nameHint);
+  }
+  auto IsInput = [&](const std::string &Name) {
+    return std::find(Names.begin(), Names.end(), Name) != Names.end();
   };
   for (const auto &[Name, _] : Opts.files)
-    if (!IsParam(Name))
-      fail("unknown input '{}': @main has inputs: {}", Name, paramNames(Main));
+    if (!IsInput(Name))
+      fail("unknown input '{}': @main has inputs: {}", Name, joinNames(Names));
   for (const auto &[Name, _] : Opts.shapes)
-    if (!IsParam(Name))
+    if (!IsInput(Name))
       fail("--shape for unknown input '{}': @main has inputs: {}", Name,
-           paramNames(Main));
+           joinNames(Names));
 
   InputChecker Checker;
   std::vector<Tensor> Args(Main.params.size());
@@ -159,44 +202,54 @@ std::vector<Tensor> prepareInputs(const FunctionNode &Main,
   // Files first, so that their symbolic dims are bound before generating.
   for (size_t I = 0; I < Main.params.size(); ++I) {
     const VarNode &P = *Main.params[I];
+    const std::string &Name = Names[I];
     Type T = paramType(P);
     const auto *TT = T ? T->as<TensorTypeNode>() : nullptr;
     if (!TT)
       fail("input '{}' has type {}: only tensor inputs can be given on the "
            "command line",
-           P.nameHint, typeToString(T));
-    auto It = Opts.files.find(P.nameHint);
+           Name, typeToString(T));
+    auto It = Opts.files.find(Name);
     if (It == Opts.files.end()) {
       if (!Opts.random)
         fail("missing input '{}' of type {} (give --input {}=FILE.npy or "
              "--random-inputs)",
-             P.nameHint, typeToString(T), P.nameHint);
+             Name, typeToString(T), Name);
       ToGenerate.push_back(I);
       continue;
     }
     Tensor V = readNpy(It->second);
-    Checker.check(P.nameHint, V.shape(), V.dtype(), *TT);
+    Checker.check(Name, V.shape(), V.dtype(), *TT);
     Args[I] = std::move(V);
   }
   for (size_t I : ToGenerate) {
     const VarNode &P = *Main.params[I];
     const auto *TT = paramType(P)->as<TensorTypeNode>();
-    Shape S = Checker.shapeFor(P.nameHint, *TT, Opts);
-    Checker.check(P.nameHint, S, TT->dtype, *TT);
+    Shape S = Checker.shapeFor(Names[I], *TT, Opts);
+    Checker.check(Names[I], S, TT->dtype, *TT);
     Args[I] = randomTensor(S, TT->dtype, Opts.seed * 1000003 + I);
   }
   return Args;
 }
 
 static void flattenInto(const Value &V, std::vector<NamedOutput> &Out,
-                        size_t &Index) {
+                        size_t &Index, size_t Result) {
   if (V.isTensor()) {
-    Out.push_back({fmt::format("output_{}", Index++), V.tensor()});
+    Out.push_back({fmt::format("output_{}", Index++), V.tensor(), Result});
     return;
   }
   if (V.isTuple()) {
     for (const Value &F : V.fields())
-      flattenInto(F, Out, Index);
+      flattenInto(F, Out, Index, Result);
+    return;
+  }
+  if (V.isADT() && V.ctor()->adt == "Option") {
+    // An ONNX optional: Some(x) is written like x; None keeps its index
+    // (an undefined tensor, not written) so later outputs keep their numbers.
+    if (!V.fields().empty())
+      flattenInto(V.fields()[0], Out, Index, Result);
+    else
+      Out.push_back({fmt::format("output_{}", Index++), Tensor(), Result});
     return;
   }
   if (V.isADT() && V.ctor()->adt == "List") {
@@ -208,7 +261,7 @@ static void flattenInto(const Value &V, std::vector<NamedOutput> &Out,
              "written as .npy files",
              Index, valueToString(V));
       Out.push_back({fmt::format("output_{}_{}", Index, J++),
-                     Cur.fields()[0].tensor()});
+                     Cur.fields()[0].tensor(), Result});
       Value Next = Cur.fields()[1];
       Cur = std::move(Next);
     }
@@ -216,14 +269,21 @@ static void flattenInto(const Value &V, std::vector<NamedOutput> &Out,
     return;
   }
   fail("output {} is {}, which cannot be written as .npy (only tensors, "
-       "tuples and Lists of tensors can)",
+       "tuples, Options and Lists of tensors can)",
        Index, valueToString(V));
 }
 
-std::vector<NamedOutput> flattenOutputs(const Value &Result) {
+std::vector<NamedOutput> flattenOutputs(const Value &Result,
+                                        size_t NumResults) {
   std::vector<NamedOutput> Out;
   size_t Index = 0;
-  flattenInto(Result, Out, Index);
+  if (NumResults > 1 && Result.isTuple() &&
+      Result.fields().size() == NumResults) {
+    for (size_t R = 0; R < NumResults; ++R)
+      flattenInto(Result.fields()[R], Out, Index, R);
+    return Out;
+  }
+  flattenInto(Result, Out, Index, 0);
   return Out;
 }
 

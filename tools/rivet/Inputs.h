@@ -20,8 +20,27 @@
 
 namespace rivet::cli {
 
-/// Reads and parses a .rvir file (with the prelude) and runs type inference.
-/// Throws rivet::Error naming the file on any problem.
+/// A loaded, type-checked program and the names its inputs and outputs go
+/// by on the command line.
+struct LoadedModel {
+  ir::Module module;
+  /// One per parameter of @main: the ONNX graph input names for a model,
+  /// the parameter names for a .rvir program.
+  std::vector<std::string> inputNames;
+  /// The ONNX graph output names (empty for a .rvir program).
+  std::vector<std::string> outputNames;
+  bool isOnnx = false;
+};
+
+/// True when Path names an ONNX model (by its ".onnx" extension).
+bool isOnnxPath(const std::string &Path);
+
+/// Loads an ONNX model (imported by the frontend) or a .rvir file (parsed
+/// with the prelude), checks it has @main and runs type inference. Throws
+/// rivet::Error naming the file on any problem.
+LoadedModel loadModel(const std::string &Path);
+
+/// loadModel(Path).module.
 ir::Module loadModule(const std::string &Path);
 
 /// What the user said about the inputs of @main.
@@ -42,20 +61,29 @@ ir::Type paramType(const ir::VarNode &Param);
 /// Builds the arguments of Main (a FunctionNode) from Opts: files are read
 /// and checked against the declared types (dtype, rank, constant dims, and
 /// consistent extents for symbolic dims shared between inputs); missing ones
-/// are generated when Opts.random, else an error names them.
+/// are generated when Opts.random, else an error names them. Names holds the
+/// name of each parameter as the user gives it (LoadedModel::inputNames);
+/// empty means the parameters' own names.
 std::vector<Tensor> prepareInputs(const ir::FunctionNode &Main,
-                                  const InputOptions &Opts);
+                                  const InputOptions &Opts,
+                                  const std::vector<std::string> &Names = {});
 
 /// One tensor of a result, with its file stem ("output_0", "output_2_1").
 struct NamedOutput {
   std::string name;
-  Tensor tensor;
+  Tensor tensor; // undefined for an Option that is None: nothing to write
+  /// Which of NumResults top-level results it belongs to (see below).
+  size_t result = 0;
 };
 
 /// Flattens a result: tuples depth-first into output_0..n-1, a List of
-/// tensors into output_<i>_<j>. Throws for values that are not tensors,
-/// tuples or Lists of tensors.
-std::vector<NamedOutput> flattenOutputs(const ir::Value &Result);
+/// tensors into output_<i>_<j>, Some(t) like t and None into an output
+/// with an undefined tensor. Throws
+/// for values that are none of these. When NumResults > 1 the result is a
+/// tuple of that many results (an ONNX graph's outputs) and each output
+/// records which one it came from; otherwise all come from result 0.
+std::vector<NamedOutput> flattenOutputs(const ir::Value &Result,
+                                        size_t NumResults = 1);
 
 /// Runs Fn on a thread with a native stack of StackBytes, rethrowing its
 /// exception: deep non-tail recursion gets room without touching ulimit.

@@ -9,14 +9,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
 namespace rivet::cli {
 
 const char *const RunUsage =
-    "usage: rivet run PROGRAM.rvir [options]\n"
-    "  --input NAME=FILE.npy   value of @main's parameter NAME (repeatable)\n"
+    "usage: rivet run PROGRAM.rvir|MODEL.onnx [options]\n"
+    "  --input NAME=FILE.npy   value of input NAME: an ONNX graph input, or a\n"
+    "                          parameter of @main (repeatable)\n"
     "  --random-inputs         generate missing inputs (seeded, declared shape)\n"
     "  --seed N                seed for --random-inputs (default 0)\n"
     "  --shape NAME=AxB        shape of a generated input with dynamic dims\n"
@@ -41,7 +43,7 @@ int runCommand(const std::vector<std::string> &Args) {
   }
   if (P.positional.size() != 1)
     throw UsageError(P.positional.empty()
-                         ? "run: missing PROGRAM"
+                         ? "run: missing PROGRAM (a .rvir or .onnx file)"
                          : "run: expected one PROGRAM, got several");
   std::string Executor = P.get("executor", "interp");
   if (Executor != "interp")
@@ -63,9 +65,10 @@ int runCommand(const std::vector<std::string> &Args) {
     Opts.seed = parseUnsigned(P.get("seed", "0"), "seed");
   std::filesystem::path OutDir = P.get("output-dir", ".");
 
-  ir::Module M = loadModule(P.positional[0]);
+  LoadedModel L = loadModel(P.positional[0]);
+  const ir::Module &M = L.module;
   const auto *Main = M.function("main")->as<ir::FunctionNode>();
-  std::vector<Tensor> Inputs = prepareInputs(*Main, Opts);
+  std::vector<Tensor> Inputs = prepareInputs(*Main, Opts, L.inputNames);
 
   ir::Value Result;
   runWithStack(InterpreterStackBytes, [&] {
@@ -74,17 +77,26 @@ int runCommand(const std::vector<std::string> &Args) {
     Result = Interp.call("main", std::move(Values));
   });
 
-  std::vector<NamedOutput> Outputs = flattenOutputs(Result);
+  std::vector<NamedOutput> Outputs =
+      flattenOutputs(Result, std::max<size_t>(L.outputNames.size(), 1));
   std::error_code EC;
   std::filesystem::create_directories(OutDir, EC);
   if (EC)
     fail("cannot create output directory '{}': {}", OutDir.string(),
          EC.message());
   for (const NamedOutput &O : Outputs) {
+    // "output_1 (ONNX output 'y'): ..." names the graph output it came from.
+    std::string Label = O.name;
+    if (O.result < L.outputNames.size())
+      Label += fmt::format(" (ONNX output '{}')", L.outputNames[O.result]);
+    if (!O.tensor.defined()) {
+      std::printf("%s: none (empty optional, not written)\n", Label.c_str());
+      continue;
+    }
     std::filesystem::path File = OutDir / (O.name + ".npy");
     writeNpy(File.string(), O.tensor);
-    std::printf("%s: %s -> %s\n", O.name.c_str(), O.tensor.typeString().c_str(),
-                File.string().c_str());
+    std::printf("%s: %s -> %s\n", Label.c_str(),
+                O.tensor.typeString().c_str(), File.string().c_str());
   }
   if (Outputs.empty())
     std::printf("no outputs (the result is %s)\n",

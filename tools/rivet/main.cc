@@ -21,12 +21,15 @@ static const char *const MainUsage =
     "usage: rivet COMMAND [options]\n"
     "\n"
     "commands:\n"
-    "  run PROGRAM.rvir [--input NAME=FILE.npy ...] [--output-dir DIR]\n"
+    "  run PROGRAM.rvir|MODEL.onnx [--input NAME=FILE.npy ...]\n"
+    "                   [--output-dir DIR]\n"
     "                   [--random-inputs [--seed N]] [--shape NAME=AxB]\n"
     "                   [--executor interp]\n"
-    "                   run @main and write output_<i>.npy\n"
-    "  dump PROGRAM.rvir [--ir]\n"
+    "                   run the model and write output_<i>.npy\n"
+    "  dump PROGRAM.rvir|MODEL.onnx [--ir]\n"
     "                   print the type-checked IR\n"
+    "  ops [--markdown] list the IR operators and the ONNX operators (with\n"
+    "                   opsets) the frontend translates\n"
     "  help [COMMAND]   show this help or a command's options\n";
 
 static int help(const std::vector<std::string> &Args) {
@@ -40,6 +43,10 @@ static int help(const std::vector<std::string> &Args) {
   }
   if (Args[0] == "dump") {
     std::fputs(DumpUsage, stdout);
+    return 0;
+  }
+  if (Args[0] == "ops") {
+    std::fputs(OpsUsage, stdout);
     return 0;
   }
   throw UsageError("help: unknown command '" + Args[0] + "'");
@@ -60,6 +67,8 @@ int main(int Argc, char **Argv) {
       return runCommand(Rest);
     if (Cmd == "dump")
       return dumpCommand(Rest);
+    if (Cmd == "ops")
+      return opsCommand(Rest);
     throw UsageError("unknown command '" + Cmd + "'");
   } catch (const UsageError &E) {
     std::fprintf(stderr, "rivet: %s\n\n%s", E.what(), MainUsage);

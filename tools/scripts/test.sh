@@ -18,7 +18,7 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
     work=$(mktemp -d)
     [ -d "$corpus" ] && cp -r "$corpus"/. "$work"/
     echo "fuzz: $f for ${FUZZ_SECONDS}s"
-    build-fuzz/fuzz/"$f" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 \
+    ASAN_OPTIONS=allocator_may_return_null=1 build-fuzz/fuzz/"$f" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 \
       -print_final_stats=1 -artifact_prefix=fuzz/ "$work" 2>&1 | tail -n 15
     rm -rf "$work"
   done

@@ -147,8 +147,25 @@ const onnx::GraphProto &NodeContext::attrGraph(std::string_view Name) const {
   return attr(Name, onnx::AttributeProto::GRAPH).g();
 }
 
-ir::Expr NodeContext::bind(ir::Expr E, std::string_view NameHint) {
-  return Graph.bind(std::move(E), NameHint);
+ir::Expr NodeContext::bind(ir::Expr E, std::string_view NameHint,
+                           ir::Type T) {
+  return Graph.bind(std::move(E), NameHint, std::move(T));
+}
+
+ir::Module &NodeContext::module() const { return *Graph.state().module; }
+
+ir::Expr NodeContext::construct(const std::string &Name,
+                                std::vector<ir::Expr> Args) const {
+  ir::Constructor Ctor = module().findConstructor(Name);
+  RIVET_CHECK(Ctor, "the prelude has no constructor {}", Name);
+  return ir::call(Ctor, std::move(Args));
+}
+
+ir::Expr NodeContext::callGlobal(const std::string &Name,
+                                 std::vector<ir::Expr> Args) const {
+  RIVET_CHECK(module().hasFunction(Name), "the prelude has no function @{}",
+              Name);
+  return ir::call(ir::globalVar(Name), std::move(Args));
 }
 
 std::vector<ir::Expr> NodeContext::bindTuple(ir::Expr E, size_t N) {

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ir/Expr.h"
+#include "ir/Module.h"
 #include "kernels/Error.h"
 
 #include <onnx/onnx_pb.h>
@@ -68,7 +68,14 @@ public:
 
   /// Binds E to a fresh let variable and returns it (use it when a value is
   /// needed more than once).
-  ir::Expr bind(ir::Expr E, std::string_view NameHint = "t");
+  ir::Expr bind(ir::Expr E, std::string_view NameHint = "t",
+                ir::Type T = nullptr);
+  /// The module being built (prelude functions and constructors).
+  ir::Module &module() const;
+  /// A call of the prelude's constructor Name (Cons, Nil, Some, None).
+  ir::Expr construct(const std::string &Name, std::vector<ir::Expr> Args) const;
+  /// A call of the prelude's global function Name (nth, length, ...).
+  ir::Expr callGlobal(const std::string &Name, std::vector<ir::Expr> Args) const;
   /// Binds a tuple-valued E and returns its N fields.
   std::vector<ir::Expr> bindTuple(ir::Expr E, size_t N);
   /// The importer of the graph this node is in (for subgraphs).

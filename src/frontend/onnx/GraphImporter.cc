@@ -32,10 +32,10 @@ ir::Type GraphImporter::declaredType(const std::string &Name) const {
   return nullptr;
 }
 
-ir::Expr GraphImporter::bind(ir::Expr E, std::string_view Hint) {
-  if (E->as<ir::VarNode>() || E->as<ir::ConstantNode>())
+ir::Expr GraphImporter::bind(ir::Expr E, std::string_view Hint, ir::Type T) {
+  if (!T && (E->as<ir::VarNode>() || E->as<ir::ConstantNode>()))
     return E;
-  ir::Var V = makeVar(Hint);
+  ir::Var V = makeVar(Hint, std::move(T));
   Bindings.emplace_back(V, std::move(E));
   return V;
 }
@@ -53,6 +53,10 @@ ir::Expr GraphImporter::importGraph(
     const onnx::GraphProto &G, const std::vector<ir::Expr> &Inputs,
     const std::function<ir::Expr(std::vector<ir::Expr>)> &Finish) {
   std::string GraphName = G.name().empty() ? "graph" : "graph '" + G.name() + "'";
+  for (const auto &VI : G.input())
+    if (VI.has_type())
+      if (ir::Type T = typeFromProto(VI.type(), State.what + ": " + VI.name()))
+        Declared[VI.name()] = T;
   for (const auto &VI : G.value_info())
     if (VI.has_type())
       if (ir::Type T = typeFromProto(VI.type(), State.what + ": " + VI.name()))

@@ -42,7 +42,7 @@ public:
   /// The declared type (graph input/output or value_info) of Name, or null.
   ir::Type declaredType(const std::string &Name) const;
   /// Binds E under a fresh let var named after Hint and returns the var.
-  ir::Expr bind(ir::Expr E, std::string_view Hint);
+  ir::Expr bind(ir::Expr E, std::string_view Hint, ir::Type T = nullptr);
   ImportState &state() const { return State; }
   /// A let-bound variable whose name is valid in the text format.
   static ir::Var makeVar(std::string_view OnnxName, ir::Type T = nullptr);

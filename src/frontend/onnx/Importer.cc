@@ -94,6 +94,17 @@ ir::Module importOnnxFile(const std::string &Path) {
   return importOnnxBytes(Bytes.data(), Bytes.size(), Dir, Path);
 }
 
+std::vector<OnnxOpVersion> onnxOperatorVersions() {
+  std::vector<OnnxOpVersion> R;
+  for (const OnnxConverter &C : ConverterRegistry::global().all())
+    R.push_back({C.opType, C.sinceVersion});
+  return R;
+}
+
+std::pair<int64_t, int64_t> onnxOpsetRange() {
+  return {kMinOnnxOpset, kMaxOnnxOpset};
+}
+
 OnnxSignature onnxSignature(const ir::Module &M) {
   OnnxSignature S;
   const auto *F = M.function("main")->as<ir::FunctionNode>();

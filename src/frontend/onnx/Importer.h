@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rivet::frontend {
@@ -32,5 +33,16 @@ struct OnnxSignature {
   std::vector<std::string> outputs;
 };
 OnnxSignature onnxSignature(const ir::Module &M);
+
+/// One ONNX operator translation: the operator and the ai.onnx opset it
+/// applies from (an operator has one entry per version that changed it).
+struct OnnxOpVersion {
+  std::string opType;
+  int64_t sinceVersion;
+};
+/// Every translation the frontend has, for the operator coverage table.
+std::vector<OnnxOpVersion> onnxOperatorVersions();
+/// The oldest and newest ai.onnx opsets the frontend reads.
+std::pair<int64_t, int64_t> onnxOpsetRange();
 
 } // namespace rivet::frontend

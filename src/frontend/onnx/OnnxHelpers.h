@@ -12,7 +12,7 @@ inline ir::Expr toScalar(ir::Expr E) {
 }
 
 /// Stacks a List of tensors along a new axis Axis (ONNX scan outputs).
-inline ir::Expr stackList(const ir::Module &, ir::Expr List, int64_t Axis = 0) {
+inline ir::Expr stackList(ir::Expr List, int64_t Axis = 0) {
   return ir::callOp("concat_list", {std::move(List)},
                     Attrs{{"axis", Axis}, {"new_axis", int64_t(1)}});
 }

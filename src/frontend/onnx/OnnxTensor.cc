@@ -95,29 +95,41 @@ Tensor tensorFromProto(const onnx::TensorProto &T, const std::string &ModelDir,
     Sh.push_back(D);
   }
   int64_t N = numElements(Sh);
-  Tensor R = Tensor::empty(Sh, DT);
-  size_t Bytes = R.nbytes();
+  if ((uint64_t)N > SIZE_MAX / dtypeSize(DT))
+    fail("{}: tensor of shape {} is too large", What, shapeToString(Sh));
+  size_t Bytes = (size_t)N * dtypeSize(DT);
 
+  // The payload's size is checked before anything is allocated, so a
+  // corrupt shape cannot ask for terabytes.
   auto fromBytes = [&](const std::string &Raw) {
     if (Raw.size() != Bytes)
       fail("{}: has {} bytes of data, but {} of {} needs {}", What, Raw.size(),
            shapeToString(Sh), dtypeName(DT), Bytes);
+    Tensor R = Tensor::empty(Sh, DT);
     if (Bytes)
       std::memcpy(R.rawData(), Raw.data(), Bytes);
     if (DT == DType::Bool) // normalize to 0/1
       for (int64_t I = 0; I < N; ++I)
         static_cast<uint8_t *>(R.rawData())[I] =
             static_cast<uint8_t *>(R.rawData())[I] != 0;
+    return R;
   };
 
-  if (T.data_location() == onnx::TensorProto::EXTERNAL) {
-    fromBytes(readExternal(T, ModelDir, What));
-    return R;
+  if (T.data_location() == onnx::TensorProto::EXTERNAL)
+    return fromBytes(readExternal(T, ModelDir, What));
+  if (T.has_raw_data())
+    return fromBytes(T.raw_data());
+  int64_t Count = 0;
+  switch (DT) {
+  case DType::Float32: Count = T.float_data_size(); break;
+  case DType::Float64: Count = T.double_data_size(); break;
+  case DType::Int64: Count = T.int64_data_size(); break;
+  default: Count = T.int32_data_size(); break;
   }
-  if (T.has_raw_data()) {
-    fromBytes(T.raw_data());
-    return R;
-  }
+  if (Count != N)
+    fail("{}: has {} values, but its shape {} needs {}", What, Count,
+         shapeToString(Sh), N);
+  Tensor R = Tensor::empty(Sh, DT);
   switch (DT) {
   case DType::Float32: copyField<float>(T.float_data(), R, N, What); break;
   case DType::Float64: copyField<double>(T.double_data(), R, N, What); break;

@@ -1,17 +1,40 @@
 //===- Creation.cc - Tensor creation and shape operators ------------------===//
 #include "ir/ops/RelationUtil.h"
 
+#include <algorithm>
+
 namespace rivet::ir {
 namespace {
 
+// shape_of(x; start?, end?): ONNX Shape's [start, end) window of the dims,
+// clamped to the rank.
 Type shapeOfRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("shape_of", A);
   checkArity("shape_of", Args, 1);
+  std::optional<int64_t> Start = optInt(A, "start"), End = optInt(A, "end");
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg("shape_of", Args, 0);
-  Dim Rank = X.shape ? Dim::constant((int64_t)X.shape->size()) : Dim::any();
-  return tensorType({Rank}, DType::Int64);
+  if (!X.shape)
+    return tensorType({Dim::any()}, DType::Int64);
+  int64_t R = (int64_t)X.shape->size();
+  auto Clamp = [R](int64_t I) {
+    if (I < 0)
+      I += R;
+    return std::min(std::max<int64_t>(I, 0), R);
+  };
+  int64_t B = Clamp(Start.value_or(0)), E = Clamp(End.value_or(R));
+  return tensorType({Dim::constant(std::max<int64_t>(E - B, 0))}, DType::Int64);
+}
+
+// size(x): the number of elements as an int64 scalar.
+Type sizeRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("size", A);
+  checkArity("size", Args, 1);
+  if (anyUndecided(Args))
+    return nullptr;
+  tensorArg("size", Args, 0);
+  return scalarType(DType::Int64);
 }
 
 // dim_size(x; axis): the extent of one axis as an int64 scalar.
@@ -81,12 +104,79 @@ Type arangeRel(const std::vector<Type> &Args, const Attrs &A) {
   return tensorType({Dim::any()}, DT.value_or(Start.dtype));
 }
 
+// constant_of_shape(shape; value): rank len(shape), extents from the values.
+Type constantOfShapeRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("constant_of_shape", A);
+  checkArity("constant_of_shape", Args, 1);
+  DType DT = DType::Float32;
+  if (A.has("value")) {
+    const Tensor &V = A.getTensor("value");
+    if (V.numel() != 1)
+      fail("constant_of_shape: attribute 'value' must have one element, got {}",
+           V.typeString());
+    DT = V.dtype();
+  }
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &S = tensorArg("constant_of_shape", Args, 0);
+  requireIndex("constant_of_shape", S, 0);
+  if (!S.shape)
+    return tensorTypeUnknownRank(DT);
+  if (S.shape->size() != 1)
+    failArg(0, "constant_of_shape: the shape must be 1-D, got {}", typeStr(S));
+  const Dim &N = (*S.shape)[0];
+  if (!N.isConst())
+    return tensorTypeUnknownRank(DT);
+  return tensorType(std::vector<Dim>(N.value, Dim::any()), DT);
+}
+
+Type eyeLikeRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("eye_like", A);
+  checkArity("eye_like", Args, 1);
+  std::optional<DType> DT = optDType("eye_like", A, "dtype");
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("eye_like", Args, 0);
+  if (X.shape && X.shape->size() != 2)
+    failArg(0, "eye_like: the input must be 2-D, got {}", typeStr(X));
+  std::vector<Dim> S = X.shape ? *X.shape : std::vector<Dim>(2, Dim::any());
+  return tensorType(S, DT.value_or(X.dtype));
+}
+
+// trilu(x[, k]): same type as x; k is an int64 scalar (or one element).
+Type triluRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("trilu", A);
+  if (Args.empty() || Args.size() > 2)
+    fail("trilu: expects 1 or 2 arguments (x, k?), got {}", Args.size());
+  int64_t Upper = optInt(A, "upper").value_or(1);
+  if (Upper != 0 && Upper != 1)
+    fail("trilu: attribute 'upper' must be 0 or 1, got {}", Upper);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("trilu", Args, 0);
+  if (X.shape && X.shape->size() < 2)
+    failArg(0, "trilu: the input must have rank >= 2, got {}", typeStr(X));
+  if (Args.size() == 2) {
+    const TensorTypeNode &K = tensorArg("trilu", Args, 1);
+    requireIndex("trilu", K, 1);
+    if (K.shape && K.shape->size() > 1)
+      failArg(1, "trilu: k must be a scalar, got {}", typeStr(K));
+  }
+  return std::make_shared<TensorTypeNode>(X.shape, X.dtype);
+}
+
 using K = AttrSpec::Kind;
 
 } // namespace
 
-RIVET_REGISTER_OP(OpInfo{"shape_of", "The shape of a tensor as a 1-D int64 tensor.",
-                         1, {}, shapeOfRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "shape_of", "The shape of a tensor as a 1-D int64 tensor (optionally the "
+    "dims in [start, end), ONNX Shape-15).", 1,
+    {AttrSpec{"start", K::Int, false, "first dim (default 0; negative counts from the end)"},
+     AttrSpec{"end", K::Int, false, "one past the last dim (default the rank)"}},
+    shapeOfRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"size", "The number of elements of a tensor, as an "
+                         "int64 scalar.", 1, {}, sizeRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "dim_size", "The extent of one axis of a tensor, as an int64 scalar.", 1,
     {AttrSpec{"axis", K::Int, true, "the axis (negative counts from the end)"}},
@@ -110,5 +200,22 @@ RIVET_REGISTER_OP(OpInfo{
     "arange", "Values start, start+step, ... below stop (a data-dependent length).", 3,
     {AttrSpec{"dtype", K::String, false, "the dtype (default the inputs' dtype)"}},
     arangeRel, FusionPattern::Opaque});
+
+RIVET_REGISTER_OP(OpInfo{
+    "constant_of_shape", "A tensor of the shape held by a 1-D int64 tensor, "
+    "filled with `value` (ONNX ConstantOfShape).", 1,
+    {AttrSpec{"value", K::Tensor, false, "one-element fill value (default float32 0)"}},
+    constantOfShapeRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "eye_like", "A 2-D tensor shaped like x with ones on diagonal k, zeros "
+    "elsewhere.", 1,
+    {AttrSpec{"k", K::Int, false, "the diagonal (default 0; positive is above)"},
+     AttrSpec{"dtype", K::String, false, "the dtype (default x's)"}},
+    eyeLikeRel, FusionPattern::Injective});
+RIVET_REGISTER_OP(OpInfo{
+    "trilu", "Keeps the upper (j - i >= k) or lower (j - i <= k) triangle of "
+    "the last two axes; an optional scalar input gives k.", -1,
+    {AttrSpec{"upper", K::Int, false, "1 (default): upper triangle; 0: lower"}},
+    triluRel, FusionPattern::Injective});
 
 } // namespace rivet::ir

@@ -1,4 +1,8 @@
 //===- Linalg.cc - Linear algebra operators -------------------------------===//
+//
+// dense, matmul (NumPy semantics), gemm and the integer/quantized matmuls.
+//
+//===----------------------------------------------------------------------===//
 #include "ir/ops/RelationUtil.h"
 
 namespace rivet::ir {
@@ -77,6 +81,92 @@ Type matmulRel(const std::vector<Type> &Args, const Attrs &A) {
   return makeTensor(Out, L.dtype);
 }
 
+// gemm(a, b[, c]) -> [M, N] = alpha * op(a) @ op(b) + beta * c.
+Type gemmRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "gemm";
+  validateOpAttrs(Op, A);
+  if (Args.size() != 2 && Args.size() != 3)
+    fail("{}: expects 2 or 3 arguments (a, b[, c]), got {}", Op, Args.size());
+  bool TA = optInt(A, "trans_a").value_or(0) != 0;
+  bool TB = optInt(A, "trans_b").value_or(0) != 0;
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &L = tensorArg(Op, Args, 0);
+  const TensorTypeNode &R = tensorArg(Op, Args, 1);
+  requireNumeric(Op, L, 0);
+  requireSameDType(Op, L, R, 1);
+  if (L.shape && L.shape->size() != 2)
+    failArg(0, "{}: operands must have rank 2, got {}", Op, typeStr(L));
+  if (R.shape && R.shape->size() != 2)
+    failArg(1, "{}: operands must have rank 2, got {}", Op, typeStr(R));
+  Dim M = L.shape ? (*L.shape)[TA ? 1 : 0] : Dim::any();
+  Dim KA = L.shape ? (*L.shape)[TA ? 0 : 1] : Dim::any();
+  Dim KB = R.shape ? (*R.shape)[TB ? 1 : 0] : Dim::any();
+  Dim N = R.shape ? (*R.shape)[TB ? 0 : 1] : Dim::any();
+  if (!mergeEqualDim(KA, KB))
+    fail("{}: inner dimensions differ: {} (trans_a={}) and {} (trans_b={})", Op,
+         typeStr(L), (int)TA, typeStr(R), (int)TB);
+  if (Args.size() == 3) {
+    const TensorTypeNode &C = tensorArg(Op, Args, 2);
+    requireSameDType(Op, L, C, 2);
+    if (C.shape) {
+      const std::vector<Dim> &S = *C.shape;
+      bool Ok = S.size() <= 2;
+      Dim Target[2] = {M, N};
+      for (size_t D = 0; Ok && D < S.size(); ++D) {
+        const Dim &E = S[S.size() - 1 - D], &T = Target[1 - D];
+        Ok = !(E.isConst() && E.value != 1 && T.isConst() && T.value != E.value);
+      }
+      if (!Ok)
+        failArg(2, "{}: {} cannot be broadcast to the result ({}, {})", Op,
+                typeStr(C), M.str(), N.str());
+    }
+  }
+  return makeTensor(std::vector<Dim>{M, N}, L.dtype);
+}
+
+void require8Bit(std::string_view Op, const TensorTypeNode &T, size_t Arg) {
+  if (T.dtype != DType::UInt8 && T.dtype != DType::Int8)
+    failArg(Arg, "{}: argument must be uint8 or int8, got {}", Op, typeStr(T));
+}
+
+/// matmul's shape rule on a and b (b seen with a's dtype, since uint8 x int8
+/// is allowed), with result dtype OutT.
+Type integerMatmulShape(const Type &A, const TensorTypeNode &B, DType OutT) {
+  const TensorTypeNode &L = *A->as<TensorTypeNode>();
+  Type T = matmulRel({A, makeTensor(B.shape, L.dtype)}, {});
+  return makeTensor(T->as<TensorTypeNode>()->shape, OutT);
+}
+
+Type matmulIntegerRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "matmul_integer";
+  validateOpAttrs(Op, A);
+  if (Args.size() < 2 || Args.size() > 4)
+    fail("{}: expects 2 to 4 arguments (a, b[, a_zero_point[, b_zero_point]]), got {}",
+         Op, Args.size());
+  if (anyUndecided(Args))
+    return nullptr;
+  for (size_t I = 0; I < Args.size(); ++I)
+    require8Bit(Op, tensorArg(Op, Args, I), I);
+  return integerMatmulShape(Args[0], tensorArg(Op, Args, 1), DType::Int32);
+}
+
+Type qlinearMatmulRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "qlinear_matmul";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 8);
+  if (anyUndecided(Args))
+    return nullptr;
+  for (size_t I : {0, 2, 3, 5, 7})
+    require8Bit(Op, tensorArg(Op, Args, I), I);
+  for (size_t I : {1, 4, 6})
+    requireFloat(Op, tensorArg(Op, Args, I), I);
+  return integerMatmulShape(Args[0], tensorArg(Op, Args, 3),
+                            tensorArg(Op, Args, 7).dtype);
+}
+
+using K = AttrSpec::Kind;
+
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{"dense", "Fully connected layer: x[..., K] @ w[N, K]^T.", 2,
@@ -85,5 +175,25 @@ RIVET_REGISTER_OP(OpInfo{"matmul",
                          "NumPy matrix product with 1-D promotion and batch "
                          "broadcasting.",
                          2, {}, matmulRel, FusionPattern::OutElementwiseFusable});
+RIVET_REGISTER_OP(OpInfo{
+    "gemm",
+    "General matrix product (ONNX Gemm): alpha * op(a) @ op(b) + beta * c, "
+    "c broadcast to [M, N].",
+    -1,
+    {{"alpha", K::Float, false, "scale of the product (default 1)"},
+     {"beta", K::Float, false, "scale of c (default 1)"},
+     {"trans_a", K::Int, false, "1: use a^T"},
+     {"trans_b", K::Int, false, "1: use b^T"}},
+    gemmRel, FusionPattern::OutElementwiseFusable});
+RIVET_REGISTER_OP(OpInfo{
+    "matmul_integer",
+    "Integer matmul (ONNX MatMulInteger): 8-bit a and b minus optional zero "
+    "points, NumPy matmul accumulated to int32.",
+    -1, {}, matmulIntegerRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "qlinear_matmul",
+    "Quantized matmul (ONNX QLinearMatMul): integer matmul of zero-shifted "
+    "operands, requantized to y_scale/y_zero_point.",
+    8, {}, qlinearMatmulRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -1,4 +1,4 @@
-//===- Reduce.cc - Reductions and softmax ---------------------------------===//
+//===- Reduce.cc - Reductions, softmax family and cumsum ------------------===//
 #include "ir/ops/RelationUtil.h"
 
 #include <set>
@@ -10,11 +10,15 @@ Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
   return std::make_shared<TensorTypeNode>(Shape, T);
 }
 
-int64_t keepDims(std::string_view Op, const Attrs &A) {
-  int64_t K = optInt(A, "keepdims").value_or(0);
+int64_t flagAttr(std::string_view Op, const Attrs &A, const std::string &Name) {
+  int64_t K = optInt(A, Name).value_or(0);
   if (K != 0 && K != 1)
-    fail("{}: attribute 'keepdims' must be 0 or 1, got {}", Op, K);
+    fail("{}: attribute '{}' must be 0 or 1, got {}", Op, Name, K);
   return K;
+}
+
+int64_t keepDims(std::string_view Op, const Attrs &A) {
+  return flagAttr(Op, A, "keepdims");
 }
 
 /// The shape after reducing the axes in Reduced (all axes when empty).
@@ -36,8 +40,10 @@ std::optional<std::vector<Dim>> reducedShape(const TensorTypeNode &X,
   return Out;
 }
 
-// sum/mean/max/min(x, axis: ints, keepdims): same dtype.
-template <OpName Name, bool NumericOnly>
+enum class RedClass { Any, Numeric };
+
+// sum/mean/max/...(x, axis: ints, keepdims): same dtype.
+template <OpName Name, RedClass Class>
 Type reduceRel(const std::vector<Type> &Args, const Attrs &A) {
   std::string_view Op = Name.view();
   validateOpAttrs(Op, A);
@@ -47,7 +53,7 @@ Type reduceRel(const std::vector<Type> &Args, const Attrs &A) {
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg(Op, Args, 0);
-  if (NumericOnly)
+  if (Class == RedClass::Numeric)
     requireNumeric(Op, X, 0);
   bool All = Axes.empty();
   std::set<int64_t> Reduced;
@@ -59,13 +65,50 @@ Type reduceRel(const std::vector<Type> &Args, const Attrs &A) {
   return makeTensor(reducedShape(X, Reduced, All, Keep), X.dtype);
 }
 
-// argmax/argmin(x, axis: int, keepdims) -> int64.
+const std::set<std::string> &reductionNames() {
+  static const std::set<std::string> Names = {
+      "sum",     "mean",    "max",         "min",       "prod",
+      "l1_norm", "l2_norm", "log_sum", "log_sum_exp", "sum_square"};
+  return Names;
+}
+
+// dyn_reduce(x, axes: 1-D int tensor, reduction, keepdims,
+// noop_with_empty_axes): the reduced axes are only known at run time.
+Type dynReduceRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "dyn_reduce";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 2);
+  bool Keep = keepDims(Op, A) != 0;
+  flagAttr(Op, A, "noop_with_empty_axes");
+  std::string R = *optString(A, "reduction");
+  if (!reductionNames().count(R))
+    fail("{}: unknown reduction '{}'", Op, R);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  const TensorTypeNode &Axes = tensorArg(Op, Args, 1);
+  if (R != "max" && R != "min")
+    requireNumeric(Op, X, 0);
+  requireIndex(Op, Axes, 1);
+  if (Axes.shape && Axes.shape->size() > 1)
+    failArg(1, "{}: the axes must be a 1-D tensor, got {}", Op, typeStr(Axes));
+  if (!X.shape || !Keep)
+    return makeTensor(std::nullopt, X.dtype);
+  // Kept axes: extent 1 where reduced, unchanged otherwise; which is unknown.
+  std::vector<Dim> Out;
+  for (const Dim &D : *X.shape)
+    Out.push_back(D.isConst() && D.value == 1 ? D : Dim::any());
+  return makeTensor(Out, X.dtype);
+}
+
+// argmax/argmin(x, axis: int, keepdims, select_last_index) -> int64.
 template <OpName Name>
 Type argReduceRel(const std::vector<Type> &Args, const Attrs &A) {
   std::string_view Op = Name.view();
   validateOpAttrs(Op, A);
   checkArity(Op, Args, 1);
   bool Keep = keepDims(Op, A) != 0;
+  flagAttr(Op, A, "select_last_index");
   std::optional<int64_t> Axis = optInt(A, "axis");
   if (anyUndecided(Args))
     return nullptr;
@@ -79,16 +122,54 @@ Type argReduceRel(const std::vector<Type> &Args, const Attrs &A) {
   return makeTensor(reducedShape(X, Reduced, !Axis, Keep), DType::Int64);
 }
 
-Type softmaxRel(const std::vector<Type> &Args, const Attrs &A) {
-  validateOpAttrs("softmax", A);
-  checkArity("softmax", Args, 1);
+// softmax/log_softmax/hardmax(x, axis, coerce_2d): same type as x.
+template <OpName Name>
+Type softRel(const std::vector<Type> &Args, const Attrs &A) {
+  std::string_view Op = Name.view();
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 1);
   int64_t Axis = optInt(A, "axis").value_or(-1);
+  bool Coerce = flagAttr(Op, A, "coerce_2d") != 0;
   if (anyUndecided(Args))
     return nullptr;
-  const TensorTypeNode &X = tensorArg("softmax", Args, 0);
-  requireFloat("softmax", X, 0);
-  if (X.shape)
-    normalizeAxisFor("softmax", Axis, (int64_t)X.shape->size());
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  requireFloat(Op, X, 0);
+  if (X.shape) {
+    int64_t R = (int64_t)X.shape->size();
+    // coerce_2d also accepts axis == rank (an empty second factor).
+    if (!(Coerce && Axis == R))
+      normalizeAxisFor(Op, Axis, R);
+  }
+  return makeTensor(X.shape, X.dtype);
+}
+
+// cumsum(x[, axis: scalar int tensor], axis, exclusive, reverse).
+Type cumsumRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "cumsum";
+  validateOpAttrs(Op, A);
+  if (Args.size() != 1 && Args.size() != 2)
+    fail("{}: expects 1 or 2 arguments, got {}", Op, Args.size());
+  flagAttr(Op, A, "exclusive");
+  flagAttr(Op, A, "reverse");
+  std::optional<int64_t> Axis = optInt(A, "axis");
+  if (Args.size() == 1 && !Axis)
+    fail("{}: needs the attribute 'axis' or an axis argument", Op);
+  if (Args.size() == 2 && Axis)
+    fail("{}: the axis is given both as an argument and an attribute", Op);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  requireNumeric(Op, X, 0);
+  if (Args.size() == 2) {
+    const TensorTypeNode &Ax = tensorArg(Op, Args, 1);
+    requireIndex(Op, Ax, 1);
+    if (Ax.shape && (Ax.shape->size() > 1 ||
+                     (Ax.shape->size() == 1 && (*Ax.shape)[0].isConst() &&
+                      (*Ax.shape)[0].value != 1)))
+      failArg(1, "{}: the axis must be a scalar, got {}", Op, typeStr(Ax));
+  }
+  if (X.shape && Axis)
+    normalizeAxisFor(Op, *Axis, std::max<int64_t>((int64_t)X.shape->size(), 1));
   return makeTensor(X.shape, X.dtype);
 }
 
@@ -96,28 +177,73 @@ using K = AttrSpec::Kind;
 const std::vector<AttrSpec> ReduceAttrs = {
     AttrSpec{"axis", K::Ints, false, "the reduced axes; absent or empty reduces all"},
     AttrSpec{"keepdims", K::Int, false, "1 keeps reduced axes as extent 1 (default 0)"}};
+const std::vector<AttrSpec> DynReduceAttrs = {
+    AttrSpec{"reduction", K::String, true,
+             "the static reduction: sum, mean, max, min, prod, l1_norm, l2_norm, "
+             "log_sum, log_sum_exp or sum_square"},
+    AttrSpec{"keepdims", K::Int, false, "1 keeps reduced axes as extent 1 (default 0)"},
+    AttrSpec{"noop_with_empty_axes", K::Int, false,
+             "1: empty axes return the input unchanged; 0 (default): reduce all"}};
 const std::vector<AttrSpec> ArgReduceAttrs = {
     AttrSpec{"axis", K::Int, false, "the reduced axis; absent flattens the input"},
-    AttrSpec{"keepdims", K::Int, false, "1 keeps the reduced axis as extent 1 (default 0)"}};
+    AttrSpec{"keepdims", K::Int, false, "1 keeps the reduced axis as extent 1 (default 0)"},
+    AttrSpec{"select_last_index", K::Int, false,
+             "1 picks the last of equal extrema (default 0: the first)"}};
+const std::vector<AttrSpec> SoftAttrs = {
+    AttrSpec{"axis", K::Int, false, "the normalized axis (default -1)"},
+    AttrSpec{"coerce_2d", K::Int, false,
+             "1 (ONNX opset < 13): normalize over all axes from 'axis' on"}};
 constexpr auto Red = FusionPattern::CommReduce;
 
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{"sum", "Sum over axes.", 1, ReduceAttrs,
-                         reduceRel<"sum", true>, Red});
+                         reduceRel<"sum", RedClass::Numeric>, Red});
 RIVET_REGISTER_OP(OpInfo{"mean", "Arithmetic mean over axes.", 1, ReduceAttrs,
-                         reduceRel<"mean", true>, Red});
-RIVET_REGISTER_OP(OpInfo{"max", "Maximum over axes (an empty reduction is an error).",
-                         1, ReduceAttrs, reduceRel<"max", false>, Red});
-RIVET_REGISTER_OP(OpInfo{"min", "Minimum over axes (an empty reduction is an error).",
-                         1, ReduceAttrs, reduceRel<"min", false>, Red});
-RIVET_REGISTER_OP(OpInfo{"argmax", "Index (int64) of the first maximum along an axis.",
+                         reduceRel<"mean", RedClass::Numeric>, Red});
+RIVET_REGISTER_OP(OpInfo{"max", "Maximum over axes (bool allowed; an empty reduction is an error).",
+                         1, ReduceAttrs, reduceRel<"max", RedClass::Any>, Red});
+RIVET_REGISTER_OP(OpInfo{"min", "Minimum over axes (bool allowed; an empty reduction is an error).",
+                         1, ReduceAttrs, reduceRel<"min", RedClass::Any>, Red});
+RIVET_REGISTER_OP(OpInfo{"prod", "Product over axes.\nAn empty reduction gives 1.",
+                         1, ReduceAttrs, reduceRel<"prod", RedClass::Numeric>, Red});
+RIVET_REGISTER_OP(OpInfo{"l1_norm", "Sum of absolute values over axes.\nONNX ReduceL1.",
+                         1, ReduceAttrs, reduceRel<"l1_norm", RedClass::Numeric>, Red});
+RIVET_REGISTER_OP(OpInfo{"l2_norm", "Square root of the sum of squares over axes.\nONNX ReduceL2.",
+                         1, ReduceAttrs, reduceRel<"l2_norm", RedClass::Numeric>, Red});
+RIVET_REGISTER_OP(OpInfo{"log_sum", "Natural log of the sum over axes.\nONNX ReduceLogSum.",
+                         1, ReduceAttrs, reduceRel<"log_sum", RedClass::Numeric>, Red});
+RIVET_REGISTER_OP(OpInfo{"log_sum_exp",
+                         "log(sum(exp(x))) over axes, computed stably.\nONNX ReduceLogSumExp.",
+                         1, ReduceAttrs, reduceRel<"log_sum_exp", RedClass::Numeric>, Red});
+RIVET_REGISTER_OP(OpInfo{"sum_square", "Sum of squares over axes.\nONNX ReduceSumSquare.",
+                         1, ReduceAttrs, reduceRel<"sum_square", RedClass::Numeric>, Red});
+RIVET_REGISTER_OP(OpInfo{"dyn_reduce",
+                         "A reduction whose axes are a run-time 1-D int tensor.\n"
+                         "Output dims are unknown; ONNX Reduce* with a non-constant axes input.",
+                         2, DynReduceAttrs, dynReduceRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"argmax", "Index (int64) of the first maximum along an axis.\n"
+                         "select_last_index=1 picks the last one.",
                          1, ArgReduceAttrs, argReduceRel<"argmax">, Red});
-RIVET_REGISTER_OP(OpInfo{"argmin", "Index (int64) of the first minimum along an axis.",
+RIVET_REGISTER_OP(OpInfo{"argmin", "Index (int64) of the first minimum along an axis.\n"
+                         "select_last_index=1 picks the last one.",
                          1, ArgReduceAttrs, argReduceRel<"argmin">, Red});
+RIVET_REGISTER_OP(OpInfo{"softmax", "Numerically stable softmax along an axis.\n"
+                         "coerce_2d=1 flattens the axes from 'axis' on (ONNX < 13).",
+                         1, SoftAttrs, softRel<"softmax">, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"log_softmax", "Numerically stable log of softmax along an axis.\n"
+                         "coerce_2d=1 flattens the axes from 'axis' on (ONNX < 13).",
+                         1, SoftAttrs, softRel<"log_softmax">, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"hardmax", "One-hot of the first maximum along an axis.\n"
+                         "coerce_2d=1 flattens the axes from 'axis' on (ONNX < 13).",
+                         1, SoftAttrs, softRel<"hardmax">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "softmax", "Numerically stable softmax along an axis.", 1,
-    {AttrSpec{"axis", K::Int, false, "the normalized axis (default -1)"}}, softmaxRel,
-    FusionPattern::Opaque});
+    "cumsum", "Inclusive (or exclusive, reversed) cumulative sum along an axis.\n"
+    "The axis is an attribute or a scalar int tensor argument.",
+    -1,
+    {AttrSpec{"axis", K::Int, false, "the axis, when not given as an argument"},
+     AttrSpec{"exclusive", K::Int, false, "1 excludes the element itself (default 0)"},
+     AttrSpec{"reverse", K::Int, false, "1 sums from the end (default 0)"}},
+    cumsumRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

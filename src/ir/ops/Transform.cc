@@ -1,4 +1,11 @@
 //===- Transform.cc - Shape manipulation operators ------------------------===//
+//
+// reshape, transpose, concatenate, stack, split, strided_slice, take,
+// squeeze, unsqueeze, flatten, expand, tile, pad, depth_to_space,
+// space_to_depth, and the *_dyn variants whose shape/axes/pads come from a
+// tensor (their extents are '?': the shape function computes them).
+//
+//===----------------------------------------------------------------------===//
 #include "ir/ops/RelationUtil.h"
 
 #include <limits>
@@ -362,6 +369,411 @@ Type takeRel(const std::vector<Type> &Args, const Attrs &A) {
 constexpr auto Inj = FusionPattern::Injective;
 using K = AttrSpec::Kind;
 
+//===----------------------------------------------------------------------===//
+// Data-dependent variants and the remaining ONNX shape operators
+//===----------------------------------------------------------------------===//
+
+// The length of a 1-D index-list argument (shape, axes, repeats), or nullopt
+// when unknown. Checks the dtype and the rank.
+std::optional<int64_t> listLength(std::string_view Op, const TensorTypeNode &T,
+                                  size_t Arg, const char *What) {
+  requireIndex(Op, T, Arg);
+  if (!T.shape)
+    return std::nullopt;
+  if (T.shape->size() > 1)
+    failArg(Arg, "{}: '{}' must be 1-D, got {}", Op, What, typeStr(T));
+  if (T.shape->empty())
+    return 1;
+  const Dim &D = (*T.shape)[0];
+  return D.isConst() ? std::optional<int64_t>(D.value) : std::nullopt;
+}
+
+Type unknownDims(std::optional<int64_t> Rank, DType T) {
+  if (!Rank)
+    return tensorTypeUnknownRank(T);
+  return makeTensor(std::vector<Dim>(*Rank, Dim::any()), T);
+}
+
+// reshape_dyn(x, shape): the rank is the length of `shape`.
+Type reshapeDynRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("reshape_dyn", A);
+  checkArity("reshape_dyn", Args, 2);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("reshape_dyn", Args, 0);
+  const TensorTypeNode &S = tensorArg("reshape_dyn", Args, 1);
+  return unknownDims(listLength("reshape_dyn", S, 1, "shape"), X.dtype);
+}
+
+// split_dyn(x, sizes; axis, num_outputs): the split extents are '?'.
+Type splitDynRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("split_dyn", A);
+  checkArity("split_dyn", Args, 2);
+  int64_t Axis = optInt(A, "axis").value_or(0);
+  int64_t N = *optInt(A, "num_outputs");
+  if (N < 1)
+    fail("split_dyn: attribute 'num_outputs' must be positive, got {}", N);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("split_dyn", Args, 0);
+  std::optional<int64_t> Len =
+      listLength("split_dyn", tensorArg("split_dyn", Args, 1), 1, "split");
+  if (Len && *Len != N)
+    failArg(1, "split_dyn: {} sizes for {} outputs", *Len, N);
+  Type Piece = tensorTypeUnknownRank(X.dtype);
+  if (X.shape) {
+    std::vector<Dim> S = *X.shape;
+    S[normalizeAxisFor("split_dyn", Axis, (int64_t)S.size())] = Dim::any();
+    Piece = makeTensor(S, X.dtype);
+  }
+  return tupleType(std::vector<Type>(N, Piece));
+}
+
+// slice_dyn(x, starts, ends[, axes[, steps]]): same rank, sliced extents '?'.
+Type sliceDynRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("slice_dyn", A);
+  if (Args.size() < 3 || Args.size() > 5)
+    fail("slice_dyn: expects 3 to 5 arguments (x, starts, ends, axes?, "
+         "steps?), got {}",
+         Args.size());
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("slice_dyn", Args, 0);
+  static const char *Names[] = {"x", "starts", "ends", "axes", "steps"};
+  for (size_t I = 1; I < Args.size(); ++I)
+    listLength("slice_dyn", tensorArg("slice_dyn", Args, I), I, Names[I]);
+  if (!X.shape)
+    return tensorTypeUnknownRank(X.dtype);
+  return unknownDims((int64_t)X.shape->size(), X.dtype);
+}
+
+// squeeze(x; axes?): without axes, drops every extent known to be 1 (an
+// unknown extent makes the rank unknown).
+Type squeezeRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("squeeze", A);
+  checkArity("squeeze", Args, 1);
+  std::optional<std::vector<int64_t>> Axes = optInts(A, "axes");
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("squeeze", Args, 0);
+  if (!X.shape)
+    return tensorTypeUnknownRank(X.dtype);
+  int64_t Rank = (int64_t)X.shape->size();
+  std::vector<bool> Drop(Rank, false);
+  if (!Axes) {
+    for (int64_t I = 0; I < Rank; ++I) {
+      const Dim &D = (*X.shape)[I];
+      if (!D.isConst())
+        return tensorTypeUnknownRank(X.dtype);
+      Drop[I] = D.value == 1;
+    }
+  } else {
+    for (int64_t Ax : *Axes) {
+      int64_t N = normalizeAxisFor("squeeze", Ax, Rank);
+      if (Drop[N])
+        fail("squeeze: axis {} appears more than once", Ax);
+      const Dim &D = (*X.shape)[N];
+      if (D.isConst() && D.value != 1)
+        failArg(0, "squeeze: cannot squeeze axis {} of {}: its extent is not 1",
+                Ax, typeStr(X));
+      Drop[N] = true;
+    }
+  }
+  std::vector<Dim> Out;
+  for (int64_t I = 0; I < Rank; ++I)
+    if (!Drop[I])
+      Out.push_back((*X.shape)[I]);
+  return makeTensor(Out, X.dtype);
+}
+
+// squeeze_dyn(x, axes): the rank drops by len(axes).
+Type squeezeDynRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("squeeze_dyn", A);
+  checkArity("squeeze_dyn", Args, 2);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("squeeze_dyn", Args, 0);
+  std::optional<int64_t> N =
+      listLength("squeeze_dyn", tensorArg("squeeze_dyn", Args, 1), 1, "axes");
+  if (!X.shape || !N)
+    return tensorTypeUnknownRank(X.dtype);
+  int64_t Rank = (int64_t)X.shape->size() - *N;
+  if (Rank < 0)
+    failArg(1, "squeeze_dyn: {} axes for {}", *N, typeStr(X));
+  return unknownDims(Rank, X.dtype);
+}
+
+// unsqueeze(x; axes): axes index the output (rank r + len(axes)).
+Type unsqueezeRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("unsqueeze", A);
+  checkArity("unsqueeze", Args, 1);
+  std::vector<int64_t> Axes = *optInts(A, "axes");
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("unsqueeze", Args, 0);
+  if (!X.shape)
+    return tensorTypeUnknownRank(X.dtype);
+  int64_t Rank = (int64_t)(X.shape->size() + Axes.size());
+  std::vector<bool> New(Rank, false);
+  for (int64_t Ax : Axes) {
+    int64_t N = normalizeAxisFor("unsqueeze", Ax, Rank);
+    if (New[N])
+      fail("unsqueeze: axis {} appears more than once", Ax);
+    New[N] = true;
+  }
+  std::vector<Dim> Out;
+  size_t Next = 0;
+  for (int64_t I = 0; I < Rank; ++I)
+    Out.push_back(New[I] ? Dim::constant(1) : (*X.shape)[Next++]);
+  return makeTensor(Out, X.dtype);
+}
+
+Type unsqueezeDynRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("unsqueeze_dyn", A);
+  checkArity("unsqueeze_dyn", Args, 2);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("unsqueeze_dyn", Args, 0);
+  std::optional<int64_t> N = listLength(
+      "unsqueeze_dyn", tensorArg("unsqueeze_dyn", Args, 1), 1, "axes");
+  if (!X.shape || !N)
+    return tensorTypeUnknownRank(X.dtype);
+  return unknownDims((int64_t)X.shape->size() + *N, X.dtype);
+}
+
+// The product of Dims[Begin, End): constant when all are, else '?'.
+Dim dimProduct(const std::vector<Dim> &Dims, size_t Begin, size_t End) {
+  int64_t P = 1;
+  for (size_t I = Begin; I < End; ++I) {
+    if (!Dims[I].isConst())
+      return End - Begin == 1 ? Dims[I] : Dim::any();
+    P *= Dims[I].value;
+  }
+  return Dim::constant(P);
+}
+
+// flatten(x; axis): 2-D (prod(d[:axis]), prod(d[axis:])), axis in [-r, r].
+Type flattenRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("flatten", A);
+  checkArity("flatten", Args, 1);
+  int64_t Axis = optInt(A, "axis").value_or(1);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("flatten", Args, 0);
+  if (!X.shape)
+    return makeTensor(std::vector<Dim>{Dim::any(), Dim::any()}, X.dtype);
+  int64_t Rank = (int64_t)X.shape->size();
+  if (Axis < -Rank || Axis > Rank)
+    failArg(0, "flatten: axis {} is out of range [{}, {}] for {}", Axis, -Rank,
+            Rank, typeStr(X));
+  if (Axis < 0)
+    Axis += Rank;
+  return makeTensor(std::vector<Dim>{dimProduct(*X.shape, 0, Axis),
+                                     dimProduct(*X.shape, Axis, Rank)},
+                    X.dtype);
+}
+
+// expand(x; shape): bidirectional broadcast of x's shape with `shape`.
+Type expandRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("expand", A);
+  checkArity("expand", Args, 1);
+  std::vector<int64_t> To = *optInts(A, "shape");
+  for (int64_t D : To)
+    if (D < 0)
+      fail("expand: attribute 'shape' has a negative extent {}", D);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("expand", Args, 0);
+  std::vector<Dim> ToDims;
+  for (int64_t D : To)
+    ToDims.push_back(Dim::constant(D));
+  TensorTypeNode Target(ToDims, X.dtype);
+  std::optional<std::vector<Dim>> Out = broadcastArgs("expand", {&X, &Target});
+  return makeTensor(Out, X.dtype);
+}
+
+// expand_dyn(x, shape): rank max(rank(x), len(shape)), extents unknown
+// except where x's extent is a constant other than 1 (it must survive).
+Type expandDynRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("expand_dyn", A);
+  checkArity("expand_dyn", Args, 2);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("expand_dyn", Args, 0);
+  std::optional<int64_t> N =
+      listLength("expand_dyn", tensorArg("expand_dyn", Args, 1), 1, "shape");
+  if (!X.shape || !N)
+    return tensorTypeUnknownRank(X.dtype);
+  int64_t R = std::max<int64_t>((int64_t)X.shape->size(), *N);
+  std::vector<Dim> Out(R, Dim::any());
+  size_t Lead = R - X.shape->size();
+  for (size_t I = 0; I < X.shape->size(); ++I) {
+    const Dim &D = (*X.shape)[I];
+    if (D.isConst() && D.value != 1)
+      Out[Lead + I] = D;
+  }
+  return makeTensor(Out, X.dtype);
+}
+
+// tile(x; repeats): one repeat per dimension.
+Type tileRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("tile", A);
+  checkArity("tile", Args, 1);
+  std::vector<int64_t> Reps = *optInts(A, "repeats");
+  for (int64_t R : Reps)
+    if (R < 0)
+      fail("tile: attribute 'repeats' has a negative entry {}", R);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("tile", Args, 0);
+  if (!X.shape)
+    return unknownDims((int64_t)Reps.size(), X.dtype);
+  if (X.shape->size() != Reps.size())
+    failArg(0, "tile: attribute 'repeats' has {} entries but the input {} has rank {}",
+            Reps.size(), typeStr(X), X.shape->size());
+  std::vector<Dim> Out;
+  for (size_t I = 0; I < Reps.size(); ++I) {
+    const Dim &D = (*X.shape)[I];
+    if (D.isConst())
+      Out.push_back(Dim::constant(D.value * Reps[I]));
+    else
+      Out.push_back(Reps[I] == 1 ? D : Reps[I] == 0 ? Dim::constant(0) : Dim::any());
+  }
+  return makeTensor(Out, X.dtype);
+}
+
+Type tileDynRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("tile_dyn", A);
+  checkArity("tile_dyn", Args, 2);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("tile_dyn", Args, 0);
+  std::optional<int64_t> N =
+      listLength("tile_dyn", tensorArg("tile_dyn", Args, 1), 1, "repeats");
+  if (X.shape && N && *N != (int64_t)X.shape->size())
+    failArg(1, "tile_dyn: {} repeats for {}", *N, typeStr(X));
+  if (!X.shape)
+    return unknownDims(N, X.dtype);
+  return unknownDims((int64_t)X.shape->size(), X.dtype);
+}
+
+void checkPadMode(std::string_view Op, const Attrs &A) {
+  std::string Mode = optString(A, "mode").value_or("constant");
+  if (Mode != "constant" && Mode != "reflect" && Mode != "edge")
+    fail("{}: attribute 'mode' must be constant, reflect or edge, got '{}'", Op,
+         Mode);
+}
+
+// pad(x; pads, mode, value, axes?): pads = [begins..., ends...].
+Type padRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("pad", A);
+  checkArity("pad", Args, 1);
+  checkPadMode("pad", A);
+  std::vector<int64_t> Pads = *optInts(A, "pads");
+  std::optional<std::vector<int64_t>> Axes = optInts(A, "axes");
+  if (Pads.size() % 2 != 0)
+    fail("pad: attribute 'pads' must have an even length, got {}", Pads.size());
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("pad", Args, 0);
+  if (!X.shape)
+    return Axes ? tensorTypeUnknownRank(X.dtype)
+                : unknownDims((int64_t)Pads.size() / 2, X.dtype);
+  int64_t Rank = (int64_t)X.shape->size();
+  std::vector<int64_t> Ax;
+  if (Axes) {
+    std::set<int64_t> Seen;
+    for (int64_t I : *Axes) {
+      Ax.push_back(normalizeAxisFor("pad", I, Rank));
+      if (!Seen.insert(Ax.back()).second)
+        fail("pad: axis {} appears more than once", I);
+    }
+  } else {
+    for (int64_t I = 0; I < Rank; ++I)
+      Ax.push_back(I);
+  }
+  size_t N = Ax.size();
+  if (Pads.size() != 2 * N)
+    failArg(0, "pad: attribute 'pads' has {} entries, expected {} for {}",
+            Pads.size(), 2 * N, typeStr(X));
+  std::vector<Dim> Out = *X.shape;
+  for (size_t I = 0; I < N; ++I) {
+    int64_t Delta = Pads[I] + Pads[I + N];
+    Dim &D = Out[Ax[I]];
+    if (D.isConst()) {
+      if (D.value + Delta < 0)
+        failArg(0, "pad: pads crop axis {} of {} below zero", Ax[I], typeStr(X));
+      D = Dim::constant(D.value + Delta);
+    } else if (Delta != 0) {
+      D = Dim::any();
+    }
+  }
+  return makeTensor(Out, X.dtype);
+}
+
+// pad_dyn(x, pads[, value[, axes]]): same rank; padded extents unknown.
+Type padDynRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("pad_dyn", A);
+  checkPadMode("pad_dyn", A);
+  if (Args.size() < 2 || Args.size() > 4)
+    fail("pad_dyn: expects 2 to 4 arguments (x, pads, value?, axes?), got {}",
+         Args.size());
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("pad_dyn", Args, 0);
+  std::optional<int64_t> N =
+      listLength("pad_dyn", tensorArg("pad_dyn", Args, 1), 1, "pads");
+  if (Args.size() > 2)
+    requireSameDType("pad_dyn", X, tensorArg("pad_dyn", Args, 2), 2);
+  if (Args.size() > 3)
+    listLength("pad_dyn", tensorArg("pad_dyn", Args, 3), 3, "axes");
+  if (!X.shape)
+    return Args.size() > 3 || !N ? tensorTypeUnknownRank(X.dtype)
+                                 : unknownDims(*N / 2, X.dtype);
+  return unknownDims((int64_t)X.shape->size(), X.dtype);
+}
+
+// depth_to_space / space_to_depth on NCHW.
+template <bool ToSpace>
+Type spaceRel(const std::vector<Type> &Args, const Attrs &A) {
+  std::string_view Op = ToSpace ? "depth_to_space" : "space_to_depth";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 1);
+  int64_t B = *optInt(A, "blocksize");
+  if (B <= 0)
+    fail("{}: attribute 'blocksize' must be positive, got {}", Op, B);
+  if (ToSpace) {
+    std::string Mode = optString(A, "mode").value_or("DCR");
+    if (Mode != "DCR" && Mode != "CRD")
+      fail("{}: attribute 'mode' must be DCR or CRD, got '{}'", Op, Mode);
+  }
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  if (!X.shape)
+    return unknownDims(4, X.dtype);
+  if (X.shape->size() != 4)
+    failArg(0, "{}: the input must have rank 4 (N, C, H, W), got {}", Op,
+            typeStr(X));
+  std::vector<Dim> Out = *X.shape;
+  auto Scale = [&](size_t I, bool Mul, int64_t F) {
+    const Dim &D = (*X.shape)[I];
+    if (!D.isConst()) {
+      Out[I] = Dim::any();
+      return;
+    }
+    if (!Mul && D.value % F != 0)
+      failArg(0, "{}: dimension {} of {} is not divisible by {}", Op, I,
+              typeStr(X), F);
+    Out[I] = Dim::constant(Mul ? D.value * F : D.value / F);
+  };
+  Scale(1, !ToSpace, B * B);
+  Scale(2, ToSpace, B);
+  Scale(3, ToSpace, B);
+  return makeTensor(Out, X.dtype);
+}
+
+
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
@@ -398,5 +810,81 @@ RIVET_REGISTER_OP(OpInfo{
     "take", "Gathers entries of x along an axis at the given indices.", 2,
     {AttrSpec{"axis", K::Int, false, "the gathered axis; absent flattens x"}},
     takeRel, Inj});
+
+RIVET_REGISTER_OP(OpInfo{
+    "reshape_dyn", "Reshapes to the shape held by a 1-D int64 tensor (ONNX "
+    "Reshape with a computed shape; 0 copies unless allowzero).", 2,
+    {AttrSpec{"allowzero", K::Int, false, "1: a 0 in shape is a zero extent (default 0)"}},
+    reshapeDynRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "split_dyn", "ONNX Split with the part sizes held by a 1-D int64 tensor "
+    "(they must add up to the extent); a tuple.", 2,
+    {AttrSpec{"axis", K::Int, false, "the axis to split (default 0)"},
+     AttrSpec{"num_outputs", K::Int, true, "the number of parts"}},
+    splitDynRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "slice_dyn", "ONNX Slice with starts/ends/axes/steps as tensors; the "
+    "extents depend on their values.", -1, {}, sliceDynRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "squeeze", "Removes the given axes of extent 1 (default: every axis of "
+    "extent 1).", 1,
+    {AttrSpec{"axes", K::Ints, false, "axes to remove; each must have extent 1"}},
+    squeezeRel, Inj});
+RIVET_REGISTER_OP(OpInfo{
+    "squeeze_dyn", "Removes the axes of extent 1 named by a 1-D int64 tensor.", 2,
+    {}, squeezeDynRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "unsqueeze", "Inserts axes of extent 1; axes index the output (rank "
+    "r + len(axes)).", 1,
+    {AttrSpec{"axes", K::Ints, true, "positions of the new axes in the output"}},
+    unsqueezeRel, Inj});
+RIVET_REGISTER_OP(OpInfo{
+    "unsqueeze_dyn", "Inserts axes of extent 1 at the output positions held "
+    "by a 1-D int64 tensor.", 2, {}, unsqueezeDynRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "flatten", "Reshapes to 2-D: (prod(d[:axis]), prod(d[axis:])), axis in "
+    "[-r, r].", 1,
+    {AttrSpec{"axis", K::Int, false, "the split point (default 1)"}},
+    flattenRel, Inj});
+RIVET_REGISTER_OP(OpInfo{
+    "expand", "Broadcasts x against a shape (ONNX Expand: bidirectional, "
+    "the result may be larger than the shape).", 1,
+    {AttrSpec{"shape", K::Ints, true, "the shape to broadcast with"}},
+    expandRel, FusionPattern::Broadcast});
+RIVET_REGISTER_OP(OpInfo{
+    "expand_dyn", "ONNX Expand with the shape held by a 1-D int64 tensor.", 2,
+    {}, expandDynRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "tile", "Repeats x along each axis (ONNX Tile); repeats has one entry "
+    "per axis.", 1,
+    {AttrSpec{"repeats", K::Ints, true, "non-negative repeat count per axis"}},
+    tileRel, Inj});
+RIVET_REGISTER_OP(OpInfo{
+    "tile_dyn", "ONNX Tile with the repeats held by a 1-D int64 tensor.", 2,
+    {}, tileDynRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "pad", "Pads (or crops, for negative pads) each axis: constant, reflect "
+    "or edge mode.", 1,
+    {AttrSpec{"pads", K::Ints, true, "[begin per axis..., end per axis...]"},
+     AttrSpec{"mode", K::String, false, "constant (default), reflect or edge"},
+     AttrSpec{"value", K::Float, false, "the constant fill value (default 0)"},
+     AttrSpec{"axes", K::Ints, false, "the padded axes (default all)"}},
+    padRel, Inj});
+RIVET_REGISTER_OP(OpInfo{
+    "pad_dyn", "ONNX Pad with pads (and optionally the fill value and axes) "
+    "held by tensors.", -1,
+    {AttrSpec{"mode", K::String, false, "constant (default), reflect or edge"}},
+    padDynRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "depth_to_space", "Moves channel blocks into spatial blocks: (N, C, H, W) "
+    "-> (N, C/b^2, H*b, W*b).", 1,
+    {AttrSpec{"blocksize", K::Int, true, "the block size b"},
+     AttrSpec{"mode", K::String, false, "DCR (default) or CRD channel order"}},
+    spaceRel<true>, Inj});
+RIVET_REGISTER_OP(OpInfo{
+    "space_to_depth", "Moves spatial blocks into channels: (N, C, H, W) -> "
+    "(N, C*b^2, H/b, W/b).", 1,
+    {AttrSpec{"blocksize", K::Int, true, "the block size b"}},
+    spaceRel<false>, Inj});
 
 } // namespace rivet::ir

@@ -1,27 +1,55 @@
 //===- Creation.cc - Creation and shape operators -------------------------===//
 //
-// shape_of, zeros, ones, full and arange. arange is the one operator here
-// whose output shape depends on input values.
+// shape_of, size, dim_size, zeros, ones, full, arange, constant_of_shape,
+// eye_like and trilu. arange and constant_of_shape are the operators here
+// whose output shapes depend on input values.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/ops/KernelUtil.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace rivet::kernels {
 namespace {
 
+/// ONNX Shape's [start, end) window of the dimensions, clamped to the rank.
+std::pair<int64_t, int64_t> shapeWindow(const Tensor &X, const Attrs &A) {
+  int64_t R = X.rank();
+  auto Clamp = [R](int64_t I) {
+    if (I < 0)
+      I += R;
+    return std::clamp<int64_t>(I, 0, R);
+  };
+  int64_t Start = Clamp(attrInt("shape_of", A, "start", 0));
+  int64_t End = Clamp(attrInt("shape_of", A, "end", R));
+  return {Start, std::max(Start, End)};
+}
+
 std::vector<TensorMeta> shapeOfShape(const std::vector<Tensor> &In,
-                                     const Attrs &) {
+                                     const Attrs &A) {
   checkArity("shape_of", In, 1);
-  return {{{In[0].rank()}, DType::Int64}};
+  auto [Start, End] = shapeWindow(In[0], A);
+  return {{{End - Start}, DType::Int64}};
 }
 
 void shapeOfKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
-                   const Attrs &) {
+                   const Attrs &A) {
+  auto [Start, End] = shapeWindow(In[0], A);
   int64_t *P = Out[0].data<int64_t>();
-  for (int64_t I = 0; I < In[0].rank(); ++I)
-    P[I] = In[0].shape()[I];
+  for (int64_t I = Start; I < End; ++I)
+    P[I - Start] = In[0].shape()[I];
+}
+
+std::vector<TensorMeta> sizeShape(const std::vector<Tensor> &In,
+                                  const Attrs &) {
+  checkArity("size", In, 1);
+  return {{{}, DType::Int64}};
+}
+
+void sizeKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                const Attrs &) {
+  *Out[0].data<int64_t>() = In[0].numel();
 }
 
 std::vector<TensorMeta> dimSizeShape(const std::vector<Tensor> &In,
@@ -167,6 +195,118 @@ void arangeKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   });
 }
 
+//===----------------------------------------------------------------------===//
+// constant_of_shape, eye_like, trilu
+//===----------------------------------------------------------------------===//
+
+/// The one-element fill value of constant_of_shape (default float32 0).
+Tensor constantValue(const Attrs &A) {
+  if (!A.has("value"))
+    return Tensor::scalar<float>(0.0f);
+  const Tensor &V =
+      withOp("constant_of_shape", [&]() -> const Tensor & {
+        return A.getTensor("value");
+      });
+  if (V.numel() != 1)
+    fail("constant_of_shape: attribute 'value' must have one element, got "
+         "shape {}",
+         shapeToString(V.shape()));
+  return V;
+}
+
+std::vector<TensorMeta> constantOfShapeShape(const std::vector<Tensor> &In,
+                                             const Attrs &A) {
+  checkArity("constant_of_shape", In, 1);
+  const Tensor &S = In[0];
+  checkDType("constant_of_shape", "shape", S.dtype(), DTypeClass::Index);
+  if (S.rank() != 1)
+    fail("constant_of_shape: input 'shape' must be 1-D, got shape {}",
+         shapeToString(S.shape()));
+  Shape Out = S.toIntVector();
+  for (int64_t D : Out)
+    if (D < 0)
+      fail("constant_of_shape: negative extent {} in shape {}", D,
+           shapeToString(Out));
+  withOp("constant_of_shape", [&] { return numElements(Out); });
+  return {{Out, constantValue(A).dtype()}};
+}
+
+void constantOfShapeKernel(const std::vector<Tensor> &, std::vector<Tensor> &Out,
+                           const Attrs &A) {
+  Tensor V = constantValue(A);
+  size_t ESize = dtypeSize(V.dtype());
+  char *P = static_cast<char *>(Out[0].rawData());
+  for (int64_t I = 0; I < Out[0].numel(); ++I)
+    std::memcpy(P + I * ESize, V.rawData(), ESize);
+}
+
+std::vector<TensorMeta> eyeLikeShape(const std::vector<Tensor> &In,
+                                     const Attrs &A) {
+  checkArity("eye_like", In, 1);
+  if (In[0].rank() != 2)
+    fail("eye_like: input must be 2-D, got shape {}",
+         shapeToString(In[0].shape()));
+  attrInt("eye_like", A, "k", 0);
+  return {{In[0].shape(), *attrDType("eye_like", A, "dtype", In[0].dtype())}};
+}
+
+void eyeLikeKernel(const std::vector<Tensor> &, std::vector<Tensor> &Out,
+                   const Attrs &A) {
+  int64_t K = attrInt("eye_like", A, "k", 0);
+  int64_t Rows = Out[0].shape()[0], Cols = Out[0].shape()[1];
+  fillWith(Out[0], 0.0);
+  dispatchDType(Out[0].dtype(), [&](auto Tag) {
+    using E = decltype(Tag);
+    E One = convertElement<E>(1.0);
+    E *P = Out[0].data<E>();
+    for (int64_t I = 0; I < Rows; ++I) {
+      int64_t J = I + K;
+      if (J >= 0 && J < Cols)
+        P[I * Cols + J] = One;
+    }
+  });
+}
+
+std::vector<TensorMeta> triluShape(const std::vector<Tensor> &In,
+                                   const Attrs &A) {
+  if (In.empty() || In.size() > 2)
+    fail("trilu: expected 1 or 2 inputs, got {}", In.size());
+  if (In[0].rank() < 2)
+    fail("trilu: input must have rank >= 2, got shape {}",
+         shapeToString(In[0].shape()));
+  if (In.size() == 2 && In[1].defined()) {
+    checkDType("trilu", "k", In[1].dtype(), DTypeClass::Index);
+    if (In[1].numel() != 1)
+      fail("trilu: input 'k' must have one element, got shape {}",
+           shapeToString(In[1].shape()));
+  }
+  attrFlag("trilu", A, "upper", true);
+  return {{In[0].shape(), In[0].dtype()}};
+}
+
+void triluKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                 const Attrs &A) {
+  bool Upper = attrFlag("trilu", A, "upper", true);
+  int64_t K = In.size() == 2 && In[1].defined() ? In[1].elementAsInt(0) : 0;
+  const Shape &S = In[0].shape();
+  int64_t Rows = S[S.size() - 2], Cols = S[S.size() - 1];
+  int64_t Mats = prodRange(S, 0, S.size() - 2);
+  size_t ESize = dtypeSize(In[0].dtype());
+  const char *Src = static_cast<const char *>(In[0].rawData());
+  char *Dst = static_cast<char *>(Out[0].rawData());
+  for (int64_t M = 0; M < Mats; ++M)
+    for (int64_t I = 0; I < Rows; ++I)
+      for (int64_t J = 0; J < Cols; ++J) {
+        // Upper keeps j - i >= k; lower keeps j - i <= k.
+        bool Keep = Upper ? J - I >= K : J - I <= K;
+        size_t Off = (size_t)((M * Rows + I) * Cols + J) * ESize;
+        if (Keep)
+          std::memcpy(Dst + Off, Src + Off, ESize);
+        else
+          std::memset(Dst + Off, 0, ESize);
+      }
+}
+
 } // namespace
 
 RIVET_REGISTER_KERNEL("shape_of", shapeOfKernel, shapeOfShape, false);
@@ -175,5 +315,11 @@ RIVET_REGISTER_KERNEL("zeros", fillKernel<0>, fillShape<0>, false);
 RIVET_REGISTER_KERNEL("ones", fillKernel<1>, fillShape<1>, false);
 RIVET_REGISTER_KERNEL("full", fullKernel, fullShape, false);
 RIVET_REGISTER_KERNEL("arange", arangeKernel, arangeShape, true);
+
+RIVET_REGISTER_KERNEL("size", sizeKernel, sizeShape, false);
+RIVET_REGISTER_KERNEL("constant_of_shape", constantOfShapeKernel,
+                      constantOfShapeShape, true);
+RIVET_REGISTER_KERNEL("eye_like", eyeLikeKernel, eyeLikeShape, false);
+RIVET_REGISTER_KERNEL("trilu", triluKernel, triluShape, false);
 
 } // namespace rivet::kernels

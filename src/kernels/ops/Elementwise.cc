@@ -3,12 +3,16 @@
 // Each operator is a functor with a Name, the DTypeClass it accepts and a
 // static apply() on the compute type (float for float16). The generic
 // kernels and shape functions below do the dtype dispatch and broadcasting.
-// Integer arithmetic wraps (two's complement) instead of overflowing.
+// A functor with attributes (mod's fmod, isinf's flags) is constructed from
+// the call's Attrs. Integer arithmetic wraps (two's complement) instead of
+// overflowing.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/ops/KernelUtil.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace rivet::kernels {
 namespace {
@@ -127,6 +131,72 @@ struct MinimumOp {
   }
 };
 
+struct ModOp {
+  static constexpr const char *Name = "mod";
+  static constexpr DTypeClass Class = DTypeClass::Numeric;
+  static constexpr bool OutBool = false;
+  bool Fmod = false; // true: the sign of the dividend (C fmod)
+  ModOp() = default;
+  explicit ModOp(const Attrs &A) : Fmod(attrFlag(Name, A, "fmod", false)) {}
+  template <typename T> T apply(T A, T B) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (B == 0)
+        fail("mod: integer modulo by zero");
+      if constexpr (std::is_signed_v<T>) {
+        if (B == -1)
+          return T(0); // INT_MIN % -1 would overflow
+        T R = (T)(A % B);
+        // Python/NumPy mod takes the sign of the divisor.
+        if (!Fmod && R != 0 && ((R < 0) != (B < 0)))
+          R = (T)(R + B);
+        return R;
+      } else {
+        return (T)(A % B);
+      }
+    } else {
+      T R = std::fmod(A, B);
+      if (!Fmod && R != 0 && ((R < 0) != (B < 0)))
+        R += B;
+      return R;
+    }
+  }
+};
+/// Shifts by B bits; a shift by the bit width or more gives 0 (or -1 for a
+/// negative signed value shifted right), never undefined behaviour.
+struct LeftShiftOp {
+  static constexpr const char *Name = "left_shift";
+  static constexpr DTypeClass Class = DTypeClass::Numeric;
+  static constexpr bool IntegerOnly = true;
+  static constexpr bool OutBool = false;
+  template <typename T> static T apply(T A, T B) {
+    using U = std::make_unsigned_t<T>;
+    if constexpr (std::is_signed_v<T>)
+      if (B < 0)
+        return T(0);
+    if ((uint64_t)B >= sizeof(T) * 8)
+      return T(0);
+    return (T)(U)((U)A << B);
+  }
+};
+struct RightShiftOp {
+  static constexpr const char *Name = "right_shift";
+  static constexpr DTypeClass Class = DTypeClass::Numeric;
+  static constexpr bool IntegerOnly = true;
+  static constexpr bool OutBool = false;
+  template <typename T> static T apply(T A, T B) {
+    if constexpr (std::is_signed_v<T>) {
+      if (B < 0)
+        return T(0);
+      if ((uint64_t)B >= sizeof(T) * 8)
+        return A < 0 ? T(-1) : T(0);
+    } else {
+      if ((uint64_t)B >= sizeof(T) * 8)
+        return T(0);
+    }
+    return (T)(A >> B);
+  }
+};
+
 #define RIVET_COMPARE_OP(Struct, OpName, Expr)                                 \
   struct Struct {                                                              \
     static constexpr const char *Name = OpName;                                \
@@ -222,69 +292,214 @@ struct LogicalNotOp {
   template <typename T> static T apply(T X) { return !X; }
 };
 
+#define RIVET_FLOAT_UNARY(Struct, OpName, Expr)                                \
+  struct Struct {                                                              \
+    static constexpr const char *Name = OpName;                                \
+    static constexpr DTypeClass Class = DTypeClass::Float;                     \
+    template <typename T> static T apply(T X) { return Expr; }                 \
+  };
+RIVET_FLOAT_UNARY(CeilOp, "ceil", std::ceil(X))
+RIVET_FLOAT_UNARY(FloorOp, "floor", std::floor(X))
+// nearbyint in the default rounding mode rounds half to even, as ONNX Round.
+RIVET_FLOAT_UNARY(RoundOp, "round", std::nearbyint(X))
+RIVET_FLOAT_UNARY(ReciprocalOp, "reciprocal", T(1) / X)
+RIVET_FLOAT_UNARY(ErfOp, "erf", std::erf(X))
+RIVET_FLOAT_UNARY(SinOp, "sin", std::sin(X))
+RIVET_FLOAT_UNARY(CosOp, "cos", std::cos(X))
+RIVET_FLOAT_UNARY(TanOp, "tan", std::tan(X))
+RIVET_FLOAT_UNARY(AsinOp, "asin", std::asin(X))
+RIVET_FLOAT_UNARY(AcosOp, "acos", std::acos(X))
+RIVET_FLOAT_UNARY(AtanOp, "atan", std::atan(X))
+RIVET_FLOAT_UNARY(SinhOp, "sinh", std::sinh(X))
+RIVET_FLOAT_UNARY(CoshOp, "cosh", std::cosh(X))
+RIVET_FLOAT_UNARY(AsinhOp, "asinh", std::asinh(X))
+RIVET_FLOAT_UNARY(AcoshOp, "acosh", std::acosh(X))
+RIVET_FLOAT_UNARY(AtanhOp, "atanh", std::atanh(X))
+#undef RIVET_FLOAT_UNARY
+
+struct SignOp {
+  static constexpr const char *Name = "sign";
+  static constexpr DTypeClass Class = DTypeClass::Numeric;
+  template <typename T> static T apply(T X) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(X))
+        return X;
+      return X > T(0) ? T(1) : X < T(0) ? T(-1) : T(0);
+    } else if constexpr (std::is_signed_v<T>) {
+      return X > 0 ? T(1) : X < 0 ? T(-1) : T(0);
+    } else {
+      return X != 0 ? T(1) : T(0);
+    }
+  }
+};
+struct IsNaNOp {
+  static constexpr const char *Name = "isnan";
+  static constexpr DTypeClass Class = DTypeClass::Float;
+  static constexpr bool OutBool = true;
+  template <typename T> static bool apply(T X) { return std::isnan(X); }
+};
+struct IsInfOp {
+  static constexpr const char *Name = "isinf";
+  static constexpr DTypeClass Class = DTypeClass::Float;
+  static constexpr bool OutBool = true;
+  bool Negative = true, Positive = true;
+  IsInfOp() = default;
+  explicit IsInfOp(const Attrs &A)
+      : Negative(attrFlag(Name, A, "detect_negative", true)),
+        Positive(attrFlag(Name, A, "detect_positive", true)) {}
+  template <typename T> bool apply(T X) const {
+    return std::isinf(X) && (X < T(0) ? Negative : Positive);
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Generic kernels and shape functions.
 //===----------------------------------------------------------------------===//
 
+/// The functor of one call: built from the attributes when it takes any.
+template <typename Op> Op makeFunctor(const Attrs &A) {
+  if constexpr (std::is_constructible_v<Op, const Attrs &>)
+    return Op(A);
+  else
+    return Op{};
+}
+
+/// Whether Op computes on element type E (IntegerOnly: integers, not bool).
+template <typename Op, typename E> constexpr bool opAccepts() {
+  if constexpr (requires { Op::IntegerOnly; })
+    return std::is_integral_v<E> && !std::is_same_v<E, bool>;
+  else
+    return elemInClass<E>(Op::Class);
+}
+
+template <typename Op> void checkOpDType(const char *Arg, DType T) {
+  if constexpr (requires { Op::IntegerOnly; }) {
+    if (!isInteger(T))
+      fail("{}: input '{}' must have an integer dtype, got {}", Op::Name, Arg,
+           dtypeName(T));
+  } else {
+    checkDType(Op::Name, Arg, T, Op::Class);
+  }
+}
+
+template <typename Op> constexpr bool outBool() {
+  if constexpr (requires { Op::OutBool; })
+    return Op::OutBool;
+  else
+    return false;
+}
+
 template <typename Op>
 std::vector<TensorMeta> binaryShape(const std::vector<Tensor> &In,
-                                    const Attrs &) {
+                                    const Attrs &A) {
   checkArity(Op::Name, In, 2);
   checkSameDType(Op::Name, "a", In[0], "b", In[1]);
-  checkDType(Op::Name, "a", In[0].dtype(), Op::Class);
+  checkOpDType<Op>("a", In[0].dtype());
+  makeFunctor<Op>(A); // validates the attributes
   return {{opBroadcast(Op::Name, In[0].shape(), In[1].shape()),
-           Op::OutBool ? DType::Bool : In[0].dtype()}};
+           outBool<Op>() ? DType::Bool : In[0].dtype()}};
 }
 
 template <typename Op>
 void binaryKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
-                  const Attrs &) {
+                  const Attrs &Attr) {
   const Tensor &A = In[0], &B = In[1];
   Tensor &R = Out[0];
+  Op F = makeFunctor<Op>(Attr);
   std::array<std::vector<int64_t>, 2> S{broadcastStrides(A.shape(), R.shape()),
                                         broadcastStrides(B.shape(), R.shape())};
   dispatchDType(A.dtype(), [&](auto Tag) {
     using E = decltype(Tag);
-    if constexpr (elemInClass<E>(Op::Class)) {
+    if constexpr (opAccepts<Op, E>()) {
       using C = ComputeT<E>;
-      using O = std::conditional_t<Op::OutBool, bool, E>;
+      using O = std::conditional_t<outBool<Op>(), bool, E>;
       const E *PA = A.data<E>(), *PB = B.data<E>();
       O *PR = R.data<O>();
       forEachStrided<2>(R.shape(), S,
                         [&](int64_t I, const std::array<int64_t, 2> &Off) {
                           PR[I] = convertElement<O>(
-                              Op::apply(C(PA[Off[0]]), C(PB[Off[1]])));
+                              F.apply(C(PA[Off[0]]), C(PB[Off[1]])));
                         });
     } else {
-      checkDType(Op::Name, "a", A.dtype(), Op::Class);
+      checkOpDType<Op>("a", A.dtype());
     }
   });
 }
 
 template <typename Op>
 std::vector<TensorMeta> unaryShape(const std::vector<Tensor> &In,
-                                   const Attrs &) {
+                                   const Attrs &A) {
   checkArity(Op::Name, In, 1);
-  checkDType(Op::Name, "x", In[0].dtype(), Op::Class);
-  return {{In[0].shape(), In[0].dtype()}};
+  checkOpDType<Op>("x", In[0].dtype());
+  makeFunctor<Op>(A);
+  return {{In[0].shape(), outBool<Op>() ? DType::Bool : In[0].dtype()}};
 }
 
 template <typename Op>
 void unaryKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
-                 const Attrs &) {
+                 const Attrs &A) {
   const Tensor &X = In[0];
+  Op F = makeFunctor<Op>(A);
   dispatchDType(X.dtype(), [&](auto Tag) {
     using E = decltype(Tag);
-    if constexpr (elemInClass<E>(Op::Class)) {
+    if constexpr (opAccepts<Op, E>()) {
       using C = ComputeT<E>;
+      using O = std::conditional_t<outBool<Op>(), bool, E>;
       const E *P = X.data<E>();
-      E *R = Out[0].data<E>();
+      O *R = Out[0].data<O>();
       int64_t N = X.numel();
       for (int64_t I = 0; I < N; ++I)
-        R[I] = convertElement<E>(Op::apply(C(P[I])));
+        R[I] = convertElement<O>(F.apply(C(P[I])));
     } else {
-      checkDType(Op::Name, "x", X.dtype(), Op::Class);
+      checkOpDType<Op>("x", X.dtype());
     }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// pow with an exponent of another dtype (ONNX Pow since opset 12).
+//===----------------------------------------------------------------------===//
+
+std::vector<TensorMeta> powShape(const std::vector<Tensor> &In,
+                                 const Attrs &) {
+  checkArity("pow", In, 2);
+  checkDType("pow", "a", In[0].dtype(), DTypeClass::Numeric);
+  checkDType("pow", "b", In[1].dtype(), DTypeClass::Numeric);
+  return {{opBroadcast("pow", In[0].shape(), In[1].shape()), In[0].dtype()}};
+}
+
+void powKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+               const Attrs &A) {
+  if (In[0].dtype() == In[1].dtype())
+    return binaryKernel<PowOp>(In, Out, A);
+  Tensor &R = Out[0];
+  std::array<std::vector<int64_t>, 2> S{
+      broadcastStrides(In[0].shape(), R.shape()),
+      broadcastStrides(In[1].shape(), R.shape())};
+  dispatchDType(In[0].dtype(), [&](auto BaseTag) {
+    using E = decltype(BaseTag);
+    dispatchDType(In[1].dtype(), [&](auto ExpTag) {
+      using F = decltype(ExpTag);
+      if constexpr (!std::is_same_v<E, bool> && !std::is_same_v<F, bool>) {
+        const E *PA = In[0].data<E>();
+        const F *PB = In[1].data<F>();
+        E *PR = R.data<E>();
+        constexpr bool BothInt = std::is_integral_v<E> && std::is_integral_v<F>;
+        forEachStrided<2>(
+            R.shape(), S, [&](int64_t I, const std::array<int64_t, 2> &Off) {
+              if constexpr (BothInt) {
+                // Wrapping int64 arithmetic truncates to E consistently.
+                PR[I] = (E)PowOp::apply<int64_t>((int64_t)PA[Off[0]],
+                                                 (int64_t)PB[Off[1]]);
+              } else {
+                // NumPy: power in float64, then cast to the base's dtype.
+                PR[I] = convertElement<E>(
+                    std::pow(convertElement<double>(PA[Off[0]]),
+                             convertElement<double>(PB[Off[1]])));
+              }
+            });
+      }
+    });
   });
 }
 
@@ -336,6 +551,60 @@ void castKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                 Out[0].dtype(), In[0].numel());
 }
 
+std::vector<TensorMeta> castLikeShape(const std::vector<Tensor> &In,
+                                      const Attrs &) {
+  checkArity("cast_like", In, 2);
+  return {{In[0].shape(), In[1].dtype()}};
+}
+
+//===----------------------------------------------------------------------===//
+// legacy_broadcast and full_like.
+//===----------------------------------------------------------------------===//
+
+/// ONNX opset <= 6 broadcasting: b's dims align with a's starting at `axis`;
+/// the result is b reshaped to a's rank with 1s around.
+std::vector<TensorMeta> legacyBroadcastShape(const std::vector<Tensor> &In,
+                                             const Attrs &A) {
+  checkArity("legacy_broadcast", In, 2);
+  int64_t RankA = In[1].rank(), RankB = In[0].rank();
+  int64_t Axis = attrInt("legacy_broadcast", A, "axis");
+  if (Axis < 0)
+    Axis += RankA;
+  if (Axis < 0 || Axis + RankB > RankA)
+    fail("legacy_broadcast: axis {} does not fit b of shape {} into a of "
+         "shape {}",
+         attrInt("legacy_broadcast", A, "axis"), shapeToString(In[0].shape()),
+         shapeToString(In[1].shape()));
+  Shape Out((size_t)RankA, 1);
+  for (int64_t I = 0; I < RankB; ++I)
+    Out[(size_t)(Axis + I)] = In[0].shape()[(size_t)I];
+  return {{Out, In[0].dtype()}};
+}
+
+void legacyBroadcastKernel(const std::vector<Tensor> &In,
+                           std::vector<Tensor> &Out, const Attrs &) {
+  if (In[0].nbytes())
+    std::memcpy(Out[0].rawData(), In[0].rawData(), In[0].nbytes());
+}
+
+std::vector<TensorMeta> fullLikeShape(const std::vector<Tensor> &In,
+                                      const Attrs &A) {
+  checkArity("full_like", In, 1);
+  withOp("full_like", [&] { return A.getFloat("value"); });
+  return {{In[0].shape(), *attrDType("full_like", A, "dtype", In[0].dtype())}};
+}
+
+void fullLikeKernel(const std::vector<Tensor> &, std::vector<Tensor> &Out,
+                    const Attrs &A) {
+  double V = A.getFloat("value");
+  dispatchDType(Out[0].dtype(), [&](auto Tag) {
+    using E = decltype(Tag);
+    E Fill = convertElement<E>(V);
+    E *P = Out[0].data<E>();
+    std::fill(P, P + Out[0].numel(), Fill);
+  });
+}
+
 } // namespace
 
 #define RIVET_BINARY(Op)                                                       \
@@ -347,7 +616,9 @@ RIVET_BINARY(AddOp);
 RIVET_BINARY(SubtractOp);
 RIVET_BINARY(MultiplyOp);
 RIVET_BINARY(DivideOp);
-RIVET_BINARY(PowOp);
+RIVET_BINARY(ModOp);
+RIVET_BINARY(LeftShiftOp);
+RIVET_BINARY(RightShiftOp);
 RIVET_BINARY(MaximumOp);
 RIVET_BINARY(MinimumOp);
 RIVET_BINARY(EqualOp);
@@ -368,7 +639,31 @@ RIVET_UNARY(TanhOp);
 RIVET_UNARY(SigmoidOp);
 RIVET_UNARY(SqrtOp);
 RIVET_UNARY(LogicalNotOp);
+RIVET_UNARY(CeilOp);
+RIVET_UNARY(FloorOp);
+RIVET_UNARY(RoundOp);
+RIVET_UNARY(ReciprocalOp);
+RIVET_UNARY(ErfOp);
+RIVET_UNARY(SinOp);
+RIVET_UNARY(CosOp);
+RIVET_UNARY(TanOp);
+RIVET_UNARY(AsinOp);
+RIVET_UNARY(AcosOp);
+RIVET_UNARY(AtanOp);
+RIVET_UNARY(SinhOp);
+RIVET_UNARY(CoshOp);
+RIVET_UNARY(AsinhOp);
+RIVET_UNARY(AcoshOp);
+RIVET_UNARY(AtanhOp);
+RIVET_UNARY(SignOp);
+RIVET_UNARY(IsNaNOp);
+RIVET_UNARY(IsInfOp);
+RIVET_REGISTER_KERNEL("pow", powKernel, powShape, false);
 RIVET_REGISTER_KERNEL("where", whereKernel, whereShape, false);
 RIVET_REGISTER_KERNEL("cast", castKernel, castShape, false);
+RIVET_REGISTER_KERNEL("cast_like", castKernel, castLikeShape, false);
+RIVET_REGISTER_KERNEL("legacy_broadcast", legacyBroadcastKernel,
+                      legacyBroadcastShape, false);
+RIVET_REGISTER_KERNEL("full_like", fullLikeKernel, fullLikeShape, false);
 
 } // namespace rivet::kernels

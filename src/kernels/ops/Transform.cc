@@ -1,7 +1,10 @@
 //===- Transform.cc - Shape manipulation operators ------------------------===//
 //
-// reshape, transpose, concatenate, stack, split, strided_slice and take.
-// All of them move bytes without looking at values, so the kernels work on
+// reshape, transpose, concatenate, stack, split, strided_slice, take,
+// squeeze, unsqueeze, flatten, expand, tile, pad, depth_to_space and
+// space_to_depth, plus the data-dependent *_dyn variants that read a shape,
+// axes, starts/ends or repeats from an input tensor. All of them move bytes
+// without looking at values (pad's fill value aside), so the kernels work on
 // element sizes rather than dtypes.
 //
 //===----------------------------------------------------------------------===//
@@ -428,6 +431,529 @@ void takeKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                   Row);
 }
 
+//===----------------------------------------------------------------------===//
+// Inputs that carry integer lists (shapes, axes, repeats, pads)
+//===----------------------------------------------------------------------===//
+
+/// The values of a 0-D or 1-D int32/int64 input named Arg of operator Op.
+std::vector<int64_t> intListInput(const char *Op, const char *Arg,
+                                  const Tensor &T) {
+  checkDType(Op, Arg, T.dtype(), DTypeClass::Index);
+  if (T.rank() > 1)
+    fail("{}: input '{}' must be 1-D, got shape {}", Op, Arg,
+         shapeToString(T.shape()));
+  if (!T.hasData())
+    fail("{}: input '{}' must hold values (the shape depends on them)", Op,
+         Arg);
+  return T.toIntVector();
+}
+
+/// Normalizes a list of axes against Rank, rejecting repeats.
+std::vector<int64_t> uniqueAxes(const char *Op, std::vector<int64_t> Axes,
+                                int64_t Rank) {
+  std::vector<bool> Seen(Rank, false);
+  for (int64_t &Ax : Axes) {
+    Ax = opAxis(Op, Ax, Rank);
+    if (Seen[Ax])
+      fail("{}: axis {} appears more than once", Op, Ax);
+    Seen[Ax] = true;
+  }
+  return Axes;
+}
+
+//===----------------------------------------------------------------------===//
+// reshape_dyn
+//===----------------------------------------------------------------------===//
+
+/// ONNX Reshape with allowzero = 1: a 0 is a literal zero extent.
+Shape reshapeLiteral(const Shape &In, const std::vector<int64_t> &NewShape) {
+  std::vector<int64_t> New = NewShape;
+  bool HasZero = std::count(New.begin(), New.end(), 0) > 0;
+  bool HasInfer = std::count(New.begin(), New.end(), -1) > 0;
+  if (HasZero && HasInfer)
+    fail("reshape_dyn: shape {} has both 0 and -1, which allowzero=1 forbids",
+         shapeToString(New));
+  if (!HasZero)
+    return reshapeTarget(In, New);
+  for (int64_t D : New)
+    if (D < 0)
+      fail("reshape_dyn: invalid extent {} in shape {}", D, shapeToString(New));
+  if (numElements(In) != 0)
+    fail("reshape_dyn: cannot reshape {} to {}", shapeToString(In),
+         shapeToString(New));
+  return New;
+}
+
+std::vector<TensorMeta> reshapeDynShape(const std::vector<Tensor> &In,
+                                        const Attrs &A) {
+  checkArity("reshape_dyn", In, 2);
+  std::vector<int64_t> New = intListInput("reshape_dyn", "shape", In[1]);
+  bool AllowZero = attrFlag("reshape_dyn", A, "allowzero", false);
+  Shape Out = AllowZero ? reshapeLiteral(In[0].shape(), New)
+                        : withOp("reshape_dyn", [&] {
+                            return reshapeTarget(In[0].shape(), New);
+                          });
+  return {{Out, In[0].dtype()}};
+}
+
+//===----------------------------------------------------------------------===//
+// slice_dyn (ONNX Slice with tensor starts/ends/axes/steps)
+//===----------------------------------------------------------------------===//
+
+Attrs sliceDynAttrs(const std::vector<Tensor> &In) {
+  const char *Op = "slice_dyn";
+  if (In.size() < 3 || In.size() > 5)
+    fail("slice_dyn: expected 3 to 5 inputs, got {}", In.size());
+  Attrs A;
+  A.set("begin", intListInput(Op, "starts", In[1]));
+  A.set("end", intListInput(Op, "ends", In[2]));
+  if (In.size() > 3 && In[3].defined())
+    A.set("axes", intListInput(Op, "axes", In[3]));
+  if (In.size() > 4 && In[4].defined())
+    A.set("strides", intListInput(Op, "steps", In[4]));
+  return A;
+}
+
+std::vector<TensorMeta> sliceDynShape(const std::vector<Tensor> &In,
+                                      const Attrs &) {
+  Attrs A = sliceDynAttrs(In);
+  return withOp("slice_dyn", [&] { return stridedSliceShape({In[0]}, A); });
+}
+
+void sliceDynKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                    const Attrs &) {
+  stridedSliceKernel({In[0]}, Out, sliceDynAttrs(In));
+}
+
+//===----------------------------------------------------------------------===//
+// squeeze, unsqueeze, flatten (all views: the kernel is a copy)
+//===----------------------------------------------------------------------===//
+
+Shape squeezeTarget(const char *Op, const Shape &In,
+                    const std::optional<std::vector<int64_t>> &Axes) {
+  int64_t R = (int64_t)In.size();
+  std::vector<bool> Drop(R, false);
+  if (!Axes) {
+    for (int64_t I = 0; I < R; ++I)
+      Drop[I] = In[I] == 1;
+  } else {
+    for (int64_t Ax : uniqueAxes(Op, *Axes, R)) {
+      if (In[Ax] != 1)
+        fail("{}: cannot squeeze axis {} of extent {} in {}", Op, Ax, In[Ax],
+             shapeToString(In));
+      Drop[Ax] = true;
+    }
+  }
+  Shape Out;
+  for (int64_t I = 0; I < R; ++I)
+    if (!Drop[I])
+      Out.push_back(In[I]);
+  return Out;
+}
+
+std::vector<TensorMeta> squeezeShape(const std::vector<Tensor> &In,
+                                     const Attrs &A) {
+  checkArity("squeeze", In, 1);
+  std::optional<std::vector<int64_t>> Axes;
+  if (A.has("axes"))
+    Axes = attrInts("squeeze", A, "axes");
+  return {{squeezeTarget("squeeze", In[0].shape(), Axes), In[0].dtype()}};
+}
+
+std::vector<TensorMeta> squeezeDynShape(const std::vector<Tensor> &In,
+                                        const Attrs &) {
+  checkArity("squeeze_dyn", In, 2);
+  return {{squeezeTarget("squeeze_dyn", In[0].shape(),
+                         intListInput("squeeze_dyn", "axes", In[1])),
+           In[0].dtype()}};
+}
+
+Shape unsqueezeTarget(const char *Op, const Shape &In,
+                      const std::vector<int64_t> &Axes) {
+  int64_t R = (int64_t)(In.size() + Axes.size());
+  std::vector<bool> New(R, false);
+  for (int64_t Ax : uniqueAxes(Op, Axes, R))
+    New[Ax] = true;
+  Shape Out;
+  size_t Next = 0;
+  for (int64_t I = 0; I < R; ++I)
+    Out.push_back(New[I] ? 1 : In[Next++]);
+  return Out;
+}
+
+std::vector<TensorMeta> unsqueezeShape(const std::vector<Tensor> &In,
+                                       const Attrs &A) {
+  checkArity("unsqueeze", In, 1);
+  return {{unsqueezeTarget("unsqueeze", In[0].shape(),
+                           attrInts("unsqueeze", A, "axes")),
+           In[0].dtype()}};
+}
+
+std::vector<TensorMeta> unsqueezeDynShape(const std::vector<Tensor> &In,
+                                          const Attrs &) {
+  checkArity("unsqueeze_dyn", In, 2);
+  return {{unsqueezeTarget("unsqueeze_dyn", In[0].shape(),
+                           intListInput("unsqueeze_dyn", "axes", In[1])),
+           In[0].dtype()}};
+}
+
+std::vector<TensorMeta> flattenShape(const std::vector<Tensor> &In,
+                                     const Attrs &A) {
+  checkArity("flatten", In, 1);
+  const Shape &S = In[0].shape();
+  int64_t R = (int64_t)S.size(), Axis = attrInt("flatten", A, "axis", 1);
+  if (Axis < -R || Axis > R)
+    fail("flatten: axis {} is out of range [{}, {}] for rank {}", Axis, -R, R,
+         R);
+  if (Axis < 0)
+    Axis += R;
+  return {{{prodRange(S, 0, Axis), prodRange(S, Axis, S.size())},
+           In[0].dtype()}};
+}
+
+//===----------------------------------------------------------------------===//
+// expand (bidirectional broadcast to a shape) and tile
+//===----------------------------------------------------------------------===//
+
+Shape expandTarget(const char *Op, const Shape &In,
+                   const std::vector<int64_t> &To) {
+  for (int64_t D : To)
+    if (D < 0)
+      fail("{}: negative extent {} in shape {}", Op, D, shapeToString(To));
+  return opBroadcast(Op, In, To);
+}
+
+std::vector<TensorMeta> expandShape(const std::vector<Tensor> &In,
+                                    const Attrs &A) {
+  checkArity("expand", In, 1);
+  return {{expandTarget("expand", In[0].shape(), attrInts("expand", A, "shape")),
+           In[0].dtype()}};
+}
+
+std::vector<TensorMeta> expandDynShape(const std::vector<Tensor> &In,
+                                       const Attrs &) {
+  checkArity("expand_dyn", In, 2);
+  return {{expandTarget("expand_dyn", In[0].shape(),
+                        intListInput("expand_dyn", "shape", In[1])),
+           In[0].dtype()}};
+}
+
+void broadcastCopyKernel(const std::vector<Tensor> &In,
+                         std::vector<Tensor> &Out, const Attrs &) {
+  copyStrided(In[0].rawData(), broadcastStrides(In[0].shape(), Out[0].shape()),
+              0, Out[0].rawData(), Out[0].shape(), dtypeSize(In[0].dtype()));
+}
+
+Shape tileTarget(const char *Op, const Shape &In,
+                 const std::vector<int64_t> &Reps) {
+  if (Reps.size() != In.size())
+    fail("{}: repeats {} must have one entry per dimension of {}", Op,
+         shapeToString(Reps), shapeToString(In));
+  Shape Out(In.size());
+  for (size_t I = 0; I < In.size(); ++I) {
+    if (Reps[I] < 0)
+      fail("{}: negative repeat {} in {}", Op, Reps[I], shapeToString(Reps));
+    Out[I] = In[I] * Reps[I];
+  }
+  withOp(Op, [&] { return numElements(Out); });
+  return Out;
+}
+
+std::vector<TensorMeta> tileShape(const std::vector<Tensor> &In,
+                                  const Attrs &A) {
+  checkArity("tile", In, 1);
+  return {{tileTarget("tile", In[0].shape(), attrInts("tile", A, "repeats")),
+           In[0].dtype()}};
+}
+
+std::vector<TensorMeta> tileDynShape(const std::vector<Tensor> &In,
+                                     const Attrs &) {
+  checkArity("tile_dyn", In, 2);
+  return {{tileTarget("tile_dyn", In[0].shape(),
+                      intListInput("tile_dyn", "repeats", In[1])),
+           In[0].dtype()}};
+}
+
+void tileKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                const Attrs &) {
+  const Shape &S = In[0].shape();
+  if (Out[0].numel() == 0)
+    return;
+  // View the output as (rep0, d0, rep1, d1, ...) and read x with stride 0 on
+  // the repeat axes.
+  std::vector<int64_t> C = contiguousStrides(S), Strides;
+  Shape View;
+  for (size_t I = 0; I < S.size(); ++I) {
+    View.push_back(Out[0].shape()[I] / S[I]);
+    View.push_back(S[I]);
+    Strides.push_back(0);
+    Strides.push_back(C[I]);
+  }
+  copyStrided(In[0].rawData(), Strides, 0, Out[0].rawData(), View,
+              dtypeSize(In[0].dtype()));
+}
+
+//===----------------------------------------------------------------------===//
+// pad (constant, reflect, edge; negative pads crop)
+//===----------------------------------------------------------------------===//
+
+struct PadPlan {
+  std::vector<int64_t> Begin; // per dimension
+  Shape Out;
+  int Mode = 0; // 0 constant, 1 reflect, 2 edge
+};
+
+PadPlan planPad(const char *Op, const Shape &In, std::vector<int64_t> Pads,
+                const std::optional<std::vector<int64_t>> &Axes,
+                const std::string &Mode) {
+  int64_t R = (int64_t)In.size();
+  std::vector<int64_t> Ax;
+  if (Axes) {
+    Ax = uniqueAxes(Op, *Axes, R);
+  } else {
+    for (int64_t I = 0; I < R; ++I)
+      Ax.push_back(I);
+  }
+  int64_t N = (int64_t)Ax.size();
+  if ((int64_t)Pads.size() != 2 * N)
+    fail("{}: pads {} must have 2 * {} entries for {}", Op,
+         shapeToString(Pads), N, shapeToString(In));
+  PadPlan P;
+  P.Begin.assign(R, 0);
+  P.Out = In;
+  if (Mode == "constant")
+    P.Mode = 0;
+  else if (Mode == "reflect")
+    P.Mode = 1;
+  else if (Mode == "edge")
+    P.Mode = 2;
+  else
+    fail("{}: unsupported mode '{}' (expected constant, reflect or edge)", Op,
+         Mode);
+  for (int64_t I = 0; I < N; ++I) {
+    int64_t D = Ax[I], B = Pads[I], E = Pads[I + N];
+    P.Begin[D] = B;
+    P.Out[D] = In[D] + B + E;
+    if (P.Out[D] < 0)
+      fail("{}: pads {} crop axis {} of extent {} below zero", Op,
+           shapeToString(Pads), D, In[D]);
+    if (P.Mode != 0 && In[D] == 0 && P.Out[D] > 0)
+      fail("{}: mode '{}' cannot pad the empty axis {}", Op, Mode, D);
+  }
+  withOp(Op, [&] { return numElements(P.Out); });
+  return P;
+}
+
+/// The source index for output index O along an axis of extent D, or -1 for
+/// the fill value.
+int64_t padSource(int64_t O, int64_t Begin, int64_t D, int Mode) {
+  int64_t I = O - Begin;
+  if (I >= 0 && I < D)
+    return I;
+  if (Mode == 0)
+    return -1;
+  if (Mode == 2)
+    return I < 0 ? 0 : D - 1;
+  if (D == 1)
+    return 0;
+  // Reflect without repeating the edge; the period is 2 * (D - 1).
+  int64_t Period = 2 * (D - 1);
+  I %= Period;
+  if (I < 0)
+    I += Period;
+  return I < D ? I : Period - I;
+}
+
+void padInto(const Tensor &X, Tensor &Out, const PadPlan &P,
+             const Tensor &Value) {
+  const Shape &S = X.shape();
+  size_t R = S.size();
+  size_t ESize = dtypeSize(X.dtype());
+  std::vector<char> Fill(ESize, 0);
+  if (Value.defined())
+    std::memcpy(Fill.data(), Value.cast(X.dtype()).rawData(), ESize);
+  std::vector<int64_t> C = contiguousStrides(S);
+  const char *Src = static_cast<const char *>(X.rawData());
+  char *Dst = static_cast<char *>(Out.rawData());
+  int64_t Total = Out.numel();
+  std::vector<int64_t> Idx(R, 0);
+  for (int64_t O = 0; O < Total; ++O) {
+    int64_t Off = 0;
+    bool Inside = true;
+    for (size_t D = 0; D < R && Inside; ++D) {
+      int64_t I = padSource(Idx[D], P.Begin[D], S[D], P.Mode);
+      if (I < 0)
+        Inside = false;
+      else
+        Off += I * C[D];
+    }
+    std::memcpy(Dst + O * ESize, Inside ? Src + Off * ESize : Fill.data(),
+                ESize);
+    for (size_t D = R; D-- > 0;) {
+      if (++Idx[D] < P.Out[D])
+        break;
+      Idx[D] = 0;
+    }
+  }
+}
+
+std::optional<std::vector<int64_t>> optAxesAttr(const char *Op,
+                                                const Attrs &A) {
+  if (!A.has("axes"))
+    return std::nullopt;
+  return attrInts(Op, A, "axes");
+}
+
+std::vector<TensorMeta> padShape(const std::vector<Tensor> &In,
+                                 const Attrs &A) {
+  checkArity("pad", In, 1);
+  PadPlan P = planPad("pad", In[0].shape(), attrInts("pad", A, "pads"),
+                      optAxesAttr("pad", A),
+                      withOp("pad", [&] { return A.getString("mode", "constant"); }));
+  return {{P.Out, In[0].dtype()}};
+}
+
+void padKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+               const Attrs &A) {
+  PadPlan P = planPad("pad", In[0].shape(), attrInts("pad", A, "pads"),
+                      optAxesAttr("pad", A), A.getString("mode", "constant"));
+  double V = withOp("pad", [&] { return A.getFloat("value", 0.0); });
+  padInto(In[0], Out[0], P, Tensor::scalar<double>(V));
+}
+
+PadPlan planPadDyn(const std::vector<Tensor> &In, const Attrs &A) {
+  const char *Op = "pad_dyn";
+  if (In.size() < 2 || In.size() > 4)
+    fail("pad_dyn: expected 2 to 4 inputs, got {}", In.size());
+  std::optional<std::vector<int64_t>> Axes;
+  if (In.size() > 3 && In[3].defined())
+    Axes = intListInput(Op, "axes", In[3]);
+  if (In.size() > 2 && In[2].defined() && In[2].numel() != 1)
+    fail("pad_dyn: input 'value' must have one element, got shape {}",
+         shapeToString(In[2].shape()));
+  return planPad(Op, In[0].shape(), intListInput(Op, "pads", In[1]), Axes,
+                 withOp(Op, [&] { return A.getString("mode", "constant"); }));
+}
+
+std::vector<TensorMeta> padDynShape(const std::vector<Tensor> &In,
+                                    const Attrs &A) {
+  return {{planPadDyn(In, A).Out, In[0].dtype()}};
+}
+
+void padDynKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                  const Attrs &A) {
+  Tensor Value;
+  if (In.size() > 2 && In[2].defined())
+    Value = In[2].reshape({});
+  padInto(In[0], Out[0], planPadDyn(In, A), Value);
+}
+
+//===----------------------------------------------------------------------===//
+// depth_to_space and space_to_depth (a reshape, a transpose, a reshape)
+//===----------------------------------------------------------------------===//
+
+struct SpacePlan {
+  Shape Out, View;             // the output, and it viewed in 6-D
+  std::vector<int64_t> Strides; // strides into the input for View
+};
+
+SpacePlan planSpace(const char *Op, const Tensor &X, const Attrs &A,
+                    bool ToSpace) {
+  if (X.rank() != 4)
+    fail("{}: input must have rank 4 (N, C, H, W), got {}", Op,
+         shapeToString(X.shape()));
+  int64_t B = attrInt(Op, A, "blocksize");
+  if (B <= 0)
+    fail("{}: blocksize must be positive, got {}", Op, B);
+  int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), W = X.dim(3);
+  SpacePlan P;
+  if (ToSpace) {
+    std::string Mode = withOp(Op, [&] { return A.getString("mode", "DCR"); });
+    if (Mode != "DCR" && Mode != "CRD")
+      fail("{}: mode must be DCR or CRD, got '{}'", Op, Mode);
+    if (C % (B * B) != 0)
+      fail("{}: channels {} are not divisible by blocksize^2 = {}", Op, C,
+           B * B);
+    int64_t C2 = C / (B * B);
+    P.Out = {N, C2, H * B, W * B};
+    P.View = {N, C2, H, B, W, B};
+    // Input strides for (n, c2, h, b1, w, b2).
+    int64_t SC = H * W;
+    if (Mode == "DCR") // channel = (b1 * B + b2) * C2 + c2
+      P.Strides = {C * SC, SC, W, B * C2 * SC, 1, C2 * SC};
+    else // channel = c2 * B * B + b1 * B + b2
+      P.Strides = {C * SC, B * B * SC, W, B * SC, 1, SC};
+    return P;
+  }
+  if (H % B != 0 || W % B != 0)
+    fail("{}: height {} and width {} must be divisible by blocksize {}", Op,
+         H, W, B);
+  P.Out = {N, C * B * B, H / B, W / B};
+  // Output (n, b1, b2, c, h2, w2) reads input (n, c, h2 * B + b1, w2 * B + b2).
+  P.View = {N, B, B, C, H / B, W / B};
+  P.Strides = {C * H * W, W, 1, H * W, B * W, B};
+  return P;
+}
+
+template <bool ToSpace>
+std::vector<TensorMeta> spaceShape(const std::vector<Tensor> &In,
+                                   const Attrs &A) {
+  const char *Op = ToSpace ? "depth_to_space" : "space_to_depth";
+  checkArity(Op, In, 1);
+  return {{planSpace(Op, In[0], A, ToSpace).Out, In[0].dtype()}};
+}
+
+template <bool ToSpace>
+void spaceKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                 const Attrs &A) {
+  const char *Op = ToSpace ? "depth_to_space" : "space_to_depth";
+  SpacePlan P = planSpace(Op, In[0], A, ToSpace);
+  copyStrided(In[0].rawData(), P.Strides, 0, Out[0].rawData(), P.View,
+              dtypeSize(In[0].dtype()));
+}
+
+//===----------------------------------------------------------------------===//
+// split_dyn (ONNX Split with the sizes as a tensor)
+//===----------------------------------------------------------------------===//
+
+/// split's attributes for the sizes held by In[1]; the sizes must add up to
+/// the extent of the axis.
+Attrs splitDynAttrs(const std::vector<Tensor> &In, const Attrs &A) {
+  checkArity("split_dyn", In, 2);
+  const Tensor &X = In[0];
+  if (X.rank() == 0)
+    fail("split_dyn: input must have rank >= 1, got a scalar");
+  int64_t Axis = opAxis("split_dyn", attrInt("split_dyn", A, "axis", 0),
+                        X.rank());
+  std::vector<int64_t> Sizes = intListInput("split_dyn", "split", In[1]);
+  int64_t N = attrInt("split_dyn", A, "num_outputs");
+  if ((int64_t)Sizes.size() != N)
+    fail("split_dyn: 'split' has {} sizes for {} outputs", Sizes.size(), N);
+  std::vector<int64_t> Points;
+  int64_t Sum = 0;
+  for (size_t I = 0; I < Sizes.size(); ++I) {
+    if (Sizes[I] < 0)
+      fail("split_dyn: negative size {} in {}", Sizes[I], shapeToString(Sizes));
+    Sum += Sizes[I];
+    if (I + 1 < Sizes.size())
+      Points.push_back(Sum);
+  }
+  if (Sum != X.dim(Axis))
+    fail("split_dyn: sizes {} add up to {}, but axis {} has extent {}",
+         shapeToString(Sizes), Sum, Axis, X.dim(Axis));
+  return Attrs{{"axis", Axis}, {"indices", Points}};
+}
+
+std::vector<TensorMeta> splitDynShape(const std::vector<Tensor> &In,
+                                      const Attrs &A) {
+  return splitShape({In[0]}, splitDynAttrs(In, A));
+}
+
+void splitDynKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                    const Attrs &A) {
+  splitKernel({In[0]}, Out, splitDynAttrs(In, A));
+}
+
 } // namespace
 
 RIVET_REGISTER_KERNEL("reshape", copyKernel, reshapeShape, false);
@@ -439,5 +965,24 @@ RIVET_REGISTER_KERNEL("split", splitKernel, splitShape, false);
 RIVET_REGISTER_KERNEL("strided_slice", stridedSliceKernel, stridedSliceShape,
                       false);
 RIVET_REGISTER_KERNEL("take", takeKernel, takeShape, false);
+
+RIVET_REGISTER_KERNEL("reshape_dyn", copyKernel, reshapeDynShape, true);
+RIVET_REGISTER_KERNEL("split_dyn", splitDynKernel, splitDynShape, true);
+RIVET_REGISTER_KERNEL("slice_dyn", sliceDynKernel, sliceDynShape, true);
+RIVET_REGISTER_KERNEL("squeeze", copyKernel, squeezeShape, false);
+RIVET_REGISTER_KERNEL("squeeze_dyn", copyKernel, squeezeDynShape, true);
+RIVET_REGISTER_KERNEL("unsqueeze", copyKernel, unsqueezeShape, false);
+RIVET_REGISTER_KERNEL("unsqueeze_dyn", copyKernel, unsqueezeDynShape, true);
+RIVET_REGISTER_KERNEL("flatten", copyKernel, flattenShape, false);
+RIVET_REGISTER_KERNEL("expand", broadcastCopyKernel, expandShape, false);
+RIVET_REGISTER_KERNEL("expand_dyn", broadcastCopyKernel, expandDynShape, true);
+RIVET_REGISTER_KERNEL("tile", tileKernel, tileShape, false);
+RIVET_REGISTER_KERNEL("tile_dyn", tileKernel, tileDynShape, true);
+RIVET_REGISTER_KERNEL("pad", padKernel, padShape, false);
+RIVET_REGISTER_KERNEL("pad_dyn", padDynKernel, padDynShape, true);
+RIVET_REGISTER_KERNEL("depth_to_space", spaceKernel<true>, spaceShape<true>,
+                      false);
+RIVET_REGISTER_KERNEL("space_to_depth", spaceKernel<false>, spaceShape<false>,
+                      false);
 
 } // namespace rivet::kernels

@@ -58,7 +58,6 @@ std::vector<Expr> convertLoop(NodeContext &C) {
     C.error("the body has {} outputs, expected at least {}",
             Body.output_size(), N + 1);
   size_t K = (size_t)Body.output_size() - 1 - N;
-  ir::Module &M = *C.graph().state().module;
 
   Expr MaxTrip = C.hasInput(0) ? C.bind(toScalar(C.input(0)), "max_trip") : nullptr;
   bool HasCond = C.hasInput(1);
@@ -81,13 +80,13 @@ std::vector<Expr> convertLoop(NodeContext &C) {
     for (size_t I = 0; I < N; ++I)
       Args.push_back(Outs[1 + I]);
     for (size_t I = 0; I < K; ++I)
-      Args.push_back(ir::call(M.findConstructor("Cons"), {Outs[1 + N + I], Accs[I]}));
+      Args.push_back(C.construct("Cons", {Outs[1 + N + I], Accs[I]}));
     return ir::call(Loop, Args);
   });
 
   std::vector<Expr> Results(Vs.begin(), Vs.end());
   for (size_t I = 0; I < K; ++I)
-    Results.push_back(stackList(M, ir::call(ir::globalVar("rev"), {Accs[I]})));
+    Results.push_back(stackList(C.callGlobal("rev", {Accs[I]})));
   Expr Done = ir::tuple(Results);
 
   Expr Test;
@@ -106,7 +105,7 @@ std::vector<Expr> convertLoop(NodeContext &C) {
   for (size_t I = 0; I < N; ++I)
     Init.push_back(C.input(2 + I));
   for (size_t I = 0; I < K; ++I)
-    Init.push_back(ir::call(M.findConstructor("Nil"), {}));
+    Init.push_back(C.construct("Nil", {}));
   Expr Result = ir::let(Loop, ir::function(Params, FnBody),
                         ir::call(Loop, Init));
   return C.bindTuple(Result, N + K);
@@ -137,7 +136,6 @@ std::vector<Expr> convertScan(NodeContext &C) {
       (int64_t)OutAxes.size() != K || (int64_t)OutDirs.size() != K)
     C.error("scan axes/directions attributes do not match the numbers of "
             "scan inputs ({}) and outputs ({})", M, K);
-  ir::Module &Mod = *C.graph().state().module;
 
   std::vector<Expr> Xs;
   for (int64_t J = 0; J < M; ++J)
@@ -170,14 +168,14 @@ std::vector<Expr> convertScan(NodeContext &C) {
     for (int64_t I = 0; I < N; ++I)
       Args.push_back(Outs[I]);
     for (int64_t I = 0; I < K; ++I)
-      Args.push_back(ir::call(Mod.findConstructor("Cons"), {Outs[N + I], Accs[I]}));
+      Args.push_back(C.construct("Cons", {Outs[N + I], Accs[I]}));
     return ir::call(Scan, Args);
   });
   std::vector<Expr> Results(States.begin(), States.end());
   for (int64_t I = 0; I < K; ++I) {
     // Accumulated newest first: a forward output is reversed once.
-    Expr L = OutDirs[I] ? Expr(Accs[I]) : ir::call(ir::globalVar("rev"), {Accs[I]});
-    Results.push_back(stackList(Mod, L, OutAxes[I]));
+    Expr L = OutDirs[I] ? Expr(Accs[I]) : C.callGlobal("rev", {Accs[I]});
+    Results.push_back(stackList(L, OutAxes[I]));
   }
   Expr FnBody = ir::ifThenElse(ir::callOp("less", {T, Len}), Continue,
                                ir::tuple(Results));
@@ -188,7 +186,7 @@ std::vector<Expr> convertScan(NodeContext &C) {
   for (int64_t I = 0; I < N; ++I)
     Init.push_back(C.input((size_t)I));
   for (int64_t I = 0; I < K; ++I)
-    Init.push_back(ir::call(Mod.findConstructor("Nil"), {}));
+    Init.push_back(C.construct("Nil", {}));
   Expr Result = ir::let(Scan, ir::function(Params, FnBody), ir::call(Scan, Init));
   return C.bindTuple(Result, (size_t)(N + K));
 }

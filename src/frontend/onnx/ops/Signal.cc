@@ -1,0 +1,145 @@
+//===- Signal.cc - ONNX DFT, STFT, window functions, MelWeightMatrix ------===//
+//
+// Scalar inputs that fix the output shape (dft_length, frame_step, the window
+// size, ...) become attributes of the static op when they are constants;
+// otherwise the *_dynamic op takes them as inputs (an empty constant stands
+// for a missing optional one).
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/onnx/Converter.h"
+
+namespace rivet::frontend {
+namespace {
+
+using ir::Expr;
+
+Expr inputOrAbsent(NodeContext &C, size_t I, DType T) {
+  return C.hasInput(I) ? C.input(I) : ir::constant(Tensor::zeros({0}, T));
+}
+
+/// The value of a constant one-element input, nullopt when it is not a
+/// constant; Absent is true when the input is missing.
+std::optional<Tensor> constScalar(NodeContext &C, size_t I, bool &Absent) {
+  Absent = !C.hasInput(I);
+  if (Absent)
+    return std::nullopt;
+  std::optional<Tensor> T = C.constantInput(I);
+  if (T && T->numel() != 1)
+    C.error("input {} must have exactly one element, got {}", I,
+            T->typeString());
+  return T;
+}
+
+/// ONNX TensorProto data type -> Rivet dtype name.
+std::string onnxDTypeName(NodeContext &C, int64_t T) {
+  switch (T) {
+  case 1: return "float32";
+  case 2: return "uint8";
+  case 3: return "int8";
+  case 5: return "int16";
+  case 6: return "int32";
+  case 7: return "int64";
+  case 10: return "float16";
+  case 11: return "float64";
+  default:
+    C.error("output_datatype {} is not supported (Rivet has bool, int8/16/32/"
+            "64, uint8, float16/32/64; windows need a numeric type)",
+            T);
+  }
+}
+
+std::vector<Expr> convertDft(NodeContext &C) {
+  Attrs A;
+  A.set("axis", C.attrInt("axis", 1));
+  A.set("inverse", C.attrInt("inverse", 0));
+  A.set("onesided", C.attrInt("onesided", 0));
+  bool Absent;
+  std::optional<Tensor> Len = constScalar(C, 1, Absent);
+  if (Absent || Len) {
+    if (Len)
+      A.set("dft_length", Len->elementAsInt(0));
+    return {ir::callOp("dft", {C.input(0)}, A)};
+  }
+  return {ir::callOp("dft_dynamic", {C.input(0), C.input(1)}, A)};
+}
+RIVET_REGISTER_ONNX_OP("DFT", 17, convertDft);
+
+std::vector<Expr> convertStft(NodeContext &C) {
+  Attrs A;
+  A.set("onesided", C.attrInt("onesided", 1));
+  bool StepAbsent, LenAbsent;
+  std::optional<Tensor> Step = constScalar(C, 1, StepAbsent);
+  std::optional<Tensor> Len = constScalar(C, 3, LenAbsent);
+  if (StepAbsent)
+    C.error("the input frame_step is required");
+  Expr Window = inputOrAbsent(C, 2, DType::Float32);
+  if (Step && (Len || LenAbsent)) {
+    A.set("frame_step", Step->elementAsInt(0));
+    if (Len)
+      A.set("frame_length", Len->elementAsInt(0));
+    return {ir::callOp("stft", {C.input(0), Window}, A)};
+  }
+  return {ir::callOp("stft_dynamic",
+                     {C.input(0), C.input(1), Window,
+                      inputOrAbsent(C, 3, DType::Int64)},
+                     A)};
+}
+RIVET_REGISTER_ONNX_OP("STFT", 17, convertStft);
+
+std::vector<Expr> convertWindow(NodeContext &C, const std::string &Op) {
+  Attrs A;
+  A.set("periodic", C.attrInt("periodic", 1));
+  A.set("dtype", onnxDTypeName(C, C.attrInt("output_datatype", 1)));
+  bool Absent;
+  std::optional<Tensor> Size = constScalar(C, 0, Absent);
+  if (Absent)
+    C.error("the input size is required");
+  if (Size) {
+    A.set("size", Size->elementAsInt(0));
+    return {ir::callOp(Op, {}, A)};
+  }
+  return {ir::callOp(Op + "_dynamic", {C.input(0)}, A)};
+}
+std::vector<Expr> convertHann(NodeContext &C) {
+  return convertWindow(C, "hann_window");
+}
+std::vector<Expr> convertHamming(NodeContext &C) {
+  return convertWindow(C, "hamming_window");
+}
+std::vector<Expr> convertBlackman(NodeContext &C) {
+  return convertWindow(C, "blackman_window");
+}
+RIVET_REGISTER_ONNX_OP("HannWindow", 17, convertHann);
+RIVET_REGISTER_ONNX_OP("HammingWindow", 17, convertHamming);
+RIVET_REGISTER_ONNX_OP("BlackmanWindow", 17, convertBlackman);
+
+std::vector<Expr> convertMel(NodeContext &C) {
+  Attrs A;
+  A.set("dtype", onnxDTypeName(C, C.attrInt("output_datatype", 1)));
+  const char *Names[] = {"num_mel_bins", "dft_length", "sample_rate",
+                         "lower_edge_hertz", "upper_edge_hertz"};
+  std::vector<std::optional<Tensor>> Vals;
+  bool AllConst = true;
+  for (size_t I = 0; I < 5; ++I) {
+    bool Absent;
+    Vals.push_back(constScalar(C, I, Absent));
+    if (Absent)
+      C.error("the input {} is required", Names[I]);
+    AllConst &= Vals.back().has_value();
+  }
+  if (AllConst) {
+    for (size_t I = 0; I < 3; ++I)
+      A.set(Names[I], Vals[I]->elementAsInt(0));
+    for (size_t I = 3; I < 5; ++I)
+      A.set(Names[I], Vals[I]->elementAsDouble(0));
+    return {ir::callOp("mel_weight_matrix", {}, A)};
+  }
+  std::vector<Expr> Args;
+  for (size_t I = 0; I < 5; ++I)
+    Args.push_back(C.input(I));
+  return {ir::callOp("mel_weight_matrix_dynamic", Args, A)};
+}
+RIVET_REGISTER_ONNX_OP("MelWeightMatrix", 17, convertMel);
+
+} // namespace
+} // namespace rivet::frontend

@@ -1,0 +1,316 @@
+//===- Transform.cc - ONNX shape manipulation operators -------------------===//
+//
+// Reshape, Transpose, Concat, Squeeze, Unsqueeze, Flatten, Slice, Expand,
+// Tile, Pad, Split, DepthToSpace and SpaceToDepth. Where ONNX passes a shape,
+// axes, pads or repeats as a tensor input, a constant input becomes the
+// static operator's attribute and any other input the data-dependent *_dyn
+// operator, so models that compute their shapes still import.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/onnx/GraphImporter.h"
+#include "frontend/onnx/OnnxHelpers.h"
+
+namespace rivet::frontend {
+namespace {
+
+using ir::Expr;
+using Ints = std::vector<int64_t>;
+
+/// The values of constant input I as int64s, or nullopt when it is not a
+/// constant; an error naming the node when it is not integer-valued.
+std::optional<Ints> constantInts(NodeContext &C, size_t I, const char *What) {
+  std::optional<Tensor> T = C.constantInput(I);
+  if (!T)
+    return std::nullopt;
+  if (T->dtype() != DType::Int64 && T->dtype() != DType::Int32)
+    C.error("input '{}' must be int32 or int64, got {}", What,
+            dtypeName(T->dtype()));
+  if (T->rank() > 1)
+    C.error("input '{}' must be 1-D, got shape {}", What,
+            shapeToString(T->shape()));
+  return T->toIntVector();
+}
+
+//===----------------------------------------------------------------------===//
+// Reshape
+//===----------------------------------------------------------------------===//
+
+std::vector<Expr> convertReshape1(NodeContext &C) {
+  return {ir::callOp("reshape", {C.input(0)},
+                     Attrs{{"newshape", C.attrInts("shape")}})};
+}
+
+std::vector<Expr> convertReshape5(NodeContext &C) {
+  int64_t AllowZero = C.attrInt("allowzero", 0);
+  std::optional<Ints> Shape = constantInts(C, 1, "shape");
+  // With allowzero a 0 is a literal extent, which `reshape` cannot express.
+  bool LiteralZero =
+      AllowZero && Shape && std::count(Shape->begin(), Shape->end(), 0) > 0;
+  if (Shape && !LiteralZero)
+    return {ir::callOp("reshape", {C.input(0)}, Attrs{{"newshape", *Shape}})};
+  return {ir::callOp("reshape_dyn", {C.input(0), C.input(1)},
+                     Attrs{{"allowzero", AllowZero}})};
+}
+
+//===----------------------------------------------------------------------===//
+// Transpose, Concat, Flatten
+//===----------------------------------------------------------------------===//
+
+std::vector<Expr> convertTranspose(NodeContext &C) {
+  Attrs A;
+  if (C.hasAttr("perm"))
+    A.set("axes", C.attrInts("perm"));
+  return {ir::callOp("transpose", {C.input(0)}, A)};
+}
+
+std::vector<Expr> convertConcat(NodeContext &C) {
+  std::vector<Expr> Args;
+  for (size_t I = 0; I < C.numInputs(); ++I)
+    if (C.hasInput(I))
+      Args.push_back(C.input(I));
+  if (Args.empty())
+    C.error("needs at least one input");
+  // Concat-1 had an optional axis defaulting to 1.
+  int64_t Axis = C.opset() < 4 ? C.attrInt("axis", 1) : C.attrInt("axis");
+  return {ir::callOp("concatenate", Args, Attrs{{"axis", Axis}})};
+}
+
+std::vector<Expr> convertFlatten(NodeContext &C) {
+  return {ir::callOp("flatten", {C.input(0)},
+                     Attrs{{"axis", C.attrInt("axis", 1)}})};
+}
+
+//===----------------------------------------------------------------------===//
+// Squeeze and Unsqueeze (axes attribute < 13, input >= 13)
+//===----------------------------------------------------------------------===//
+
+std::vector<Expr> convertSqueeze1(NodeContext &C) {
+  Attrs A;
+  if (C.hasAttr("axes"))
+    A.set("axes", C.attrInts("axes"));
+  return {ir::callOp("squeeze", {C.input(0)}, A)};
+}
+
+std::vector<Expr> convertSqueeze13(NodeContext &C) {
+  if (!C.hasInput(1))
+    return {ir::callOp("squeeze", {C.input(0)})};
+  if (std::optional<Ints> Axes = constantInts(C, 1, "axes"))
+    return {ir::callOp("squeeze", {C.input(0)}, Attrs{{"axes", *Axes}})};
+  return {ir::callOp("squeeze_dyn", {C.input(0), C.input(1)})};
+}
+
+std::vector<Expr> convertUnsqueeze1(NodeContext &C) {
+  return {ir::callOp("unsqueeze", {C.input(0)},
+                     Attrs{{"axes", C.attrInts("axes")}})};
+}
+
+std::vector<Expr> convertUnsqueeze13(NodeContext &C) {
+  if (std::optional<Ints> Axes = constantInts(C, 1, "axes"))
+    return {ir::callOp("unsqueeze", {C.input(0)}, Attrs{{"axes", *Axes}})};
+  return {ir::callOp("unsqueeze_dyn", {C.input(0), C.input(1)})};
+}
+
+//===----------------------------------------------------------------------===//
+// Slice (attributes < 10, inputs >= 10)
+//===----------------------------------------------------------------------===//
+
+std::vector<Expr> convertSlice1(NodeContext &C) {
+  Attrs A{{"begin", C.attrInts("starts")}, {"end", C.attrInts("ends")}};
+  if (C.hasAttr("axes"))
+    A.set("axes", C.attrInts("axes"));
+  return {ir::callOp("strided_slice", {C.input(0)}, A)};
+}
+
+std::vector<Expr> convertSlice10(NodeContext &C) {
+  std::optional<Ints> Starts = constantInts(C, 1, "starts");
+  std::optional<Ints> Ends = constantInts(C, 2, "ends");
+  std::optional<Ints> Axes, Steps;
+  bool AxesOk = !C.hasInput(3) || (Axes = constantInts(C, 3, "axes"));
+  bool StepsOk = !C.hasInput(4) || (Steps = constantInts(C, 4, "steps"));
+  if (Starts && Ends && AxesOk && StepsOk) {
+    Attrs A{{"begin", *Starts}, {"end", *Ends}};
+    if (Axes)
+      A.set("axes", *Axes);
+    if (Steps)
+      A.set("strides", *Steps);
+    return {ir::callOp("strided_slice", {C.input(0)}, A)};
+  }
+  std::vector<Expr> Args = {C.input(0), C.input(1), C.input(2)};
+  if (C.hasInput(3)) {
+    Args.push_back(C.input(3));
+  } else if (C.hasInput(4)) {
+    // Default axes 0..len(starts)-1, computed because starts is a tensor.
+    Expr N = ir::callOp("dim_size", {C.input(1)}, Attrs{{"axis", int64_t(0)}});
+    Args.push_back(ir::callOp(
+        "arange", {ir::constant(Tensor::scalar<int64_t>(0)), N,
+                   ir::constant(Tensor::scalar<int64_t>(1))}));
+  }
+  if (C.hasInput(4))
+    Args.push_back(C.input(4));
+  return {ir::callOp("slice_dyn", Args)};
+}
+
+//===----------------------------------------------------------------------===//
+// Expand and Tile
+//===----------------------------------------------------------------------===//
+
+std::vector<Expr> convertExpand(NodeContext &C) {
+  if (std::optional<Ints> Shape = constantInts(C, 1, "shape"))
+    return {ir::callOp("expand", {C.input(0)}, Attrs{{"shape", *Shape}})};
+  return {ir::callOp("expand_dyn", {C.input(0), C.input(1)})};
+}
+
+std::vector<Expr> convertTile6(NodeContext &C) {
+  if (std::optional<Ints> Reps = constantInts(C, 1, "repeats"))
+    return {ir::callOp("tile", {C.input(0)}, Attrs{{"repeats", *Reps}})};
+  return {ir::callOp("tile_dyn", {C.input(0), C.input(1)})};
+}
+
+//===----------------------------------------------------------------------===//
+// Pad (paddings < 2, pads attribute < 11, inputs >= 11, axes input >= 18)
+//===----------------------------------------------------------------------===//
+
+std::vector<Expr> convertPad1(NodeContext &C) {
+  Ints Pads = C.opset() < 2 ? C.attrInts("paddings") : C.attrInts("pads");
+  return {ir::callOp("pad", {C.input(0)},
+                     Attrs{{"pads", Pads},
+                           {"mode", C.attrString("mode", "constant")},
+                           {"value", C.attrFloat("value", 0.0)}})};
+}
+
+std::vector<Expr> convertPad11(NodeContext &C) {
+  std::string Mode = C.attrString("mode", "constant");
+  std::optional<Ints> Pads = constantInts(C, 1, "pads");
+  std::optional<Tensor> Value = C.constantInput(2);
+  std::optional<Ints> Axes;
+  bool AxesOk = !C.hasInput(3) || (Axes = constantInts(C, 3, "axes"));
+  if (Value && Value->numel() != 1)
+    C.error("constant_value must have one element, got shape {}",
+            shapeToString(Value->shape()));
+  if (Pads && AxesOk && (!C.hasInput(2) || Value)) {
+    Attrs A{{"pads", *Pads}, {"mode", Mode}};
+    if (Value)
+      A.set("value", Value->elementAsDouble(0));
+    if (Axes)
+      A.set("axes", *Axes);
+    return {ir::callOp("pad", {C.input(0)}, A)};
+  }
+  std::vector<Expr> Args = {C.input(0), C.input(1)};
+  if (C.hasInput(2) || C.hasInput(3)) {
+    if (!C.hasInput(2))
+      C.error("a computed 'axes' input needs an explicit constant_value");
+    Args.push_back(toScalar(C.input(2)));
+  }
+  if (C.hasInput(3))
+    Args.push_back(C.input(3));
+  return {ir::callOp("pad_dyn", Args, Attrs{{"mode", Mode}})};
+}
+
+//===----------------------------------------------------------------------===//
+// Split (split attribute < 13, input >= 13, num_outputs >= 18)
+//===----------------------------------------------------------------------===//
+
+std::vector<Expr> splitBySizes(NodeContext &C, int64_t Axis,
+                               const std::optional<Ints> &Sizes) {
+  size_t N = C.numOutputs();
+  Attrs A{{"axis", Axis}};
+  if (Sizes) {
+    if (Sizes->size() != N)
+      C.error("'split' has {} entries but the node has {} outputs",
+              Sizes->size(), N);
+    Ints Points;
+    int64_t Sum = 0;
+    for (size_t I = 0; I + 1 < Sizes->size(); ++I) {
+      if ((*Sizes)[I] < 0)
+        C.error("'split' has a negative size {}", (*Sizes)[I]);
+      Sum += (*Sizes)[I];
+      Points.push_back(Sum);
+    }
+    A.set("indices", Points);
+  } else {
+    A.set("sections", (int64_t)N);
+  }
+  Expr S = ir::callOp("split", {C.input(0)}, A);
+  return C.bindTuple(S, N);
+}
+
+/// Sizes computed at run time: split_dyn checks them against the extent.
+std::vector<Expr> splitDyn(NodeContext &C, int64_t Axis) {
+  size_t N = C.numOutputs();
+  Expr S = ir::callOp("split_dyn", {C.input(0), C.input(1)},
+                      Attrs{{"axis", Axis}, {"num_outputs", (int64_t)N}});
+  return C.bindTuple(S, N);
+}
+
+std::vector<Expr> convertSplit1(NodeContext &C) {
+  int64_t Axis = C.attrInt("axis", 0);
+  if (C.hasAttr("split"))
+    return splitBySizes(C, Axis, C.attrInts("split"));
+  if (C.hasInput(1)) {
+    std::optional<Ints> Sizes = constantInts(C, 1, "split");
+    if (!Sizes)
+      return splitDyn(C, Axis);
+    return splitBySizes(C, Axis, Sizes);
+  }
+  return splitBySizes(C, Axis, std::nullopt);
+}
+
+std::vector<Expr> convertSplit13(NodeContext &C) {
+  int64_t Axis = C.attrInt("axis", 0);
+  if (!C.hasInput(1)) {
+    if (C.hasAttr("num_outputs") &&
+        C.attrInt("num_outputs") != (int64_t)C.numOutputs())
+      C.error("num_outputs {} differs from the node's {} outputs",
+              C.attrInt("num_outputs"), C.numOutputs());
+    return splitBySizes(C, Axis, std::nullopt);
+  }
+  std::optional<Ints> Sizes = constantInts(C, 1, "split");
+  if (!Sizes)
+    return splitDyn(C, Axis);
+  return splitBySizes(C, Axis, Sizes);
+}
+
+//===----------------------------------------------------------------------===//
+// DepthToSpace and SpaceToDepth
+//===----------------------------------------------------------------------===//
+
+std::vector<Expr> convertDepthToSpace(NodeContext &C) {
+  return {ir::callOp("depth_to_space", {C.input(0)},
+                     Attrs{{"blocksize", C.attrInt("blocksize")},
+                           {"mode", C.attrString("mode", "DCR")}})};
+}
+
+std::vector<Expr> convertSpaceToDepth(NodeContext &C) {
+  return {ir::callOp("space_to_depth", {C.input(0)},
+                     Attrs{{"blocksize", C.attrInt("blocksize")}})};
+}
+
+} // namespace
+
+RIVET_REGISTER_ONNX_OP("Reshape", 1, convertReshape1);
+RIVET_REGISTER_ONNX_OP("Reshape", 5, convertReshape5);
+RIVET_REGISTER_ONNX_OP("Reshape", 14, convertReshape5);
+RIVET_REGISTER_ONNX_OP("Transpose", 1, convertTranspose);
+RIVET_REGISTER_ONNX_OP("Concat", 1, convertConcat);
+RIVET_REGISTER_ONNX_OP("Concat", 4, convertConcat);
+RIVET_REGISTER_ONNX_OP("Flatten", 1, convertFlatten);
+RIVET_REGISTER_ONNX_OP("Flatten", 11, convertFlatten);
+RIVET_REGISTER_ONNX_OP("Squeeze", 1, convertSqueeze1);
+RIVET_REGISTER_ONNX_OP("Squeeze", 13, convertSqueeze13);
+RIVET_REGISTER_ONNX_OP("Unsqueeze", 1, convertUnsqueeze1);
+RIVET_REGISTER_ONNX_OP("Unsqueeze", 13, convertUnsqueeze13);
+RIVET_REGISTER_ONNX_OP("Slice", 1, convertSlice1);
+RIVET_REGISTER_ONNX_OP("Slice", 10, convertSlice10);
+RIVET_REGISTER_ONNX_OP("Expand", 8, convertExpand);
+RIVET_REGISTER_ONNX_OP("Tile", 6, convertTile6);
+RIVET_REGISTER_ONNX_OP("Pad", 1, convertPad1);
+RIVET_REGISTER_ONNX_OP("Pad", 11, convertPad11);
+RIVET_REGISTER_ONNX_OP("Pad", 18, convertPad11);
+RIVET_REGISTER_ONNX_OP("Split", 1, convertSplit1);
+RIVET_REGISTER_ONNX_OP("Split", 13, convertSplit13);
+RIVET_REGISTER_ONNX_OP("Split", 18, convertSplit13);
+RIVET_REGISTER_ONNX_OP("DepthToSpace", 1, convertDepthToSpace);
+RIVET_REGISTER_ONNX_OP("DepthToSpace", 11, convertDepthToSpace);
+RIVET_REGISTER_ONNX_OP("SpaceToDepth", 1, convertSpaceToDepth);
+
+} // namespace rivet::frontend

@@ -1,0 +1,687 @@
+//===- NN.cc - Convolution, pooling and normalization operators -----------===//
+//
+// Type relations over [N, C, D1..Dn] inputs. Spatial output extents are
+// computed when the input extent is a constant and are `?` otherwise; ranks,
+// channel counts and attribute lengths are checked whenever they are known.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/ops/RelationUtil.h"
+
+namespace rivet::ir {
+namespace {
+
+using K = AttrSpec::Kind;
+
+Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
+  return std::make_shared<TensorTypeNode>(Shape, T);
+}
+
+/// Window attributes of a conv or pool, with defaults for a spatial rank.
+struct WindowAttrs {
+  std::vector<int64_t> Strides, Dilations, Pads;
+  std::string AutoPad = "NOTSET";
+  bool Ceil = false;
+};
+
+std::vector<int64_t> intsOr(std::string_view Op, const Attrs &A,
+                            const std::string &Name, size_t Len,
+                            int64_t Default, int64_t Min) {
+  std::vector<int64_t> V =
+      optInts(A, Name).value_or(std::vector<int64_t>(Len, Default));
+  if (V.size() != Len)
+    fail("{}: attribute '{}' must have {} entries, got {}", Op, Name, Len,
+         V.size());
+  for (int64_t X : V)
+    if (X < Min)
+      fail("{}: attribute '{}' has an invalid entry {} (must be >= {})", Op,
+           Name, X, Min);
+  return V;
+}
+
+WindowAttrs windowAttrs(std::string_view Op, const Attrs &A, size_t Rank) {
+  WindowAttrs W;
+  W.Strides = intsOr(Op, A, "strides", Rank, 1, 1);
+  W.Dilations = intsOr(Op, A, "dilations", Rank, 1, 1);
+  W.Pads = intsOr(Op, A, "pads", 2 * Rank, 0, 0);
+  W.AutoPad = optString(A, "auto_pad").value_or("NOTSET");
+  if (W.AutoPad != "NOTSET" && W.AutoPad != "SAME_UPPER" &&
+      W.AutoPad != "SAME_LOWER" && W.AutoPad != "VALID")
+    fail("{}: unknown auto_pad '{}' (expected NOTSET, SAME_UPPER, SAME_LOWER "
+         "or VALID)",
+         Op, W.AutoPad);
+  if (auto C = optInt(A, "ceil_mode")) {
+    if (*C != 0 && *C != 1)
+      fail("{}: attribute 'ceil_mode' must be 0 or 1, got {}", Op, *C);
+    W.Ceil = *C == 1;
+  }
+  return W;
+}
+
+/// The output extent along spatial axis I (same arithmetic as the kernel).
+Dim windowOut(std::string_view Op, const Dim &In, int64_t Kernel,
+              const WindowAttrs &W, size_t I, size_t Rank) {
+  if (!In.isConst() || Kernel < 1)
+    return Dim::any();
+  int64_t Eff = (Kernel - 1) * W.Dilations[I] + 1, S = W.Strides[I];
+  int64_t N = In.value;
+  if (W.AutoPad == "SAME_UPPER" || W.AutoPad == "SAME_LOWER")
+    return Dim::constant((N + S - 1) / S);
+  if (W.AutoPad == "VALID")
+    return Dim::constant(N < Eff ? 0 : (N - Eff) / S + 1);
+  int64_t PB = W.Pads[I], Span = N + PB + W.Pads[I + Rank] - Eff;
+  if (Span < 0)
+    failArg(0, "{}: the window ({} with dilation {}) is larger than the padded "
+               "input ({}) along spatial axis {}",
+            Op, Kernel, W.Dilations[I], N + PB + W.Pads[I + Rank], I);
+  int64_t O = (W.Ceil ? (Span + S - 1) / S : Span / S) + 1;
+  if (W.Ceil && (O - 1) * S >= N + PB)
+    --O;
+  return Dim::constant(O);
+}
+
+/// Checks x (argument 0) is [N, C, D1..Dn]; returns its rank or -1.
+int64_t spatialRank(std::string_view Op, const TensorTypeNode &X) {
+  if (!X.shape)
+    return -1;
+  if (X.shape->size() < 3)
+    failArg(0, "{}: the input must have rank >= 3 ([N, C, D1, ...]), got {}",
+            Op, typeStr(X));
+  return (int64_t)X.shape->size();
+}
+
+//===----------------------------------------------------------------------===//
+// conv, conv_integer, qlinear_conv
+//===----------------------------------------------------------------------===//
+
+/// Shared by the convolutions: x is argument XI, w argument WI.
+Type convLike(std::string_view Op, const std::vector<Type> &Args, size_t XI,
+              size_t WI, const Attrs &A, DType OutT) {
+  const TensorTypeNode &X = tensorArg(Op, Args, XI);
+  const TensorTypeNode &W = tensorArg(Op, Args, WI);
+  int64_t Group = optInt(A, "group").value_or(1);
+  if (Group < 1)
+    fail("{}: attribute 'group' must be >= 1, got {}", Op, Group);
+  int64_t Rank = spatialRank(Op, X);
+  if (W.shape) {
+    if (W.shape->size() < 3)
+      failArg(WI, "{}: the weight must have rank >= 3 ([M, C/group, k1, ...]), got {}",
+              Op, typeStr(W));
+    if (Rank >= 0 && (int64_t)W.shape->size() != Rank)
+      failArg(WI, "{}: the weight {} must have the rank of the input {}", Op,
+              typeStr(W), typeStr(X));
+    Rank = (int64_t)W.shape->size();
+  }
+  std::optional<std::vector<int64_t>> KAttr = optInts(A, "kernel_shape");
+  if (Rank < 0 && KAttr)
+    Rank = (int64_t)KAttr->size() + 2;
+  if (Rank < 0)
+    return tensorTypeUnknownRank(OutT);
+  size_t R = (size_t)Rank - 2;
+  if (KAttr && KAttr->size() != R)
+    fail("{}: attribute 'kernel_shape' must have {} entries, got {}", Op, R,
+         KAttr->size());
+  WindowAttrs WA = windowAttrs(Op, A, R);
+  std::vector<Dim> XS = X.shape ? *X.shape : std::vector<Dim>(Rank, Dim::any());
+  std::vector<Dim> WS = W.shape ? *W.shape : std::vector<Dim>(Rank, Dim::any());
+  // Channels: x's C == w[1] * group; w[0] divisible by group.
+  if (XS[1].isConst() && XS[1].value % Group != 0)
+    failArg(XI, "{}: group {} does not divide the input channels of {}", Op,
+            Group, typeStr(X));
+  if (XS[1].isConst() && WS[1].isConst() && WS[1].value * Group != XS[1].value)
+    failArg(WI, "{}: the weight {} expects {} input channels, the input {} has {} (group {})",
+            Op, typeStr(W), WS[1].value * Group, typeStr(X), XS[1].value, Group);
+  if (WS[0].isConst() && WS[0].value % Group != 0)
+    failArg(WI, "{}: group {} does not divide the output channels of {}", Op,
+            Group, typeStr(W));
+  std::vector<Dim> Out{XS[0], WS[0]};
+  for (size_t I = 0; I < R; ++I) {
+    int64_t Kern = WS[I + 2].isConst() ? WS[I + 2].value : -1;
+    if (KAttr) {
+      if (Kern >= 0 && Kern != (*KAttr)[I])
+        failArg(WI, "{}: attribute 'kernel_shape' ({}) does not match the weight {}",
+                Op, fmt::join(*KAttr, ", "), typeStr(W));
+      Kern = (*KAttr)[I];
+    }
+    Out.push_back(windowOut(Op, XS[I + 2], Kern, WA, I, R));
+  }
+  return makeTensor(Out, OutT);
+}
+
+/// A per-output-channel bias of type dtype/length M, argument BI.
+void checkBiasArg(std::string_view Op, const std::vector<Type> &Args,
+                  size_t BI, DType T, const Dim &M) {
+  const TensorTypeNode &B = tensorArg(Op, Args, BI);
+  if (B.dtype != T)
+    failArg(BI, "{}: the bias must have dtype {}, got {}", Op, dtypeName(T),
+            typeStr(B));
+  if (B.shape && (B.shape->size() != 1 || !mergeEqualDim((*B.shape)[0], M)))
+    failArg(BI, "{}: the bias must have shape ({},), got {}", Op, M.str(),
+            typeStr(B));
+}
+
+Dim dimOr(const TensorTypeNode &T, size_t I) {
+  return T.shape && T.shape->size() > I ? (*T.shape)[I] : Dim::any();
+}
+
+Type convRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("conv", A);
+  if (Args.size() != 2 && Args.size() != 3)
+    fail("conv: expects 2 or 3 arguments (x, w[, b]), got {}", Args.size());
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg("conv", Args, 0);
+  requireFloat("conv", X, 0);
+  requireSameDType("conv", X, tensorArg("conv", Args, 1), 1);
+  if (Args.size() == 3)
+    checkBiasArg("conv", Args, 2, X.dtype, dimOr(tensorArg("conv", Args, 1), 0));
+  return convLike("conv", Args, 0, 1, A, X.dtype);
+}
+
+void require8Bit(std::string_view Op, const TensorTypeNode &T, size_t Arg) {
+  if (T.dtype != DType::UInt8 && T.dtype != DType::Int8)
+    failArg(Arg, "{}: argument must be uint8 or int8, got {}", Op, typeStr(T));
+}
+
+Type convIntegerRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("conv_integer", A);
+  if (Args.size() < 2 || Args.size() > 4)
+    fail("conv_integer: expects 2 to 4 arguments (x, w[, x_zero_point[, "
+         "w_zero_point]]), got {}",
+         Args.size());
+  if (anyUndecided(Args))
+    return nullptr;
+  for (size_t I = 0; I < Args.size(); ++I)
+    require8Bit("conv_integer", tensorArg("conv_integer", Args, I), I);
+  return convLike("conv_integer", Args, 0, 1, A, DType::Int32);
+}
+
+Type qlinearConvRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "qlinear_conv";
+  validateOpAttrs(Op, A);
+  if (Args.size() != 8 && Args.size() != 9)
+    fail("{}: expects 8 or 9 arguments (x, x_scale, x_zero_point, w, w_scale, "
+         "w_zero_point, y_scale, y_zero_point[, b]), got {}",
+         Op, Args.size());
+  if (anyUndecided(Args))
+    return nullptr;
+  for (size_t I : {0, 2, 3, 5, 7})
+    require8Bit(Op, tensorArg(Op, Args, I), I);
+  for (size_t I : {1, 4, 6})
+    requireFloat(Op, tensorArg(Op, Args, I), I);
+  if (Args.size() == 9)
+    checkBiasArg(Op, Args, 8, DType::Int32, dimOr(tensorArg(Op, Args, 3), 0));
+  return convLike(Op, Args, 0, 3, A, tensorArg(Op, Args, 7).dtype);
+}
+
+//===----------------------------------------------------------------------===//
+// conv_transpose
+//===----------------------------------------------------------------------===//
+
+Type convTransposeRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "conv_transpose";
+  validateOpAttrs(Op, A);
+  if (Args.size() != 2 && Args.size() != 3)
+    fail("{}: expects 2 or 3 arguments (x, w[, b]), got {}", Op, Args.size());
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  const TensorTypeNode &W = tensorArg(Op, Args, 1);
+  requireFloat(Op, X, 0);
+  requireSameDType(Op, X, W, 1);
+  int64_t Group = optInt(A, "group").value_or(1);
+  if (Group < 1)
+    fail("{}: attribute 'group' must be >= 1, got {}", Op, Group);
+  int64_t Rank = spatialRank(Op, X);
+  if (W.shape) {
+    if (W.shape->size() < 3 || (Rank >= 0 && (int64_t)W.shape->size() != Rank))
+      failArg(1, "{}: the weight {} must be [C, M/group, k1, ...] with the rank of the input {}",
+              Op, typeStr(W), typeStr(X));
+    Rank = (int64_t)W.shape->size();
+  }
+  Dim M = Dim::any();
+  if (W.shape && (*W.shape)[1].isConst())
+    M = Dim::constant((*W.shape)[1].value * Group);
+  if (Args.size() == 3)
+    checkBiasArg(Op, Args, 2, X.dtype, M);
+  if (Rank < 0)
+    return tensorTypeUnknownRank(X.dtype);
+  size_t R = (size_t)Rank - 2;
+  std::vector<Dim> XS = X.shape ? *X.shape : std::vector<Dim>(Rank, Dim::any());
+  std::vector<Dim> WS = W.shape ? *W.shape : std::vector<Dim>(Rank, Dim::any());
+  if (!mergeEqualDim(XS[1], WS[0]))
+    failArg(1, "{}: the weight {} must have the input channels of {} as its first dimension",
+            Op, typeStr(W), typeStr(X));
+  WindowAttrs WA = windowAttrs(Op, A, R);
+  std::vector<int64_t> OutPad = intsOr(Op, A, "output_padding", R, 0, 0);
+  std::optional<std::vector<int64_t>> KAttr = optInts(A, "kernel_shape");
+  if (KAttr && KAttr->size() != R)
+    fail("{}: attribute 'kernel_shape' must have {} entries, got {}", Op, R,
+         KAttr->size());
+  std::optional<std::vector<int64_t>> OutShape = optInts(A, "output_shape");
+  if (OutShape && OutShape->size() == R + 2)
+    OutShape->erase(OutShape->begin(), OutShape->begin() + 2);
+  if (OutShape && OutShape->size() != R)
+    fail("{}: attribute 'output_shape' must have {} entries, got {}", Op, R,
+         OutShape->size());
+  std::vector<Dim> Out{XS[0], M};
+  for (size_t I = 0; I < R; ++I) {
+    if (OutShape) {
+      Out.push_back(Dim::constant((*OutShape)[I]));
+      continue;
+    }
+    const Dim &In = XS[I + 2];
+    int64_t Kern = WS[I + 2].isConst() ? WS[I + 2].value
+                                       : (KAttr ? (*KAttr)[I] : -1);
+    if (!In.isConst()) {
+      Out.push_back(Dim::any());
+    } else if (WA.AutoPad == "SAME_UPPER" || WA.AutoPad == "SAME_LOWER") {
+      Out.push_back(Dim::constant(In.value * WA.Strides[I]));
+    } else if (Kern < 0) {
+      Out.push_back(Dim::any());
+    } else {
+      int64_t Full = WA.Strides[I] * (In.value - 1) + OutPad[I] +
+                     (Kern - 1) * WA.Dilations[I] + 1;
+      int64_t O = WA.AutoPad == "VALID" ? Full
+                                        : Full - WA.Pads[I] - WA.Pads[I + R];
+      if (O < 0)
+        failArg(0, "{}: pads make the output extent negative along spatial axis {}",
+                Op, I);
+      Out.push_back(Dim::constant(O));
+    }
+  }
+  return makeTensor(Out, X.dtype);
+}
+
+//===----------------------------------------------------------------------===//
+// Pools
+//===----------------------------------------------------------------------===//
+
+/// Shared by the windowed pools; the output has x's dtype.
+std::vector<Dim> poolShape(std::string_view Op, const TensorTypeNode &X,
+                           const Attrs &A, bool &Known) {
+  std::vector<int64_t> Kernel = *optInts(A, "kernel_shape");
+  int64_t Rank = spatialRank(Op, X);
+  Known = Rank >= 0;
+  if (Rank < 0)
+    return {};
+  size_t R = (size_t)Rank - 2;
+  if (Kernel.size() != R)
+    failArg(0, "{}: attribute 'kernel_shape' has {} entries but the input {} has {} spatial dimensions",
+            Op, Kernel.size(), typeStr(X), R);
+  for (int64_t K : Kernel)
+    if (K < 1)
+      fail("{}: attribute 'kernel_shape' has an invalid entry {}", Op, K);
+  WindowAttrs WA = windowAttrs(Op, A, R);
+  std::vector<Dim> Out{(*X.shape)[0], (*X.shape)[1]};
+  for (size_t I = 0; I < R; ++I)
+    Out.push_back(windowOut(Op, (*X.shape)[I + 2], Kernel[I], WA, I, R));
+  return Out;
+}
+
+bool flagAttr(std::string_view Op, const Attrs &A, const std::string &Name) {
+  int64_t V = optInt(A, Name).value_or(0);
+  if (V != 0 && V != 1)
+    fail("{}: attribute '{}' must be 0 or 1, got {}", Op, Name, V);
+  return V == 1;
+}
+
+Type maxPoolRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "max_pool";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 1);
+  bool WithIdx = flagAttr(Op, A, "with_indices");
+  flagAttr(Op, A, "storage_order");
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  if (!isFloat(X.dtype) && X.dtype != DType::Int8 && X.dtype != DType::UInt8)
+    failArg(0, "{}: the input must have a float dtype, int8 or uint8, got {}",
+            Op, typeStr(X));
+  bool Known;
+  std::vector<Dim> S = poolShape(Op, X, A, Known);
+  Type Y = Known ? makeTensor(S, X.dtype) : tensorTypeUnknownRank(X.dtype);
+  if (!WithIdx)
+    return Y;
+  Type I = Known ? makeTensor(S, DType::Int64) : tensorTypeUnknownRank(DType::Int64);
+  return tupleType({Y, I});
+}
+
+template <OpName Name> Type floatPoolRel(const std::vector<Type> &Args,
+                                         const Attrs &A) {
+  std::string_view Op = Name.view();
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 1);
+  if (auto C = optInt(A, "count_include_pad"); C && *C != 0 && *C != 1)
+    fail("{}: attribute 'count_include_pad' must be 0 or 1, got {}", Op, *C);
+  if (auto P = optInt(A, "p"); P && *P < 1)
+    fail("{}: attribute 'p' must be >= 1, got {}", Op, *P);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  requireFloat(Op, X, 0);
+  bool Known;
+  std::vector<Dim> S = poolShape(Op, X, A, Known);
+  return Known ? makeTensor(S, X.dtype) : tensorTypeUnknownRank(X.dtype);
+}
+
+template <OpName Name> Type globalPoolRel(const std::vector<Type> &Args,
+                                          const Attrs &A) {
+  std::string_view Op = Name.view();
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 1);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  requireFloat(Op, X, 0);
+  if (spatialRank(Op, X) < 0)
+    return tensorTypeUnknownRank(X.dtype);
+  std::vector<Dim> S = *X.shape;
+  for (size_t I = 2; I < S.size(); ++I)
+    S[I] = Dim::constant(1);
+  return makeTensor(S, X.dtype);
+}
+
+template <bool FromInput>
+Type maxUnpoolRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = FromInput ? "max_unpool_to_shape" : "max_unpool";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, FromInput ? 3 : 2);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  const TensorTypeNode &Idx = tensorArg(Op, Args, 1);
+  if (Idx.dtype != DType::Int64)
+    failArg(1, "{}: the indices must be int64, got {}", Op, typeStr(Idx));
+  if (FromInput)
+    requireIndex(Op, tensorArg(Op, Args, 2), 2);
+  int64_t Rank = spatialRank(Op, X);
+  if (Rank < 0)
+    return tensorTypeUnknownRank(X.dtype);
+  size_t R = (size_t)Rank - 2;
+  std::vector<int64_t> Kernel = *optInts(A, "kernel_shape");
+  if (Kernel.size() != R)
+    failArg(0, "{}: attribute 'kernel_shape' has {} entries but the input {} has {} spatial dimensions",
+            Op, Kernel.size(), typeStr(X), R);
+  std::vector<int64_t> S = intsOr(Op, A, "strides", R, 1, 1);
+  std::vector<int64_t> P = intsOr(Op, A, "pads", 2 * R, 0, 0);
+  std::vector<Dim> Out{(*X.shape)[0], (*X.shape)[1]};
+  for (size_t I = 0; I < R; ++I) {
+    const Dim &D = (*X.shape)[I + 2];
+    Out.push_back(FromInput || !D.isConst()
+                      ? Dim::any()
+                      : Dim::constant((D.value - 1) * S[I] + Kernel[I] - P[I] -
+                                      P[I + R]));
+  }
+  return makeTensor(Out, X.dtype);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+/// Argument I is a float vector of length C.
+void channelParam(std::string_view Op, const std::vector<Type> &Args, size_t I,
+                  const Dim &C) {
+  const TensorTypeNode &T = tensorArg(Op, Args, I);
+  requireFloat(Op, T, I);
+  if (T.shape && (T.shape->size() != 1 || !mergeEqualDim((*T.shape)[0], C)))
+    failArg(I, "{}: expected a vector of the {} channels, got {}", Op, C.str(),
+            typeStr(T));
+}
+
+Type batchNormRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "batch_norm";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 5);
+  bool Training = flagAttr(Op, A, "training");
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  requireFloat(Op, X, 0);
+  if (X.shape && X.shape->size() < 2)
+    failArg(0, "{}: the input must have rank >= 2 ([N, C, ...]), got {}", Op,
+            typeStr(X));
+  Dim C = dimOr(X, 1);
+  for (size_t I = 1; I < 5; ++I)
+    channelParam(Op, Args, I, C);
+  Type Y = makeTensor(X.shape, X.dtype);
+  if (!Training)
+    return Y;
+  return tupleType({Y, makeTensor(std::vector<Dim>{C}, tensorArg(Op, Args, 3).dtype),
+                    makeTensor(std::vector<Dim>{C}, tensorArg(Op, Args, 4).dtype)});
+}
+
+Type instanceNormRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "instance_norm";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 3);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  requireFloat(Op, X, 0);
+  spatialRank(Op, X);
+  channelParam(Op, Args, 1, dimOr(X, 1));
+  channelParam(Op, Args, 2, dimOr(X, 1));
+  return makeTensor(X.shape, X.dtype);
+}
+
+Type layerNormRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "layer_norm";
+  validateOpAttrs(Op, A);
+  if (Args.size() != 2 && Args.size() != 3)
+    fail("{}: expects 2 or 3 arguments (x, scale[, bias]), got {}", Op,
+         Args.size());
+  bool Stats = flagAttr(Op, A, "with_stats");
+  int64_t Stash = optInt(A, "stash_type").value_or(1);
+  DType SD = Stash == 1    ? DType::Float32
+             : Stash == 10 ? DType::Float16
+             : Stash == 11 ? DType::Float64
+                           : (fail("{}: unsupported stash_type {} (expected 1, 10 or 11)",
+                                   Op, Stash),
+                              DType::Float32);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  requireFloat(Op, X, 0);
+  std::optional<int64_t> Axis;
+  if (X.shape)
+    Axis = normalizeAxisFor(Op, optInt(A, "axis").value_or(-1),
+                            (int64_t)X.shape->size());
+  for (size_t I = 1; I < Args.size(); ++I) {
+    const TensorTypeNode &P = tensorArg(Op, Args, I);
+    requireFloat(Op, P, I);
+    if (!X.shape || !P.shape)
+      continue;
+    size_t NormRank = X.shape->size() - (size_t)*Axis;
+    bool Ok = P.shape->size() <= NormRank;
+    for (size_t D = 0; Ok && D < P.shape->size(); ++D) {
+      const Dim &E = (*P.shape)[P.shape->size() - 1 - D];
+      const Dim &T = (*X.shape)[X.shape->size() - 1 - D];
+      Ok = !(E.isConst() && E.value != 1 && T.isConst() && T.value != E.value);
+    }
+    if (!Ok)
+      failArg(I, "{}: {} does not broadcast to the normalized dimensions of {} (axis {})",
+              Op, typeStr(P), typeStr(X), *Axis);
+  }
+  Type Y = makeTensor(X.shape, X.dtype);
+  if (!Stats)
+    return Y;
+  if (!X.shape)
+    return tupleType({Y, tensorTypeUnknownRank(SD), tensorTypeUnknownRank(SD)});
+  std::vector<Dim> S = *X.shape;
+  for (size_t I = (size_t)*Axis; I < S.size(); ++I)
+    S[I] = Dim::constant(1);
+  return tupleType({Y, makeTensor(S, SD), makeTensor(S, SD)});
+}
+
+/// A relation for float operators whose output has the input's type.
+template <OpName Name>
+Type sameFloatRel(const std::vector<Type> &Args, const Attrs &A) {
+  std::string_view Op = Name.view();
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 1);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  requireFloat(Op, X, 0);
+  if (Op == "lrn") {
+    if (optInt(A, "size").value_or(1) < 1)
+      fail("lrn: attribute 'size' must be >= 1, got {}", *optInt(A, "size"));
+    if (X.shape && X.shape->size() < 2)
+      failArg(0, "lrn: the input must have rank >= 2 ([N, C, ...]), got {}",
+              typeStr(X));
+  }
+  if (Op == "mean_variance_norm" && X.shape) {
+    std::vector<int64_t> Axes =
+        optInts(A, "axes").value_or(std::vector<int64_t>{0, 2, 3});
+    for (int64_t Ax : Axes)
+      normalizeAxisFor(Op, Ax, (int64_t)X.shape->size());
+  }
+  return makeTensor(X.shape, X.dtype);
+}
+
+constexpr auto OutFusable = FusionPattern::OutElementwiseFusable;
+constexpr auto Opaque = FusionPattern::Opaque;
+
+const std::vector<AttrSpec> &windowSpecs() {
+  static const std::vector<AttrSpec> S = {
+      {"strides", K::Ints, false, "step per spatial axis (default 1s)"},
+      {"pads", K::Ints, false, "begin pads then end pads per spatial axis (default 0s)"},
+      {"dilations", K::Ints, false, "dilation per spatial axis (default 1s)"},
+      {"auto_pad", K::String, false, "NOTSET (default), SAME_UPPER, SAME_LOWER or VALID"},
+      {"kernel_shape", K::Ints, false, "window extents (conv: taken from the weight)"}};
+  return S;
+}
+
+std::vector<AttrSpec> withWindow(std::vector<AttrSpec> Extra) {
+  std::vector<AttrSpec> S = windowSpecs();
+  S.insert(S.end(), Extra.begin(), Extra.end());
+  return S;
+}
+
+std::vector<AttrSpec> poolSpecs(std::vector<AttrSpec> Extra) {
+  std::vector<AttrSpec> S = withWindow(std::move(Extra));
+  for (AttrSpec &A : S)
+    if (A.name == "kernel_shape")
+      A.required = true;
+  S.push_back({"ceil_mode", K::Int, false, "1: round the output extent up (default 0)"});
+  return S;
+}
+
+const AttrSpec GroupSpec{"group", K::Int, false,
+                         "number of channel groups (default 1)"};
+
+} // namespace
+
+RIVET_REGISTER_OP(OpInfo{
+    "conv",
+    "N-d convolution (ONNX Conv): x[N, C, D...] with w[M, C/group, k...], "
+    "optional bias b[M]; strides, pads, dilations, groups, auto_pad.",
+    -1, withWindow({GroupSpec}), convRel, OutFusable});
+RIVET_REGISTER_OP(OpInfo{
+    "conv_integer",
+    "Integer convolution (ONNX ConvInteger): 8-bit x and w minus optional zero "
+    "points, accumulated to int32.",
+    -1, withWindow({GroupSpec}), convIntegerRel, Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "qlinear_conv",
+    "Quantized convolution (ONNX QLinearConv): dequantize-free int "
+    "accumulation, requantized to y_scale/y_zero_point.",
+    -1, withWindow({GroupSpec}), qlinearConvRel, Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "conv_transpose",
+    "N-d transposed convolution (ONNX ConvTranspose): w[C, M/group, k...]; "
+    "output_padding, output_shape, groups, dilations.",
+    -1,
+    withWindow({GroupSpec,
+                {"output_padding", K::Ints, false, "extra extent at the end per spatial axis"},
+                {"output_shape", K::Ints, false, "explicit spatial output extents (pads derived)"}}),
+    convTransposeRel, OutFusable});
+RIVET_REGISTER_OP(OpInfo{
+    "max_pool",
+    "N-d max pooling (ONNX MaxPool) with ceil_mode and dilations; with_indices "
+    "also returns flattened int64 argmax indices.",
+    1,
+    poolSpecs({{"storage_order", K::Int, false, "indices: 0 row-major (default), 1 column-major"},
+               {"with_indices", K::Int, false, "1: return (y, indices)"}}),
+    maxPoolRel, OutFusable});
+RIVET_REGISTER_OP(OpInfo{
+    "avg_pool",
+    "N-d average pooling (ONNX AveragePool); count_include_pad counts padding "
+    "in the divisor.",
+    1, poolSpecs({{"count_include_pad", K::Int, false, "1: divide by the padded window size"}}),
+    floatPoolRel<"avg_pool">, OutFusable});
+RIVET_REGISTER_OP(OpInfo{
+    "lp_pool",
+    "N-d Lp pooling (ONNX LpPool): (sum |x|^p)^(1/p) over each window.",
+    1, poolSpecs({{"p", K::Int, false, "the norm's exponent (default 2)"}}),
+    floatPoolRel<"lp_pool">, OutFusable});
+RIVET_REGISTER_OP(OpInfo{
+    "global_avg_pool",
+    "Mean over all spatial axes of x[N, C, D...], kept as extents of 1.", 1, {},
+    globalPoolRel<"global_avg_pool">, OutFusable});
+RIVET_REGISTER_OP(OpInfo{
+    "global_max_pool",
+    "Maximum over all spatial axes of x[N, C, D...], kept as extents of 1.", 1,
+    {}, globalPoolRel<"global_max_pool">, OutFusable});
+RIVET_REGISTER_OP(OpInfo{
+    "max_unpool",
+    "Inverse of max_pool (ONNX MaxUnpool): scatters x to the flattened indices "
+    "of a zero tensor of the default output shape.",
+    2,
+    {{"kernel_shape", K::Ints, true, "the pool's window extents"},
+     {"strides", K::Ints, false, "the pool's steps (default 1s)"},
+     {"pads", K::Ints, false, "the pool's pads (default 0s)"}},
+    maxUnpoolRel<false>, Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "max_unpool_to_shape",
+    "max_unpool whose output shape is given as a run-time int64 tensor "
+    "(data-dependent shape).",
+    3,
+    {{"kernel_shape", K::Ints, true, "the pool's window extents"},
+     {"strides", K::Ints, false, "the pool's steps (default 1s)"},
+     {"pads", K::Ints, false, "the pool's pads (default 0s)"}},
+    maxUnpoolRel<true>, Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "batch_norm",
+    "Batch normalization over axis 1: (x - mean) / sqrt(var + eps) * scale + "
+    "bias; training also returns updated running stats.",
+    5,
+    {{"epsilon", K::Float, false, "added to the variance (default 1e-5)"},
+     {"momentum", K::Float, false, "running-stat momentum in training (default 0.9)"},
+     {"training", K::Int, false, "1: use batch stats, return (y, mean, var)"}},
+    batchNormRel, OutFusable});
+RIVET_REGISTER_OP(OpInfo{
+    "instance_norm",
+    "Instance normalization: per (n, c) over the spatial axes, then scale[c] "
+    "and bias[c].",
+    3, {{"epsilon", K::Float, false, "added to the variance (default 1e-5)"}},
+    instanceNormRel, Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "layer_norm",
+    "Layer normalization over axes [axis, rank) with broadcast scale and "
+    "optional bias; with_stats also returns Mean and InvStdDev.",
+    -1,
+    {{"axis", K::Int, false, "first normalized axis (default -1)"},
+     {"epsilon", K::Float, false, "added to the variance (default 1e-5)"},
+     {"stash_type", K::Int, false, "dtype of the statistics (ONNX code, default 1 = float32)"},
+     {"with_stats", K::Int, false, "1: return (y, mean, inv_std_dev)"}},
+    layerNormRel, Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "lrn",
+    "Local response normalization across channels: x / (bias + alpha/size * "
+    "sum of squares)^beta.",
+    1,
+    {{"size", K::Int, true, "number of channels summed over"},
+     {"alpha", K::Float, false, "default 1e-4"},
+     {"beta", K::Float, false, "default 0.75"},
+     {"bias", K::Float, false, "default 1.0"}},
+    sameFloatRel<"lrn">, Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "mean_variance_norm",
+    "Mean-variance normalization over the given axes: (x - mean) / (std + "
+    "1e-9).",
+    1, {{"axes", K::Ints, false, "the reduced axes (default 0, 2, 3)"}},
+    sameFloatRel<"mean_variance_norm">, Opaque});
+
+} // namespace rivet::ir

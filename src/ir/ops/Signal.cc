@@ -1,0 +1,276 @@
+//===- Signal.cc - dft, stft, window functions, mel_weight_matrix ---------===//
+#include "ir/ops/RelationUtil.h"
+
+namespace rivet::ir {
+namespace {
+
+Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
+  return std::make_shared<TensorTypeNode>(Shape, T);
+}
+
+/// A scalar-valued argument (rank 0 or one element of rank 1), or an empty
+/// placeholder (absent).
+void requireScalarArg(std::string_view Op, const std::vector<Type> &Args,
+                      size_t I, const char *Name, bool Integer) {
+  const TensorTypeNode &T = tensorArg(Op, Args, I);
+  if (Integer && !isInteger(T.dtype))
+    failArg(I, "{}: '{}' must be an integer scalar, got {}", Op, Name,
+            typeStr(T));
+  if (!Integer && T.dtype == DType::Bool)
+    failArg(I, "{}: '{}' must be a numeric scalar, got {}", Op, Name,
+            typeStr(T));
+  if (T.shape && T.shape->size() > 1)
+    failArg(I, "{}: '{}' must be a scalar, got {}", Op, Name, typeStr(T));
+}
+
+/// The output of dft for input x; Len is the dft length when known.
+template <OpName Name>
+Type dftRel(const std::vector<Type> &Args, const Attrs &A) {
+  std::string_view Op = Name.view();
+  bool Dynamic = Op == "dft_dynamic";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, Dynamic ? 2 : 1);
+  std::optional<int64_t> Len = optInt(A, "dft_length");
+  if (Len && *Len <= 0)
+    fail("{}: dft_length must be positive, got {}", Op, *Len);
+  bool Onesided = optInt(A, "onesided").value_or(0) != 0;
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  requireFloat(Op, X, 0);
+  if (Dynamic)
+    requireScalarArg(Op, Args, 1, "dft_length", true);
+  if (!X.shape)
+    return tensorTypeUnknownRank(X.dtype);
+  int64_t R = (int64_t)X.shape->size();
+  const Dim &Last = X.shape->empty() ? Dim::any() : X.shape->back();
+  if (R < 2 || (Last.isConst() && Last.value != 1 && Last.value != 2))
+    failArg(0, "{}: the input must be [..., N, 1] or [..., N, 2], got {}", Op,
+            typeStr(X));
+  int64_t Axis = optInt(A, "axis").value_or(1);
+  if (Axis < -R || Axis >= R - 1 || Axis == -1)
+    fail("{}: axis {} is out of range for rank {} (the last axis holds the "
+         "complex parts)",
+         Op, Axis, R);
+  if (Axis < 0)
+    Axis += R;
+  std::vector<Dim> Out = *X.shape;
+  Dim N = Dynamic ? Dim::any() : Len ? Dim::constant(*Len) : Out[(size_t)Axis];
+  if (Onesided)
+    N = N.isConst() ? Dim::constant(N.value / 2 + 1) : Dim::any();
+  Out[(size_t)Axis] = N;
+  Out.back() = Dim::constant(2);
+  return makeTensor(Out, X.dtype);
+}
+
+template <OpName Name>
+Type stftRel(const std::vector<Type> &Args, const Attrs &A) {
+  std::string_view Op = Name.view();
+  bool Dynamic = Op == "stft_dynamic";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, Dynamic ? 4 : 2);
+  bool Onesided = optInt(A, "onesided").value_or(1) != 0;
+  std::optional<int64_t> Step = optInt(A, "frame_step");
+  std::optional<int64_t> FrameLen = optInt(A, "frame_length");
+  if (!Dynamic && !Step)
+    fail("{}: attribute 'frame_step' is required", Op);
+  if (Step && *Step <= 0)
+    fail("{}: frame_step must be positive, got {}", Op, *Step);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  requireFloat(Op, X, 0);
+  size_t WindowArg = Dynamic ? 2 : 1;
+  const TensorTypeNode &Win = tensorArg(Op, Args, WindowArg);
+  if (Win.shape && Win.shape->size() != 1)
+    failArg(WindowArg, "{}: the window must be 1-D, got {}", Op, typeStr(Win));
+  if (Dynamic) {
+    requireScalarArg(Op, Args, 1, "frame_step", true);
+    requireScalarArg(Op, Args, 3, "frame_length", true);
+  }
+  if (X.shape && (X.shape->size() != 3 ||
+                  ((*X.shape)[2].isConst() && (*X.shape)[2].value != 1 &&
+                   (*X.shape)[2].value != 2)))
+    failArg(0, "{}: the signal must be [batch, length, 1 or 2], got {}", Op,
+            typeStr(X));
+  Dim Batch = X.shape ? (*X.shape)[0] : Dim::any();
+  Dim Frames = Dim::any(), Bins = Dim::any();
+  if (!Dynamic) {
+    // frame_length from the attribute, else from a known window length
+    // (a window of zero elements is absent).
+    std::optional<int64_t> FL = FrameLen;
+    if (!FL && Win.shape && (*Win.shape)[0].isConst() &&
+        (*Win.shape)[0].value > 0)
+      FL = (*Win.shape)[0].value;
+    if (FL) {
+      Bins = Dim::constant(Onesided ? *FL / 2 + 1 : *FL);
+      if (X.shape && (*X.shape)[1].isConst() && (*X.shape)[1].value >= *FL)
+        Frames = Dim::constant(((*X.shape)[1].value - *FL) / *Step + 1);
+    }
+  }
+  return makeTensor(std::vector<Dim>{Batch, Frames, Bins, Dim::constant(2)},
+                    X.dtype);
+}
+
+DType outDType(std::string_view Op, const Attrs &A) {
+  DType T = optDType(Op, A, "dtype").value_or(DType::Float32);
+  if (T == DType::Bool)
+    fail("{}: the output dtype must be numeric, got bool", Op);
+  return T;
+}
+
+template <OpName Name>
+Type windowRel(const std::vector<Type> &Args, const Attrs &A) {
+  std::string_view Op = Name.view();
+  bool Dynamic = Op.ends_with("_dynamic");
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, Dynamic ? 1 : 0);
+  DType T = outDType(Op, A);
+  if (!Dynamic) {
+    int64_t Size = *optInt(A, "size");
+    if (Size < 0)
+      fail("{}: the window size must be non-negative, got {}", Op, Size);
+    return tensorType({Dim::constant(Size)}, T);
+  }
+  if (anyUndecided(Args))
+    return nullptr;
+  requireScalarArg(Op, Args, 0, "size", true);
+  return tensorType({Dim::any()}, T);
+}
+
+template <OpName Name>
+Type melRel(const std::vector<Type> &Args, const Attrs &A) {
+  std::string_view Op = Name.view();
+  bool Dynamic = Op.ends_with("_dynamic");
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, Dynamic ? 5 : 0);
+  DType T = outDType(Op, A);
+  if (!Dynamic) {
+    int64_t Bins = *optInt(A, "num_mel_bins"), Len = *optInt(A, "dft_length");
+    if (Bins <= 0 || Len <= 0)
+      fail("{}: num_mel_bins and dft_length must be positive, got {} and {}",
+           Op, Bins, Len);
+    return tensorType({Dim::constant(Len / 2 + 1), Dim::constant(Bins)}, T);
+  }
+  if (anyUndecided(Args))
+    return nullptr;
+  const char *Names[] = {"num_mel_bins", "dft_length", "sample_rate",
+                         "lower_edge_hertz", "upper_edge_hertz"};
+  for (size_t I = 0; I < 5; ++I)
+    requireScalarArg(Op, Args, I, Names[I], I < 3);
+  return tensorType({Dim::any(), Dim::any()}, T);
+}
+
+using K = AttrSpec::Kind;
+
+std::vector<AttrSpec> dftAttrs(bool Static) {
+  std::vector<AttrSpec> S = {
+      AttrSpec{"axis", K::Int, false, "the transformed axis (default 1)"},
+      AttrSpec{"inverse", K::Int, false, "1: inverse transform (scaled 1/N)"},
+      AttrSpec{"onesided", K::Int, false, "1: only bins 0..N/2"}};
+  if (Static)
+    S.push_back({"dft_length", K::Int, false,
+                 "transform length (default the axis extent)"});
+  return S;
+}
+
+std::vector<AttrSpec> stftAttrs(bool Static) {
+  std::vector<AttrSpec> S = {
+      AttrSpec{"onesided", K::Int, false, "1 (default): only bins 0..N/2"}};
+  if (Static) {
+    S.push_back({"frame_step", K::Int, true, "samples between frames"});
+    S.push_back({"frame_length", K::Int, false,
+                 "samples per frame (default the window length)"});
+  }
+  return S;
+}
+
+std::vector<AttrSpec> windowAttrs(bool Static) {
+  std::vector<AttrSpec> S = {
+      AttrSpec{"periodic", K::Int, false, "1 (default): periodic window"},
+      AttrSpec{"dtype", K::String, false, "output dtype (default float32)"}};
+  if (Static)
+    S.push_back({"size", K::Int, true, "the window length"});
+  return S;
+}
+
+std::vector<AttrSpec> melAttrs(bool Static) {
+  std::vector<AttrSpec> S = {
+      AttrSpec{"dtype", K::String, false, "output dtype (default float32)"}};
+  if (Static) {
+    S.push_back({"num_mel_bins", K::Int, true, "mel bands"});
+    S.push_back({"dft_length", K::Int, true, "the DFT length"});
+    S.push_back({"sample_rate", K::Int, true, "samples per second"});
+    S.push_back({"lower_edge_hertz", K::Float, true, "lowest frequency"});
+    S.push_back({"upper_edge_hertz", K::Float, true, "highest frequency"});
+  }
+  return S;
+}
+
+} // namespace
+
+RIVET_REGISTER_OP(OpInfo{
+    "dft",
+    "Discrete Fourier transform along an axis of a real ([..., 1]) or complex\n"
+    "([..., 2]) signal; dft_length, inverse and onesided as in ONNX DFT.",
+    1, dftAttrs(true), dftRel<"dft">, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "dft_dynamic",
+    "dft whose dft_length is a scalar input (zero elements: absent); the\n"
+    "transformed extent is data-dependent.",
+    2, dftAttrs(false), dftRel<"dft_dynamic">, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "stft",
+    "Short-time Fourier transform of signal[batch, length, 1|2] with a window\n"
+    "(zero elements: rectangular); output [batch, frames, bins, 2].",
+    2, stftAttrs(true), stftRel<"stft">, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "stft_dynamic",
+    "stft over (signal, frame_step, window, frame_length) inputs; empty\n"
+    "optional inputs are absent and the output shape is data-dependent.",
+    4, stftAttrs(false), stftRel<"stft_dynamic">, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"hann_window",
+                         "Hann window of a static length:\n"
+                         "0.5 - 0.5 cos(2 pi n / N), N = size (periodic) or size - 1.",
+                         0, windowAttrs(true), windowRel<"hann_window">,
+                         FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"hamming_window",
+                         "Hamming window of a static length:\n"
+                         "25/46 - 21/46 cos(2 pi n / N).",
+                         0, windowAttrs(true), windowRel<"hamming_window">,
+                         FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"blackman_window",
+                         "Blackman window of a static length:\n"
+                         "0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N).",
+                         0, windowAttrs(true), windowRel<"blackman_window">,
+                         FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"hann_window_dynamic",
+                         "hann_window whose length is a scalar input\n"
+                         "(data-dependent shape).",
+                         1, windowAttrs(false), windowRel<"hann_window_dynamic">,
+                         FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"hamming_window_dynamic",
+                         "hamming_window whose length is a scalar input\n"
+                         "(data-dependent shape).",
+                         1, windowAttrs(false),
+                         windowRel<"hamming_window_dynamic">,
+                         FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"blackman_window_dynamic",
+                         "blackman_window whose length is a scalar input\n"
+                         "(data-dependent shape).",
+                         1, windowAttrs(false),
+                         windowRel<"blackman_window_dynamic">,
+                         FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "mel_weight_matrix",
+    "Triangular mel filter bank [dft_length/2 + 1, num_mel_bins] from static\n"
+    "parameters (ONNX MelWeightMatrix).",
+    0, melAttrs(true), melRel<"mel_weight_matrix">, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "mel_weight_matrix_dynamic",
+    "mel_weight_matrix over scalar inputs (num_mel_bins, dft_length,\n"
+    "sample_rate, lower/upper_edge_hertz); data-dependent shape.",
+    5, melAttrs(false), melRel<"mel_weight_matrix_dynamic">,
+    FusionPattern::Opaque});
+
+} // namespace rivet::ir

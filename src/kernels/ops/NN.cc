@@ -1,0 +1,1348 @@
+//===- NN.cc - Convolution, pooling and normalization kernels -------------===//
+//
+// Reference kernels for the neural-network operators over N-d inputs laid out
+// as [N, C, D1..Dn]. Convolution is im2col followed by an i-k-j matrix loop
+// (vectorizable inner loop over output positions); pools walk each window
+// with hoisted index math; normalizations accumulate in double.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/ops/KernelUtil.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace rivet::kernels {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Window geometry shared by conv and the pools.
+//===----------------------------------------------------------------------===//
+
+/// Spatial geometry of a sliding window over [N, C, D1..Dn].
+struct Window {
+  size_t Rank = 0; // number of spatial dimensions
+  Shape In, Kernel, Strides, Dilations, PadBegin, PadEnd, Out;
+  int64_t inSize() const { return numElements(In); }
+  int64_t outSize() const { return numElements(Out); }
+  int64_t kernelSize() const { return numElements(Kernel); }
+};
+
+/// Reads an Ints attribute of length Rank, or Default repeated.
+std::vector<int64_t> spatialAttr(const char *Op, const Attrs &A,
+                                 const std::string &Name, size_t Len,
+                                 int64_t Default, int64_t Min) {
+  std::vector<int64_t> V =
+      attrInts(Op, A, Name, std::vector<int64_t>(Len, Default));
+  if (V.size() != Len)
+    fail("{}: attribute '{}' must have {} entries, got {}", Op, Name, Len,
+         V.size());
+  for (int64_t X : V)
+    if (X < Min)
+      fail("{}: attribute '{}' has an invalid entry {} (must be >= {})", Op,
+           Name, X, Min);
+  return V;
+}
+
+/// Computes output extents and pads. Kernel holds the window extents; In the
+/// input's spatial extents. ceil_mode follows PyTorch/ONNX Runtime: the last
+/// window must start inside the input or the left padding.
+Window makeWindow(const char *Op, const Attrs &A, const Shape &In,
+                  const Shape &Kernel, bool AllowCeil) {
+  Window W;
+  W.Rank = In.size();
+  W.In = In;
+  W.Kernel = Kernel;
+  W.Strides = spatialAttr(Op, A, "strides", W.Rank, 1, 1);
+  W.Dilations = spatialAttr(Op, A, "dilations", W.Rank, 1, 1);
+  std::vector<int64_t> Pads = spatialAttr(Op, A, "pads", 2 * W.Rank, 0, 0);
+  std::string AutoPad = withOp(Op, [&] { return A.getString("auto_pad", "NOTSET"); });
+  bool Ceil = AllowCeil && attrFlag(Op, A, "ceil_mode", false);
+  W.PadBegin.assign(Pads.begin(), Pads.begin() + W.Rank);
+  W.PadEnd.assign(Pads.begin() + W.Rank, Pads.end());
+  for (size_t I = 0; I < W.Rank; ++I) {
+    if (Kernel[I] < 1)
+      fail("{}: kernel extent {} along spatial axis {} must be >= 1", Op,
+           Kernel[I], I);
+    int64_t Eff = (Kernel[I] - 1) * W.Dilations[I] + 1, S = W.Strides[I];
+    int64_t O;
+    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
+      O = (In[I] + S - 1) / S;
+      int64_t Total = std::max<int64_t>(0, (O - 1) * S + Eff - In[I]);
+      W.PadBegin[I] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
+      W.PadEnd[I] = Total - W.PadBegin[I];
+    } else if (AutoPad == "VALID") {
+      W.PadBegin[I] = W.PadEnd[I] = 0;
+      O = In[I] < Eff ? 0 : (In[I] - Eff) / S + 1;
+    } else if (AutoPad == "NOTSET" || AutoPad.empty()) {
+      int64_t Span = In[I] + W.PadBegin[I] + W.PadEnd[I] - Eff;
+      if (Span < 0)
+        fail("{}: the window ({} with dilation {}) is larger than the padded "
+             "input ({}) along spatial axis {}",
+             Op, Kernel[I], W.Dilations[I],
+             In[I] + W.PadBegin[I] + W.PadEnd[I], I);
+      O = (Ceil ? (Span + S - 1) / S : Span / S) + 1;
+      if (Ceil && (O - 1) * S >= In[I] + W.PadBegin[I])
+        --O;
+    } else {
+      fail("{}: unknown auto_pad '{}' (expected NOTSET, SAME_UPPER, "
+           "SAME_LOWER or VALID)",
+           Op, AutoPad);
+    }
+    W.Out.push_back(O);
+  }
+  return W;
+}
+
+/// Checks x is [N, C, D1..Dn] with n >= 1.
+void checkSpatialInput(const char *Op, const Tensor &X) {
+  if (X.rank() < 3)
+    fail("{}: input 'x' must have rank >= 3 ([N, C, D1, ...]), got {}", Op,
+         shapeToString(X.shape()));
+}
+
+Shape spatialOf(const Tensor &X) {
+  return Shape(X.shape().begin() + 2, X.shape().end());
+}
+
+/// Calls Fn(OutIndex, Start) for every output position, where Start holds
+/// the input coordinates of the window's origin (negative inside padding).
+template <typename F> void forEachOutput(const Window &W, F &&Fn) {
+  std::vector<int64_t> Idx(W.Rank, 0), Start(W.Rank);
+  int64_t Total = W.outSize();
+  for (size_t D = 0; D < W.Rank; ++D)
+    Start[D] = -W.PadBegin[D];
+  for (int64_t O = 0; O < Total; ++O) {
+    Fn(O, Start);
+    for (size_t D = W.Rank; D-- > 0;) {
+      if (++Idx[D] < W.Out[D]) {
+        Start[D] += W.Strides[D];
+        break;
+      }
+      Idx[D] = 0;
+      Start[D] = -W.PadBegin[D];
+    }
+  }
+}
+
+/// Calls Fn(InFlatIndex) for every in-bounds element of the window starting
+/// at Start (padding positions are skipped).
+template <typename F>
+void forEachInWindow(const Window &W, const std::vector<int64_t> &Start,
+                     F &&Fn) {
+  // Odometer over the kernel, skipping out-of-bounds positions.
+  std::vector<int64_t> K(W.Rank, 0);
+  int64_t KTotal = W.kernelSize();
+  std::vector<int64_t> InStride = contiguousStrides(W.In);
+  for (int64_t KI = 0; KI < KTotal; ++KI) {
+    int64_t Off = 0;
+    bool Inside = true;
+    for (size_t D = 0; D < W.Rank; ++D) {
+      int64_t P = Start[D] + K[D] * W.Dilations[D];
+      if (P < 0 || P >= W.In[D]) {
+        Inside = false;
+        break;
+      }
+      Off += P * InStride[D];
+    }
+    if (Inside)
+      Fn(Off);
+    for (size_t D = W.Rank; D-- > 0;) {
+      if (++K[D] < W.Kernel[D])
+        break;
+      K[D] = 0;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution core: im2col + i-k-j matmul, shared by conv, conv_integer and
+// qlinear_conv. X and Wt are already in the accumulator type with zero
+// points subtracted.
+//===----------------------------------------------------------------------===//
+
+template <typename Acc>
+void convCore(const Acc *X, const Acc *Wt, int64_t N, int64_t C, int64_t M,
+              int64_t Group, const Window &W, Acc *Out) {
+  int64_t CG = C / Group, MG = M / Group;
+  int64_t K = W.kernelSize(), O = W.outSize(), I = W.inSize();
+  int64_t Rows = CG * K;
+  std::vector<Acc> Col((size_t)(Rows * O));
+  std::vector<int64_t> InStride = contiguousStrides(W.In);
+  size_t R = W.Rank;
+  // The window offsets of each kernel position, per spatial dim.
+  std::vector<int64_t> KIdx(R, 0);
+  for (int64_t Nb = 0; Nb < N; ++Nb)
+    for (int64_t G = 0; G < Group; ++G) {
+      const Acc *XG = X + (Nb * C + G * CG) * I;
+      // im2col: row (c, k) holds x[c, o * s - pb + k * d] (0 outside).
+      std::fill(KIdx.begin(), KIdx.end(), 0);
+      for (int64_t KI = 0; KI < K; ++KI) {
+        for (int64_t Ci = 0; Ci < CG; ++Ci) {
+          const Acc *XC = XG + Ci * I;
+          Acc *Row = Col.data() + (Ci * K + KI) * O;
+          std::vector<int64_t> OIdx(R, 0);
+          int64_t Inner = W.Out[R - 1];
+          int64_t KLast = KIdx[R - 1] * W.Dilations[R - 1] - W.PadBegin[R - 1];
+          for (int64_t OB = 0; OB < O; OB += Inner) {
+            // Offset and validity from the outer spatial dims.
+            int64_t Off = 0;
+            bool Valid = true;
+            for (size_t D = 0; D + 1 < R; ++D) {
+              int64_t P = OIdx[D] * W.Strides[D] - W.PadBegin[D] +
+                          KIdx[D] * W.Dilations[D];
+              if (P < 0 || P >= W.In[D]) {
+                Valid = false;
+                break;
+              }
+              Off += P * InStride[D];
+            }
+            Acc *Dst = Row + OB;
+            if (!Valid) {
+              std::fill(Dst, Dst + Inner, Acc(0));
+            } else {
+              int64_t S = W.Strides[R - 1], Len = W.In[R - 1];
+              const Acc *Src = XC + Off;
+              for (int64_t J = 0; J < Inner; ++J) {
+                int64_t P = J * S + KLast;
+                Dst[J] = (P >= 0 && P < Len) ? Src[P] : Acc(0);
+              }
+            }
+            for (size_t D = R - 1; D-- > 0;) {
+              if (++OIdx[D] < W.Out[D])
+                break;
+              OIdx[D] = 0;
+            }
+          }
+        }
+        for (size_t D = R; D-- > 0;) {
+          if (++KIdx[D] < W.Kernel[D])
+            break;
+          KIdx[D] = 0;
+        }
+      }
+      // out[m, o] = sum_r w[m, r] * col[r, o], in column blocks so that the
+      // block of col stays in cache across the output channels.
+      constexpr int64_t Block = 256;
+      for (int64_t J0 = 0; J0 < O; J0 += Block) {
+        int64_t JN = std::min(Block, O - J0);
+        for (int64_t Mi = 0; Mi < MG; ++Mi) {
+          Acc *__restrict ORow = Out + (Nb * M + G * MG + Mi) * O + J0;
+          std::fill(ORow, ORow + JN, Acc(0));
+          const Acc *WRow = Wt + (G * MG + Mi) * Rows;
+          for (int64_t Ri = 0; Ri < Rows; ++Ri) {
+            Acc A = WRow[Ri];
+            if (A == Acc(0))
+              continue;
+            const Acc *__restrict CRow = Col.data() + Ri * O + J0;
+            // Fixed-width chunks let -O2 vectorize (SLP) without a cost model.
+            int64_t J = 0;
+            for (; J + 8 <= JN; J += 8)
+              for (int64_t L = 0; L < 8; ++L)
+                ORow[J + L] += A * CRow[J + L];
+            for (; J < JN; ++J)
+              ORow[J] += A * CRow[J];
+          }
+        }
+      }
+    }
+}
+
+/// Validates x/w shapes for a convolution and builds the window.
+Window convWindow(const char *Op, const Tensor &X, const Tensor &Wt,
+                  const Attrs &A, int64_t &Group) {
+  checkSpatialInput(Op, X);
+  if (Wt.rank() != X.rank())
+    fail("{}: weight 'w' must have the rank of 'x' ({}), got {}", Op,
+         shapeToString(X.shape()), shapeToString(Wt.shape()));
+  Group = attrInt(Op, A, "group", 1);
+  int64_t C = X.shape()[1], M = Wt.shape()[0];
+  if (Group < 1 || C % Group != 0 || M % Group != 0)
+    fail("{}: group {} must divide the input channels {} and the output "
+         "channels {}",
+         Op, Group, C, M);
+  if (Wt.shape()[1] * Group != C)
+    fail("{}: weight {} expects {} input channels, x {} has {} (group {})", Op,
+         shapeToString(Wt.shape()), Wt.shape()[1] * Group,
+         shapeToString(X.shape()), C, Group);
+  Shape K(Wt.shape().begin() + 2, Wt.shape().end());
+  if (A.has("kernel_shape") && attrInts(Op, A, "kernel_shape") != K)
+    fail("{}: attribute 'kernel_shape' ({}) does not match the weight {}", Op,
+         fmt::join(attrInts(Op, A, "kernel_shape"), ", "),
+         shapeToString(Wt.shape()));
+  return makeWindow(Op, A, spatialOf(X), K, false);
+}
+
+Shape convOutShape(const Tensor &X, int64_t M, const Window &W) {
+  Shape S{X.shape()[0], M};
+  S.insert(S.end(), W.Out.begin(), W.Out.end());
+  return S;
+}
+
+/// A copy of T's elements in type To.
+template <typename To> std::vector<To> toVec(const Tensor &T) {
+  std::vector<To> R((size_t)T.numel());
+  dispatchDType(T.dtype(), [&](auto Tag) {
+    using E = decltype(Tag);
+    const E *P = T.data<E>();
+    for (size_t I = 0; I < R.size(); ++I)
+      R[I] = To(ComputeT<E>(P[I]));
+  });
+  return R;
+}
+
+void checkBias(const char *Op, const Tensor &B, int64_t M) {
+  if (B.rank() != 1 || B.shape()[0] != M)
+    fail("{}: bias must have shape ({},), got {}", Op, M,
+         shapeToString(B.shape()));
+}
+
+//===----------------------------------------------------------------------===//
+// conv(x, w[, b])
+//===----------------------------------------------------------------------===//
+
+std::vector<TensorMeta> convShape(const std::vector<Tensor> &In,
+                                  const Attrs &A) {
+  if (In.size() != 2 && In.size() != 3)
+    fail("conv: expected 2 or 3 inputs (x, w[, b]), got {}", In.size());
+  checkDType("conv", "x", In[0].dtype(), DTypeClass::Float);
+  checkSameDType("conv", "x", In[0], "w", In[1]);
+  int64_t G;
+  Window W = convWindow("conv", In[0], In[1], A, G);
+  if (In.size() == 3) {
+    checkSameDType("conv", "x", In[0], "b", In[2]);
+    checkBias("conv", In[2], In[1].shape()[0]);
+  }
+  return {{convOutShape(In[0], In[1].shape()[0], W), In[0].dtype()}};
+}
+
+void convKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                const Attrs &A) {
+  int64_t G;
+  const Tensor &X = In[0], &Wt = In[1];
+  Window W = convWindow("conv", X, Wt, A, G);
+  int64_t N = X.shape()[0], C = X.shape()[1], M = Wt.shape()[0];
+  int64_t O = W.outSize();
+  auto Run = [&](auto AccTag) {
+    using Acc = decltype(AccTag);
+    std::vector<Acc> XV = toVec<Acc>(X), WV = toVec<Acc>(Wt);
+    std::vector<Acc> R((size_t)(N * M * O));
+    convCore<Acc>(XV.data(), WV.data(), N, C, M, G, W, R.data());
+    if (In.size() == 3) {
+      std::vector<Acc> B = toVec<Acc>(In[2]);
+      for (int64_t Nb = 0; Nb < N; ++Nb)
+        for (int64_t Mi = 0; Mi < M; ++Mi) {
+          Acc *P = R.data() + (Nb * M + Mi) * O;
+          for (int64_t J = 0; J < O; ++J)
+            P[J] += B[(size_t)Mi];
+        }
+    }
+    dispatchDType(X.dtype(), [&](auto Tag) {
+      using E = decltype(Tag);
+      E *P = Out[0].data<E>();
+      for (size_t I = 0; I < R.size(); ++I)
+        P[I] = convertElement<E>(R[I]);
+    });
+  };
+  if (X.dtype() == DType::Float64)
+    Run(double{});
+  else
+    Run(float{});
+}
+
+//===----------------------------------------------------------------------===//
+// conv_integer(x, w[, x_zero_point[, w_zero_point]]) -> int32
+// qlinear_conv(x, xs, xzp, w, ws, wzp, ys, yzp[, b]) -> dtype of yzp
+//===----------------------------------------------------------------------===//
+
+void checkQuant8(const char *Op, const char *Arg, const Tensor &T) {
+  if (T.dtype() != DType::UInt8 && T.dtype() != DType::Int8)
+    fail("{}: input '{}' must be uint8 or int8, got {}", Op, Arg,
+         dtypeName(T.dtype()));
+}
+
+/// A zero point / scale that is a scalar (one element) or a vector of Len.
+void checkPerTensorOrAxis(const char *Op, const char *Arg, const Tensor &T,
+                          int64_t Len) {
+  if (T.numel() == 1 && T.rank() <= 1)
+    return;
+  if (T.rank() == 1 && T.shape()[0] == Len)
+    return;
+  fail("{}: input '{}' must be a scalar or have shape ({},), got {}", Op, Arg,
+       Len, shapeToString(T.shape()));
+}
+
+/// Weights minus per-tensor or per-output-channel zero point, as int64.
+std::vector<int64_t> weightsMinusZero(const Tensor &Wt, const Tensor *Zp) {
+  std::vector<int64_t> WV = toVec<int64_t>(Wt);
+  if (!Zp)
+    return WV;
+  std::vector<int64_t> Z = toVec<int64_t>(*Zp);
+  int64_t M = Wt.shape()[0], Per = Wt.numel() / std::max<int64_t>(M, 1);
+  for (int64_t Mi = 0; Mi < M; ++Mi) {
+    int64_t ZV = Z.size() == 1 ? Z[0] : Z[(size_t)Mi];
+    for (int64_t J = 0; J < Per; ++J)
+      WV[(size_t)(Mi * Per + J)] -= ZV;
+  }
+  return WV;
+}
+
+std::vector<int64_t> inputMinusZero(const Tensor &X, const Tensor *Zp) {
+  std::vector<int64_t> XV = toVec<int64_t>(X);
+  if (Zp) {
+    int64_t Z = Zp->elementAsInt(0);
+    for (auto &V : XV)
+      V -= Z;
+  }
+  return XV;
+}
+
+std::vector<TensorMeta> convIntegerShape(const std::vector<Tensor> &In,
+                                         const Attrs &A) {
+  if (In.size() < 2 || In.size() > 4)
+    fail("conv_integer: expected 2 to 4 inputs (x, w[, x_zero_point[, "
+         "w_zero_point]]), got {}",
+         In.size());
+  checkQuant8("conv_integer", "x", In[0]);
+  checkQuant8("conv_integer", "w", In[1]);
+  int64_t G;
+  Window W = convWindow("conv_integer", In[0], In[1], A, G);
+  if (In.size() > 2) {
+    checkSameDType("conv_integer", "x", In[0], "x_zero_point", In[2]);
+    checkPerTensorOrAxis("conv_integer", "x_zero_point", In[2], 1);
+  }
+  if (In.size() > 3) {
+    checkSameDType("conv_integer", "w", In[1], "w_zero_point", In[3]);
+    checkPerTensorOrAxis("conv_integer", "w_zero_point", In[3],
+                         In[1].shape()[0]);
+  }
+  return {{convOutShape(In[0], In[1].shape()[0], W), DType::Int32}};
+}
+
+void convIntegerKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                       const Attrs &A) {
+  int64_t G;
+  Window W = convWindow("conv_integer", In[0], In[1], A, G);
+  std::vector<int64_t> XV = inputMinusZero(In[0], In.size() > 2 ? &In[2] : nullptr);
+  std::vector<int64_t> WV = weightsMinusZero(In[1], In.size() > 3 ? &In[3] : nullptr);
+  int64_t N = In[0].shape()[0], C = In[0].shape()[1], M = In[1].shape()[0];
+  std::vector<int64_t> R((size_t)Out[0].numel());
+  convCore<int64_t>(XV.data(), WV.data(), N, C, M, G, W, R.data());
+  int32_t *P = Out[0].data<int32_t>();
+  for (size_t I = 0; I < R.size(); ++I)
+    P[I] = (int32_t)(uint32_t)(uint64_t)R[I]; // wraps like int32 arithmetic
+}
+
+/// Round half to even, then saturate to the range of Q, plus zero point.
+template <typename Q> Q saturateRound(double V, int64_t Zp) {
+  double R = std::nearbyint(V) + (double)Zp; // default rounding: half-even
+  R = std::min<double>(std::max<double>(R, std::numeric_limits<Q>::min()),
+                       std::numeric_limits<Q>::max());
+  return (Q)R;
+}
+
+std::vector<TensorMeta> qlinearConvShape(const std::vector<Tensor> &In,
+                                         const Attrs &A) {
+  const char *Op = "qlinear_conv";
+  if (In.size() != 8 && In.size() != 9)
+    fail("{}: expected 8 or 9 inputs (x, x_scale, x_zero_point, w, w_scale, "
+         "w_zero_point, y_scale, y_zero_point[, b]), got {}",
+         Op, In.size());
+  checkQuant8(Op, "x", In[0]);
+  checkQuant8(Op, "w", In[3]);
+  checkQuant8(Op, "y_zero_point", In[7]);
+  checkSameDType(Op, "x", In[0], "x_zero_point", In[2]);
+  checkSameDType(Op, "w", In[3], "w_zero_point", In[5]);
+  for (size_t I : {1, 4, 6})
+    checkDType(Op, I == 1 ? "x_scale" : I == 4 ? "w_scale" : "y_scale",
+               In[I].dtype(), DTypeClass::Float);
+  int64_t G;
+  Window W = convWindow(Op, In[0], In[3], A, G);
+  int64_t M = In[3].shape()[0];
+  checkPerTensorOrAxis(Op, "x_scale", In[1], 1);
+  checkPerTensorOrAxis(Op, "x_zero_point", In[2], 1);
+  checkPerTensorOrAxis(Op, "w_scale", In[4], M);
+  checkPerTensorOrAxis(Op, "w_zero_point", In[5], M);
+  checkPerTensorOrAxis(Op, "y_scale", In[6], 1);
+  checkPerTensorOrAxis(Op, "y_zero_point", In[7], 1);
+  if (In.size() == 9) {
+    if (In[8].dtype() != DType::Int32)
+      fail("{}: bias must be int32, got {}", Op, dtypeName(In[8].dtype()));
+    checkBias(Op, In[8], M);
+  }
+  return {{convOutShape(In[0], M, W), In[7].dtype()}};
+}
+
+void qlinearConvKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                       const Attrs &A) {
+  int64_t G;
+  Window W = convWindow("qlinear_conv", In[0], In[3], A, G);
+  std::vector<int64_t> XV = inputMinusZero(In[0], &In[2]);
+  std::vector<int64_t> WV = weightsMinusZero(In[3], &In[5]);
+  int64_t N = In[0].shape()[0], C = In[0].shape()[1], M = In[3].shape()[0];
+  int64_t O = W.outSize();
+  std::vector<int64_t> R((size_t)(N * M * O));
+  convCore<int64_t>(XV.data(), WV.data(), N, C, M, G, W, R.data());
+  std::vector<double> WS = In[4].toDoubleVector();
+  double XS = In[1].elementAsDouble(0), YS = In[6].elementAsDouble(0);
+  int64_t YZ = In[7].elementAsInt(0);
+  std::vector<int64_t> B =
+      In.size() == 9 ? In[8].toIntVector() : std::vector<int64_t>(M, 0);
+  dispatchDType(In[7].dtype(), [&](auto Tag) {
+    using Q = decltype(Tag);
+    if constexpr (std::is_same_v<Q, uint8_t> || std::is_same_v<Q, int8_t>) {
+      Q *P = Out[0].data<Q>();
+      for (int64_t Nb = 0; Nb < N; ++Nb)
+        for (int64_t Mi = 0; Mi < M; ++Mi) {
+          // Scale in float like the ONNX reference (x_scale * w_scale / y_scale).
+          double Scale = (double)((float)XS * (float)WS[WS.size() == 1 ? 0 : Mi] /
+                                  (float)YS);
+          size_t Base = (size_t)((Nb * M + Mi) * O);
+          for (int64_t J = 0; J < O; ++J)
+            P[Base + J] = saturateRound<Q>(
+                (double)(R[Base + J] + B[(size_t)Mi]) * Scale, YZ);
+        }
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// conv_transpose(x[N, C, ...], w[C, M/g, k...][, b])
+//===----------------------------------------------------------------------===//
+
+struct TransposeGeom {
+  size_t Rank;
+  Shape In, Kernel, Strides, Dilations, PadBegin, PadEnd, Out;
+};
+
+TransposeGeom convTransposeGeom(const Tensor &X, const Tensor &Wt,
+                                const Attrs &A, int64_t &Group) {
+  const char *Op = "conv_transpose";
+  checkSpatialInput(Op, X);
+  if (Wt.rank() != X.rank())
+    fail("{}: weight 'w' must have the rank of 'x' ({}), got {}", Op,
+         shapeToString(X.shape()), shapeToString(Wt.shape()));
+  Group = attrInt(Op, A, "group", 1);
+  int64_t C = X.shape()[1];
+  if (Group < 1 || C % Group != 0)
+    fail("{}: group {} must divide the input channels {}", Op, Group, C);
+  if (Wt.shape()[0] != C)
+    fail("{}: weight {} must have {} (input channels of x {}) as its first "
+         "dimension",
+         Op, shapeToString(Wt.shape()), C, shapeToString(X.shape()));
+  TransposeGeom T;
+  T.Rank = (size_t)X.rank() - 2;
+  T.In = spatialOf(X);
+  T.Kernel.assign(Wt.shape().begin() + 2, Wt.shape().end());
+  if (A.has("kernel_shape") && attrInts(Op, A, "kernel_shape") != T.Kernel)
+    fail("{}: attribute 'kernel_shape' ({}) does not match the weight {}", Op,
+         fmt::join(attrInts(Op, A, "kernel_shape"), ", "),
+         shapeToString(Wt.shape()));
+  T.Strides = spatialAttr(Op, A, "strides", T.Rank, 1, 1);
+  T.Dilations = spatialAttr(Op, A, "dilations", T.Rank, 1, 1);
+  std::vector<int64_t> Pads = spatialAttr(Op, A, "pads", 2 * T.Rank, 0, 0);
+  std::vector<int64_t> OutPad =
+      spatialAttr(Op, A, "output_padding", T.Rank, 0, 0);
+  std::string AutoPad = withOp(Op, [&] { return A.getString("auto_pad", "NOTSET"); });
+  if (AutoPad != "NOTSET" && AutoPad != "SAME_UPPER" &&
+      AutoPad != "SAME_LOWER" && AutoPad != "VALID")
+    fail("{}: unknown auto_pad '{}'", Op, AutoPad);
+  std::vector<int64_t> OutShape;
+  if (A.has("output_shape")) {
+    OutShape = attrInts(Op, A, "output_shape");
+    if (OutShape.size() == T.Rank + 2) // the full shape is accepted too
+      OutShape.erase(OutShape.begin(), OutShape.begin() + 2);
+    if (OutShape.size() != T.Rank)
+      fail("{}: attribute 'output_shape' must have {} entries, got {}", Op,
+           T.Rank, OutShape.size());
+  }
+  for (size_t I = 0; I < T.Rank; ++I) {
+    int64_t Eff = (T.Kernel[I] - 1) * T.Dilations[I] + 1;
+    int64_t Full = T.Strides[I] * (T.In[I] - 1) + OutPad[I] + Eff;
+    int64_t PB = Pads[I], PE = Pads[I + T.Rank], O;
+    if (!OutShape.empty() || AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
+      O = !OutShape.empty() ? OutShape[I] : T.In[I] * T.Strides[I];
+      if (O < 0)
+        fail("{}: negative output extent {} along spatial axis {}", Op, O, I);
+      int64_t Total = Full - O;
+      // ONNX: SAME_UPPER puts the extra padding at the end. An output larger
+      // than the full one is extended with zeros at the end.
+      PB = Total < 0 ? 0 : AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
+      PE = Total - PB;
+    } else {
+      if (AutoPad == "VALID")
+        PB = PE = 0;
+      O = Full - PB - PE;
+      if (O < 0)
+        fail("{}: pads make the output extent negative along spatial axis {}",
+             Op, I);
+    }
+    T.PadBegin.push_back(PB);
+    T.PadEnd.push_back(PE);
+    T.Out.push_back(O);
+  }
+  return T;
+}
+
+std::vector<TensorMeta> convTransposeShape(const std::vector<Tensor> &In,
+                                           const Attrs &A) {
+  if (In.size() != 2 && In.size() != 3)
+    fail("conv_transpose: expected 2 or 3 inputs (x, w[, b]), got {}",
+         In.size());
+  checkDType("conv_transpose", "x", In[0].dtype(), DTypeClass::Float);
+  checkSameDType("conv_transpose", "x", In[0], "w", In[1]);
+  int64_t G;
+  TransposeGeom T = convTransposeGeom(In[0], In[1], A, G);
+  int64_t M = In[1].shape()[1] * G;
+  if (In.size() == 3) {
+    checkSameDType("conv_transpose", "x", In[0], "b", In[2]);
+    checkBias("conv_transpose", In[2], M);
+  }
+  Shape S{In[0].shape()[0], M};
+  S.insert(S.end(), T.Out.begin(), T.Out.end());
+  return {{S, In[0].dtype()}};
+}
+
+void convTransposeKernel(const std::vector<Tensor> &In,
+                         std::vector<Tensor> &Out, const Attrs &A) {
+  int64_t G;
+  TransposeGeom T = convTransposeGeom(In[0], In[1], A, G);
+  const Tensor &X = In[0], &Wt = In[1];
+  int64_t N = X.shape()[0], C = X.shape()[1], CG = C / G;
+  int64_t MG = Wt.shape()[1], M = MG * G;
+  int64_t K = numElements(T.Kernel), I = numElements(T.In);
+  int64_t O = numElements(T.Out);
+  size_t R = T.Rank;
+  std::vector<int64_t> OutStride = contiguousStrides(T.Out);
+  auto Run = [&](auto AccTag) {
+    using Acc = decltype(AccTag);
+    std::vector<Acc> XV = toVec<Acc>(X), WV = toVec<Acc>(Wt);
+    std::vector<Acc> Res((size_t)(N * M * O), Acc(0));
+    std::vector<Acc> Col((size_t)(MG * K * I));
+    for (int64_t Nb = 0; Nb < N; ++Nb)
+      for (int64_t Gi = 0; Gi < G; ++Gi) {
+        // col[(m, k), i] = sum_c w[c, m, k] * x[c, i]
+        std::fill(Col.begin(), Col.end(), Acc(0));
+        for (int64_t Ci = 0; Ci < CG; ++Ci) {
+          const Acc *XR = XV.data() + (Nb * C + Gi * CG + Ci) * I;
+          const Acc *WR = WV.data() + (Gi * CG + Ci) * MG * K;
+          for (int64_t MK = 0; MK < MG * K; ++MK) {
+            Acc Wv = WR[MK];
+            if (Wv == Acc(0))
+              continue;
+            Acc *CR = Col.data() + MK * I;
+            for (int64_t J = 0; J < I; ++J)
+              CR[J] += Wv * XR[J];
+          }
+        }
+        // col2im: scatter col[(m, k), i] to out[m, i * s - pb + k * d].
+        std::vector<int64_t> KIdx(R, 0), IIdx(R, 0);
+        for (int64_t Kk = 0; Kk < K; ++Kk) {
+          std::fill(IIdx.begin(), IIdx.end(), 0);
+          for (int64_t J = 0; J < I; ++J) {
+            int64_t Off = 0;
+            bool Inside = true;
+            for (size_t D = 0; D < R; ++D) {
+              int64_t P = IIdx[D] * T.Strides[D] - T.PadBegin[D] +
+                          KIdx[D] * T.Dilations[D];
+              if (P < 0 || P >= T.Out[D]) {
+                Inside = false;
+                break;
+              }
+              Off += P * OutStride[D];
+            }
+            if (Inside)
+              for (int64_t Mi = 0; Mi < MG; ++Mi)
+                Res[(size_t)((Nb * M + Gi * MG + Mi) * O + Off)] +=
+                    Col[(size_t)((Mi * K + Kk) * I + J)];
+            for (size_t D = R; D-- > 0;) {
+              if (++IIdx[D] < T.In[D])
+                break;
+              IIdx[D] = 0;
+            }
+          }
+          for (size_t D = R; D-- > 0;) {
+            if (++KIdx[D] < T.Kernel[D])
+              break;
+            KIdx[D] = 0;
+          }
+        }
+      }
+    if (In.size() == 3) {
+      std::vector<Acc> B = toVec<Acc>(In[2]);
+      for (int64_t Nb = 0; Nb < N; ++Nb)
+        for (int64_t Mi = 0; Mi < M; ++Mi)
+          for (int64_t J = 0; J < O; ++J)
+            Res[(size_t)((Nb * M + Mi) * O + J)] += B[(size_t)Mi];
+    }
+    dispatchDType(X.dtype(), [&](auto Tag) {
+      using E = decltype(Tag);
+      E *P = Out[0].data<E>();
+      for (size_t J = 0; J < Res.size(); ++J)
+        P[J] = convertElement<E>(Res[J]);
+    });
+  };
+  if (X.dtype() == DType::Float64)
+    Run(double{});
+  else
+    Run(float{});
+}
+
+//===----------------------------------------------------------------------===//
+// Pools: max_pool (optionally with indices), avg_pool, lp_pool.
+//===----------------------------------------------------------------------===//
+
+Window poolWindow(const char *Op, const Tensor &X, const Attrs &A) {
+  checkSpatialInput(Op, X);
+  std::vector<int64_t> K = attrInts(Op, A, "kernel_shape");
+  if (K.size() != (size_t)X.rank() - 2)
+    fail("{}: attribute 'kernel_shape' must have {} entries for input {}, "
+         "got {}",
+         Op, X.rank() - 2, shapeToString(X.shape()), K.size());
+  return makeWindow(Op, A, spatialOf(X), K, true);
+}
+
+Shape poolOutShape(const Tensor &X, const Window &W) {
+  Shape S{X.shape()[0], X.shape()[1]};
+  S.insert(S.end(), W.Out.begin(), W.Out.end());
+  return S;
+}
+
+std::vector<TensorMeta> maxPoolShape(const std::vector<Tensor> &In,
+                                     const Attrs &A) {
+  checkArity("max_pool", In, 1);
+  DType T = In[0].dtype();
+  if (T == DType::Bool || T == DType::Int16 || T == DType::Int32 ||
+      T == DType::Int64)
+    fail("max_pool: input 'x' must be a float dtype, int8 or uint8, got {}",
+         dtypeName(T));
+  Window W = poolWindow("max_pool", In[0], A);
+  attrFlag("max_pool", A, "storage_order", false);
+  Shape S = poolOutShape(In[0], W);
+  if (attrFlag("max_pool", A, "with_indices", false))
+    return {{S, T}, {S, DType::Int64}};
+  return {{S, T}};
+}
+
+void maxPoolKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                   const Attrs &A) {
+  const Tensor &X = In[0];
+  Window W = poolWindow("max_pool", X, A);
+  bool ColMajor = attrFlag("max_pool", A, "storage_order", false);
+  bool WithIdx = Out.size() == 2;
+  int64_t NC = X.shape()[0] * X.shape()[1], I = W.inSize(), O = W.outSize();
+  std::vector<int64_t> InStride = contiguousStrides(W.In);
+  // Column-major spatial index of a row-major offset (storage_order = 1).
+  auto colMajor = [&](int64_t Off) {
+    int64_t R = 0, Mul = 1;
+    for (size_t D = 0; D < W.Rank; ++D) {
+      int64_t Coord = (Off / InStride[D]) % W.In[D];
+      R += Coord * Mul;
+      Mul *= W.In[D];
+    }
+    return R;
+  };
+  dispatchDType(X.dtype(), [&](auto Tag) {
+    using E = decltype(Tag);
+    if constexpr (!std::is_same_v<E, bool>) {
+      using CT = ComputeT<E>;
+      const E *PX = X.data<E>();
+      E *PY = Out[0].data<E>();
+      int64_t *PI = WithIdx ? Out[1].data<int64_t>() : nullptr;
+      for (int64_t B = 0; B < NC; ++B) {
+        const E *XB = PX + B * I;
+        forEachOutput(W, [&](int64_t OI, const std::vector<int64_t> &Start) {
+          CT Best = std::numeric_limits<CT>::lowest();
+          if constexpr (std::is_floating_point_v<CT>)
+            Best = -std::numeric_limits<CT>::infinity();
+          int64_t BestOff = -1;
+          forEachInWindow(W, Start, [&](int64_t Off) {
+            CT V = CT(XB[Off]);
+            // The first NaN wins and stays (NaN propagates).
+            if (BestOff < 0 || V > Best || (V != V && Best == Best)) {
+              Best = V;
+              BestOff = Off;
+            }
+          });
+          PY[B * O + OI] = convertElement<E>(Best);
+          if (PI)
+            PI[B * O + OI] =
+                BestOff < 0 ? -1 : B * I + (ColMajor ? colMajor(BestOff) : BestOff);
+        });
+      }
+    }
+  });
+}
+
+std::vector<TensorMeta> avgPoolShape(const std::vector<Tensor> &In,
+                                     const Attrs &A) {
+  checkArity("avg_pool", In, 1);
+  checkDType("avg_pool", "x", In[0].dtype(), DTypeClass::Float);
+  Window W = poolWindow("avg_pool", In[0], A);
+  attrFlag("avg_pool", A, "count_include_pad", false);
+  return {{poolOutShape(In[0], W), In[0].dtype()}};
+}
+
+void avgPoolKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                   const Attrs &A) {
+  const Tensor &X = In[0];
+  Window W = poolWindow("avg_pool", X, A);
+  bool IncludePad = attrFlag("avg_pool", A, "count_include_pad", false);
+  int64_t NC = X.shape()[0] * X.shape()[1], I = W.inSize(), O = W.outSize();
+  // Divisor per output position: the window positions inside the padded
+  // input (count_include_pad) or inside the input.
+  std::vector<double> Div((size_t)O);
+  forEachOutput(W, [&](int64_t OI, const std::vector<int64_t> &Start) {
+    double Count = 1;
+    for (size_t D = 0; D < W.Rank; ++D) {
+      int64_t Lo = IncludePad ? -W.PadBegin[D] : 0;
+      int64_t Hi = IncludePad ? W.In[D] + W.PadEnd[D] : W.In[D];
+      int64_t N = 0;
+      for (int64_t K = 0; K < W.Kernel[D]; ++K) {
+        int64_t P = Start[D] + K * W.Dilations[D];
+        N += P >= Lo && P < Hi;
+      }
+      Count *= (double)N;
+    }
+    Div[(size_t)OI] = Count;
+  });
+  dispatchDType(X.dtype(), [&](auto Tag) {
+    using E = decltype(Tag);
+    if constexpr (elemInClass<E>(DTypeClass::Float)) {
+      const E *PX = X.data<E>();
+      E *PY = Out[0].data<E>();
+      for (int64_t B = 0; B < NC; ++B) {
+        const E *XB = PX + B * I;
+        forEachOutput(W, [&](int64_t OI, const std::vector<int64_t> &Start) {
+          double Sum = 0;
+          forEachInWindow(W, Start, [&](int64_t Off) { Sum += double(XB[Off]); });
+          double D = Div[(size_t)OI];
+          PY[B * O + OI] = convertElement<E>(
+              D > 0 ? Sum / D : std::numeric_limits<double>::quiet_NaN());
+        });
+      }
+    }
+  });
+}
+
+std::vector<TensorMeta> lpPoolShape(const std::vector<Tensor> &In,
+                                    const Attrs &A) {
+  checkArity("lp_pool", In, 1);
+  checkDType("lp_pool", "x", In[0].dtype(), DTypeClass::Float);
+  Window W = poolWindow("lp_pool", In[0], A);
+  if (attrInt("lp_pool", A, "p", 2) < 1)
+    fail("lp_pool: attribute 'p' must be >= 1, got {}",
+         attrInt("lp_pool", A, "p", 2));
+  return {{poolOutShape(In[0], W), In[0].dtype()}};
+}
+
+void lpPoolKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                  const Attrs &A) {
+  const Tensor &X = In[0];
+  Window W = poolWindow("lp_pool", X, A);
+  double P = (double)attrInt("lp_pool", A, "p", 2);
+  int64_t NC = X.shape()[0] * X.shape()[1], I = W.inSize(), O = W.outSize();
+  dispatchDType(X.dtype(), [&](auto Tag) {
+    using E = decltype(Tag);
+    if constexpr (elemInClass<E>(DTypeClass::Float)) {
+      const E *PX = X.data<E>();
+      E *PY = Out[0].data<E>();
+      for (int64_t B = 0; B < NC; ++B) {
+        const E *XB = PX + B * I;
+        forEachOutput(W, [&](int64_t OI, const std::vector<int64_t> &Start) {
+          double Sum = 0;
+          forEachInWindow(W, Start, [&](int64_t Off) {
+            Sum += std::pow(std::abs(double(XB[Off])), P);
+          });
+          PY[B * O + OI] = convertElement<E>(std::pow(Sum, 1.0 / P));
+        });
+      }
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// global_avg_pool / global_max_pool: reduce all spatial dims to 1.
+//===----------------------------------------------------------------------===//
+
+template <bool IsMax>
+std::vector<TensorMeta> globalPoolShape(const std::vector<Tensor> &In,
+                                        const Attrs &) {
+  const char *Op = IsMax ? "global_max_pool" : "global_avg_pool";
+  checkArity(Op, In, 1);
+  checkDType(Op, "x", In[0].dtype(), DTypeClass::Float);
+  checkSpatialInput(Op, In[0]);
+  Shape S = In[0].shape();
+  std::fill(S.begin() + 2, S.end(), 1);
+  return {{S, In[0].dtype()}};
+}
+
+template <bool IsMax>
+void globalPoolKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                      const Attrs &) {
+  const Tensor &X = In[0];
+  int64_t NC = X.shape()[0] * X.shape()[1];
+  int64_t I = prodRange(X.shape(), 2, X.shape().size());
+  dispatchDType(X.dtype(), [&](auto Tag) {
+    using E = decltype(Tag);
+    if constexpr (elemInClass<E>(DTypeClass::Float)) {
+      const E *PX = X.data<E>();
+      E *PY = Out[0].data<E>();
+      for (int64_t B = 0; B < NC; ++B) {
+        const E *XB = PX + B * I;
+        double R = IsMax ? -std::numeric_limits<double>::infinity() : 0.0;
+        for (int64_t J = 0; J < I; ++J) {
+          double V = double(XB[J]);
+          if constexpr (IsMax)
+            R = (V > R || V != V) ? V : R;
+          else
+            R += V;
+        }
+        if constexpr (!IsMax)
+          R = I > 0 ? R / (double)I : std::numeric_limits<double>::quiet_NaN();
+        PY[B] = convertElement<E>(R);
+      }
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// max_unpool(x, indices[, output_shape])
+//===----------------------------------------------------------------------===//
+
+Shape maxUnpoolOutShape(const std::vector<Tensor> &In, const Attrs &A,
+                        bool FromInput) {
+  const char *Op = FromInput ? "max_unpool_to_shape" : "max_unpool";
+  checkArity(Op, In, FromInput ? 3 : 2);
+  const Tensor &X = In[0], &Idx = In[1];
+  checkSpatialInput(Op, X);
+  if (Idx.dtype() != DType::Int64)
+    fail("{}: input 'indices' must be int64, got {}", Op,
+         dtypeName(Idx.dtype()));
+  if (Idx.shape() != X.shape())
+    fail("{}: 'indices' {} must have the shape of 'x' {}", Op,
+         shapeToString(Idx.shape()), shapeToString(X.shape()));
+  size_t R = (size_t)X.rank() - 2;
+  std::vector<int64_t> K = attrInts(Op, A, "kernel_shape");
+  if (K.size() != R)
+    fail("{}: attribute 'kernel_shape' must have {} entries, got {}", Op, R,
+         K.size());
+  std::vector<int64_t> S = spatialAttr(Op, A, "strides", R, 1, 1);
+  std::vector<int64_t> P = spatialAttr(Op, A, "pads", 2 * R, 0, 0);
+  Shape Out{X.shape()[0], X.shape()[1]};
+  for (size_t D = 0; D < R; ++D)
+    Out.push_back((X.shape()[D + 2] - 1) * S[D] + K[D] - P[D] - P[D + R]);
+  if (FromInput) {
+    std::vector<int64_t> Given = In[2].toIntVector();
+    if (Given.size() != Out.size())
+      fail("{}: 'output_shape' must have {} entries, got {}", Op, Out.size(),
+           Given.size());
+    for (size_t D = 0; D < Given.size(); ++D)
+      if (Given[D] < 0 || (D < 2 && Given[D] != Out[D]))
+        fail("{}: invalid 'output_shape' ({}) for input {}", Op,
+             fmt::join(Given, ", "), shapeToString(X.shape()));
+    Out = Given;
+  }
+  for (int64_t D : Out)
+    if (D < 0)
+      fail("{}: pads make the output shape negative", Op);
+  return Out;
+}
+
+template <bool FromInput>
+std::vector<TensorMeta> maxUnpoolShape(const std::vector<Tensor> &In,
+                                       const Attrs &A) {
+  return {{maxUnpoolOutShape(In, A, FromInput), In.at(0).dtype()}};
+}
+
+template <bool FromInput>
+void maxUnpoolKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                     const Attrs &A) {
+  const char *Op = FromInput ? "max_unpool_to_shape" : "max_unpool";
+  const Tensor &X = In[0];
+  const int64_t *PI = In[1].data<int64_t>();
+  int64_t Total = Out[0].numel(), N = X.numel();
+  // Indices address the default output shape (what max_pool saw); a given
+  // output_shape keeps each element's coordinates.
+  Shape Default = maxUnpoolOutShape({In[0], In[1]}, A, false);
+  const Shape &OutS = Out[0].shape();
+  bool Remap = Default != OutS;
+  std::vector<int64_t> DStride = contiguousStrides(Default);
+  std::vector<int64_t> OStride = contiguousStrides(OutS);
+  int64_t DTotal = numElements(Default);
+  auto target = [&](int64_t T) {
+    if (T < 0 || T >= DTotal)
+      fail("{}: index {} is out of range for the unpooled shape {}", Op, T,
+           shapeToString(Default));
+    if (!Remap)
+      return T;
+    int64_t R = 0;
+    for (size_t D = 0; D < Default.size(); ++D) {
+      int64_t Coord = (T / DStride[D]) % Default[D];
+      if (Coord >= OutS[D])
+        fail("{}: index {} lies outside the output shape {}", Op, T,
+             shapeToString(OutS));
+      R += Coord * OStride[D];
+    }
+    return R;
+  };
+  std::memset(Out[0].rawData(), 0, Out[0].nbytes());
+  dispatchDType(X.dtype(), [&](auto Tag) {
+    using E = decltype(Tag);
+    const E *PX = X.data<E>();
+    E *PY = Out[0].data<E>();
+    for (int64_t J = 0; J < N; ++J) {
+      int64_t T = target(PI[J]);
+      if (T >= Total)
+        fail("{}: index {} is out of range for the output of {} elements", Op,
+             PI[J], Total);
+      PY[T] = PX[J];
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations.
+//===----------------------------------------------------------------------===//
+
+/// Checks a per-channel parameter of length C.
+void checkChannelParam(const char *Op, const char *Arg, const Tensor &T,
+                       int64_t C) {
+  checkDType(Op, Arg, T.dtype(), DTypeClass::Float);
+  if (T.rank() != 1 || T.shape()[0] != C)
+    fail("{}: input '{}' must have shape ({},), got {}", Op, Arg, C,
+         shapeToString(T.shape()));
+}
+
+/// Writes double values into a float tensor.
+void storeDoubles(const std::vector<double> &V, Tensor &T) {
+  dispatchDType(T.dtype(), [&](auto Tag) {
+    using E = decltype(Tag);
+    E *P = T.data<E>();
+    for (size_t I = 0; I < V.size(); ++I)
+      P[I] = convertElement<E>(V[I]);
+  });
+}
+
+std::vector<TensorMeta> batchNormShape(const std::vector<Tensor> &In,
+                                       const Attrs &A) {
+  const char *Op = "batch_norm";
+  checkArity(Op, In, 5);
+  checkDType(Op, "x", In[0].dtype(), DTypeClass::Float);
+  if (In[0].rank() < 2)
+    fail("{}: input 'x' must have rank >= 2 ([N, C, ...]), got {}", Op,
+         shapeToString(In[0].shape()));
+  int64_t C = In[0].shape()[1];
+  const char *Names[] = {"x", "scale", "bias", "mean", "var"};
+  for (size_t I = 1; I < 5; ++I)
+    checkChannelParam(Op, Names[I], In[I], C);
+  if (attrFlag(Op, A, "training", false))
+    return {{In[0].shape(), In[0].dtype()},
+            {{C}, In[3].dtype()},
+            {{C}, In[4].dtype()}};
+  return {{In[0].shape(), In[0].dtype()}};
+}
+
+void batchNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                     const Attrs &A) {
+  const Tensor &X = In[0];
+  double Eps = withOp("batch_norm", [&] { return A.getFloat("epsilon", 1e-5); });
+  bool Training = Out.size() == 3;
+  int64_t N = X.shape()[0], C = X.shape()[1];
+  int64_t S = prodRange(X.shape(), 2, X.shape().size());
+  std::vector<double> XV = X.toDoubleVector(), Y(XV.size());
+  std::vector<double> Scale = In[1].toDoubleVector(), Bias = In[2].toDoubleVector();
+  std::vector<double> Mean = In[3].toDoubleVector(), Var = In[4].toDoubleVector();
+  if (Training) {
+    // Batch statistics (biased variance) and updated running statistics.
+    double Mom = withOp("batch_norm", [&] { return A.getFloat("momentum", 0.9); });
+    std::vector<double> RunMean(C), RunVar(C);
+    for (int64_t Ci = 0; Ci < C; ++Ci) {
+      double Sum = 0, Sq = 0, Cnt = (double)(N * S);
+      for (int64_t Nb = 0; Nb < N; ++Nb)
+        for (int64_t J = 0; J < S; ++J)
+          Sum += XV[(size_t)((Nb * C + Ci) * S + J)];
+      double M = Cnt > 0 ? Sum / Cnt : 0;
+      for (int64_t Nb = 0; Nb < N; ++Nb)
+        for (int64_t J = 0; J < S; ++J) {
+          double D = XV[(size_t)((Nb * C + Ci) * S + J)] - M;
+          Sq += D * D;
+        }
+      double V = Cnt > 0 ? Sq / Cnt : 0;
+      RunMean[(size_t)Ci] = Mean[(size_t)Ci] * Mom + M * (1 - Mom);
+      RunVar[(size_t)Ci] = Var[(size_t)Ci] * Mom + V * (1 - Mom);
+      Mean[(size_t)Ci] = M;
+      Var[(size_t)Ci] = V;
+    }
+    storeDoubles(RunMean, Out[1]);
+    storeDoubles(RunVar, Out[2]);
+  }
+  for (int64_t Nb = 0; Nb < N; ++Nb)
+    for (int64_t Ci = 0; Ci < C; ++Ci) {
+      size_t Cs = (size_t)Ci;
+      double Mul = Scale[Cs] / std::sqrt(Var[Cs] + Eps);
+      double Add = Bias[Cs] - Mean[Cs] * Mul;
+      size_t Base = (size_t)((Nb * C + Ci) * S);
+      for (int64_t J = 0; J < S; ++J)
+        Y[Base + J] = XV[Base + J] * Mul + Add;
+    }
+  storeDoubles(Y, Out[0]);
+}
+
+std::vector<TensorMeta> instanceNormShape(const std::vector<Tensor> &In,
+                                          const Attrs &) {
+  const char *Op = "instance_norm";
+  checkArity(Op, In, 3);
+  checkDType(Op, "x", In[0].dtype(), DTypeClass::Float);
+  if (In[0].rank() < 3)
+    fail("{}: input 'x' must have rank >= 3 ([N, C, D1, ...]), got {}", Op,
+         shapeToString(In[0].shape()));
+  checkChannelParam(Op, "scale", In[1], In[0].shape()[1]);
+  checkChannelParam(Op, "bias", In[2], In[0].shape()[1]);
+  return {{In[0].shape(), In[0].dtype()}};
+}
+
+void instanceNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                        const Attrs &A) {
+  const Tensor &X = In[0];
+  double Eps = withOp("instance_norm", [&] { return A.getFloat("epsilon", 1e-5); });
+  int64_t N = X.shape()[0], C = X.shape()[1];
+  int64_t S = prodRange(X.shape(), 2, X.shape().size());
+  std::vector<double> XV = X.toDoubleVector(), Y(XV.size());
+  std::vector<double> Scale = In[1].toDoubleVector(), Bias = In[2].toDoubleVector();
+  for (int64_t Nb = 0; Nb < N; ++Nb)
+    for (int64_t Ci = 0; Ci < C; ++Ci) {
+      size_t Base = (size_t)((Nb * C + Ci) * S);
+      double Sum = 0, Sq = 0;
+      for (int64_t J = 0; J < S; ++J)
+        Sum += XV[Base + J];
+      double M = S > 0 ? Sum / (double)S : 0;
+      for (int64_t J = 0; J < S; ++J)
+        Sq += (XV[Base + J] - M) * (XV[Base + J] - M);
+      double V = S > 0 ? Sq / (double)S : 0;
+      double Mul = Scale[(size_t)Ci] / std::sqrt(V + Eps);
+      for (int64_t J = 0; J < S; ++J)
+        Y[Base + J] = (XV[Base + J] - M) * Mul + Bias[(size_t)Ci];
+    }
+  storeDoubles(Y, Out[0]);
+}
+
+/// The dtype of layer_norm's Mean/InvStdDev (ONNX stash_type, a TensorProto
+/// data type: 1 float, 10 float16, 11 double).
+DType stashDType(const Attrs &A) {
+  int64_t T = attrInt("layer_norm", A, "stash_type", 1);
+  switch (T) {
+  case 1: return DType::Float32;
+  case 10: return DType::Float16;
+  case 11: return DType::Float64;
+  default:
+    fail("layer_norm: unsupported stash_type {} (expected 1, 10 or 11)", T);
+  }
+}
+
+/// Validates layer_norm's inputs; returns the normalized axis.
+int64_t layerNormAxis(const std::vector<Tensor> &In, const Attrs &A) {
+  const char *Op = "layer_norm";
+  if (In.size() != 2 && In.size() != 3)
+    fail("{}: expected 2 or 3 inputs (x, scale[, bias]), got {}", Op,
+         In.size());
+  checkDType(Op, "x", In[0].dtype(), DTypeClass::Float);
+  int64_t Axis = opAxis(Op, attrInt(Op, A, "axis", -1), In[0].rank());
+  Shape Norm(In[0].shape().begin() + Axis, In[0].shape().end());
+  for (size_t I = 1; I < In.size(); ++I) {
+    const char *Arg = I == 1 ? "scale" : "bias";
+    checkDType(Op, Arg, In[I].dtype(), DTypeClass::Float);
+    bool Ok = In[I].rank() <= (int64_t)Norm.size();
+    for (int64_t D = 0; Ok && D < In[I].rank(); ++D) {
+      int64_t E = In[I].shape()[(size_t)(In[I].rank() - 1 - D)];
+      Ok = E == 1 || E == Norm[Norm.size() - 1 - (size_t)D];
+    }
+    if (!Ok)
+      fail("{}: input '{}' {} does not broadcast to the normalized shape {}",
+           Op, Arg, shapeToString(In[I].shape()), shapeToString(Norm));
+  }
+  return Axis;
+}
+
+std::vector<TensorMeta> layerNormShape(const std::vector<Tensor> &In,
+                                       const Attrs &A) {
+  int64_t Axis = layerNormAxis(In, A);
+  DType SD = stashDType(A);
+  if (!attrFlag("layer_norm", A, "with_stats", false))
+    return {{In[0].shape(), In[0].dtype()}};
+  Shape Stat = In[0].shape();
+  std::fill(Stat.begin() + Axis, Stat.end(), 1);
+  return {{In[0].shape(), In[0].dtype()}, {Stat, SD}, {Stat, SD}};
+}
+
+void layerNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                     const Attrs &A) {
+  const Tensor &X = In[0];
+  int64_t Axis = layerNormAxis(In, A);
+  double Eps = withOp("layer_norm", [&] { return A.getFloat("epsilon", 1e-5); });
+  Shape Norm(X.shape().begin() + Axis, X.shape().end());
+  int64_t S = numElements(Norm), Rows = prodRange(X.shape(), 0, (size_t)Axis);
+  // Offsets of scale/bias for each position of the normalized block.
+  auto offsets = [&](const Tensor &P) {
+    std::vector<int64_t> Off((size_t)S);
+    std::vector<int64_t> St = broadcastStrides(P.shape(), Norm);
+    forEachStrided<1>(Norm, {St}, [&](int64_t O, const std::array<int64_t, 1> &F) {
+      Off[(size_t)O] = F[0];
+    });
+    return Off;
+  };
+  std::vector<double> XV = X.toDoubleVector(), Y(XV.size());
+  std::vector<double> Scale = In[1].toDoubleVector();
+  std::vector<int64_t> SOff = offsets(In[1]);
+  std::vector<double> Bias;
+  std::vector<int64_t> BOff;
+  if (In.size() == 3) {
+    Bias = In[2].toDoubleVector();
+    BOff = offsets(In[2]);
+  }
+  std::vector<double> Means((size_t)Rows), InvStd((size_t)Rows);
+  for (int64_t R = 0; R < Rows; ++R) {
+    size_t Base = (size_t)(R * S);
+    double Sum = 0, Sq = 0;
+    for (int64_t J = 0; J < S; ++J)
+      Sum += XV[Base + J];
+    double M = S > 0 ? Sum / (double)S : 0;
+    for (int64_t J = 0; J < S; ++J)
+      Sq += (XV[Base + J] - M) * (XV[Base + J] - M);
+    double Inv = 1.0 / std::sqrt((S > 0 ? Sq / (double)S : 0) + Eps);
+    Means[(size_t)R] = M;
+    InvStd[(size_t)R] = Inv;
+    for (int64_t J = 0; J < S; ++J) {
+      double V = (XV[Base + J] - M) * Inv * Scale[(size_t)SOff[(size_t)J]];
+      if (!Bias.empty())
+        V += Bias[(size_t)BOff[(size_t)J]];
+      Y[Base + J] = V;
+    }
+  }
+  storeDoubles(Y, Out[0]);
+  if (Out.size() == 3) {
+    storeDoubles(Means, Out[1]);
+    storeDoubles(InvStd, Out[2]);
+  }
+}
+
+std::vector<TensorMeta> lrnShape(const std::vector<Tensor> &In,
+                                 const Attrs &A) {
+  checkArity("lrn", In, 1);
+  checkDType("lrn", "x", In[0].dtype(), DTypeClass::Float);
+  if (In[0].rank() < 2)
+    fail("lrn: input 'x' must have rank >= 2 ([N, C, ...]), got {}",
+         shapeToString(In[0].shape()));
+  if (attrInt("lrn", A, "size") < 1)
+    fail("lrn: attribute 'size' must be >= 1, got {}", attrInt("lrn", A, "size"));
+  return {{In[0].shape(), In[0].dtype()}};
+}
+
+void lrnKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+               const Attrs &A) {
+  const Tensor &X = In[0];
+  int64_t Size = attrInt("lrn", A, "size");
+  double Alpha = withOp("lrn", [&] { return A.getFloat("alpha", 1e-4); });
+  double Beta = withOp("lrn", [&] { return A.getFloat("beta", 0.75); });
+  double Bias = withOp("lrn", [&] { return A.getFloat("bias", 1.0); });
+  int64_t N = X.shape()[0], C = X.shape()[1];
+  int64_t S = prodRange(X.shape(), 2, X.shape().size());
+  int64_t Lo = (Size - 1) / 2, Hi = Size - 1 - Lo; // floor below, ceil above
+  std::vector<double> XV = X.toDoubleVector(), Y(XV.size());
+  for (int64_t Nb = 0; Nb < N; ++Nb)
+    for (int64_t Ci = 0; Ci < C; ++Ci)
+      for (int64_t J = 0; J < S; ++J) {
+        double Sq = 0;
+        for (int64_t K = std::max<int64_t>(0, Ci - Lo);
+             K <= std::min<int64_t>(C - 1, Ci + Hi); ++K) {
+          double V = XV[(size_t)((Nb * C + K) * S + J)];
+          Sq += V * V;
+        }
+        size_t I = (size_t)((Nb * C + Ci) * S + J);
+        Y[I] = XV[I] / std::pow(Bias + Alpha / (double)Size * Sq, Beta);
+      }
+  storeDoubles(Y, Out[0]);
+}
+
+/// The reduced axes of mean_variance_norm, normalized.
+std::vector<bool> mvnAxes(const Tensor &X, const Attrs &A) {
+  std::vector<int64_t> Axes =
+      attrInts("mean_variance_norm", A, "axes", {0, 2, 3});
+  std::vector<bool> Red((size_t)X.rank(), false);
+  for (int64_t Ax : Axes) {
+    int64_t N = opAxis("mean_variance_norm", Ax, X.rank());
+    if (Red[(size_t)N])
+      fail("mean_variance_norm: axis {} is repeated", Ax);
+    Red[(size_t)N] = true;
+  }
+  return Red;
+}
+
+std::vector<TensorMeta> mvnShape(const std::vector<Tensor> &In,
+                                 const Attrs &A) {
+  checkArity("mean_variance_norm", In, 1);
+  checkDType("mean_variance_norm", "x", In[0].dtype(), DTypeClass::Float);
+  mvnAxes(In[0], A);
+  return {{In[0].shape(), In[0].dtype()}};
+}
+
+void mvnKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+               const Attrs &A) {
+  const Tensor &X = In[0];
+  std::vector<bool> Red = mvnAxes(X, A);
+  // Group elements by their coordinates on the kept axes.
+  Shape Kept;
+  for (size_t D = 0; D < Red.size(); ++D)
+    Kept.push_back(Red[D] ? 1 : X.shape()[D]);
+  std::vector<int64_t> St = broadcastStrides(Kept, X.shape());
+  int64_t G = numElements(Kept);
+  std::vector<int64_t> Group((size_t)X.numel());
+  forEachStrided<1>(X.shape(), {St}, [&](int64_t O, const std::array<int64_t, 1> &F) {
+    Group[(size_t)O] = F[0];
+  });
+  std::vector<double> XV = X.toDoubleVector(), Y(XV.size());
+  std::vector<double> Sum((size_t)G, 0), Sq((size_t)G, 0), Cnt((size_t)G, 0);
+  for (size_t I = 0; I < XV.size(); ++I) {
+    Sum[(size_t)Group[I]] += XV[I];
+    Cnt[(size_t)Group[I]] += 1;
+  }
+  for (size_t I = 0; I < Sum.size(); ++I)
+    Sum[I] = Cnt[I] > 0 ? Sum[I] / Cnt[I] : 0;
+  for (size_t I = 0; I < XV.size(); ++I) {
+    double D = XV[I] - Sum[(size_t)Group[I]];
+    Sq[(size_t)Group[I]] += D * D;
+  }
+  // ONNX's function body: (x - mean) / (sqrt(var) + 1e-9).
+  for (size_t I = 0; I < XV.size(); ++I) {
+    size_t Gi = (size_t)Group[I];
+    double Std = std::sqrt(Cnt[Gi] > 0 ? Sq[Gi] / Cnt[Gi] : 0);
+    Y[I] = (XV[I] - Sum[Gi]) / (Std + 1e-9);
+  }
+  storeDoubles(Y, Out[0]);
+}
+
+} // namespace
+
+RIVET_REGISTER_KERNEL("conv", convKernel, convShape, false);
+RIVET_REGISTER_KERNEL("conv_integer", convIntegerKernel, convIntegerShape, false);
+RIVET_REGISTER_KERNEL("qlinear_conv", qlinearConvKernel, qlinearConvShape, false);
+RIVET_REGISTER_KERNEL("conv_transpose", convTransposeKernel, convTransposeShape, false);
+RIVET_REGISTER_KERNEL("max_pool", maxPoolKernel, maxPoolShape, false);
+RIVET_REGISTER_KERNEL("avg_pool", avgPoolKernel, avgPoolShape, false);
+RIVET_REGISTER_KERNEL("lp_pool", lpPoolKernel, lpPoolShape, false);
+RIVET_REGISTER_KERNEL("global_avg_pool", globalPoolKernel<false>,
+                      globalPoolShape<false>, false);
+RIVET_REGISTER_KERNEL("global_max_pool", globalPoolKernel<true>,
+                      globalPoolShape<true>, false);
+RIVET_REGISTER_KERNEL("max_unpool", maxUnpoolKernel<false>,
+                      maxUnpoolShape<false>, false);
+RIVET_REGISTER_KERNEL("max_unpool_to_shape", maxUnpoolKernel<true>,
+                      maxUnpoolShape<true>, true);
+RIVET_REGISTER_KERNEL("batch_norm", batchNormKernel, batchNormShape, false);
+RIVET_REGISTER_KERNEL("instance_norm", instanceNormKernel, instanceNormShape, false);
+RIVET_REGISTER_KERNEL("layer_norm", layerNormKernel, layerNormShape, false);
+RIVET_REGISTER_KERNEL("lrn", lrnKernel, lrnShape, false);
+RIVET_REGISTER_KERNEL("mean_variance_norm", mvnKernel, mvnShape, false);
+
+} // namespace rivet::kernels

@@ -333,8 +333,10 @@ private:
         return A;
       if (!Y->shape)
         return B;
+      // Values of one dtype but different ranks (the elements of an ONNX
+      // sequence, say) share the type with an unknown rank.
       if (X->shape->size() != Y->shape->size())
-        throw Mismatch("ranks differ");
+        return tensorTypeUnknownRank(X->dtype);
       std::vector<Dim> Out = *X->shape;
       bool Same = true;
       for (size_t I = 0; I < Out.size(); ++I)

@@ -178,6 +178,10 @@ ir::Type typeFromProto(const onnx::TypeProto &T, const std::string &What) {
                         : nullptr;
     if (!Elem)
       return nullptr;
+    // The elements of a sequence share a dtype, not a shape: exporters
+    // declare one element's shape, so the rank is left open.
+    if (auto *TT = Elem->as<ir::TensorTypeNode>())
+      Elem = ir::tensorTypeUnknownRank(TT->dtype);
     return ir::typeCall("List", {Elem});
   }
   case onnx::TypeProto::kOptionalType: {

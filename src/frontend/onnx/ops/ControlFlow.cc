@@ -14,6 +14,8 @@ namespace {
 
 using ir::Expr;
 
+Expr int64Const(int64_t V) { return ir::constant(Tensor::scalar<int64_t>(V)); }
+
 Expr tupleOrSingle(std::vector<Expr> Outs) {
   return Outs.size() == 1 ? Outs[0] : ir::tuple(std::move(Outs));
 }
@@ -70,21 +72,42 @@ std::vector<Expr> convertLoop(NodeContext &C) {
     Accs.push_back(ir::var("acc" + std::to_string(I)));
   ir::Var Loop = ir::var("loop");
 
+  // A loop-carried optional whose body yields the plain value (ONNX lets a
+  // sequence flow into an optional): wrap it in Some for the next
+  // iteration, and unwrap the final value.
+  std::vector<bool> Rewrap(N);
+  for (size_t I = 0; I < N; ++I)
+    Rewrap[I] = Body.input((int)I + 2).type().has_optional_type() &&
+                Body.output((int)I + 1).has_type() &&
+                !Body.output((int)I + 1).type().has_optional_type();
+
   GraphImporter Sub(C.graph().state(), &C.graph());
   std::vector<Expr> BodyInputs = {Iter, Cond};
   BodyInputs.insert(BodyInputs.end(), Vs.begin(), Vs.end());
   Expr Continue = Sub.importGraph(Body, BodyInputs, [&](std::vector<Expr> Outs) {
     std::vector<Expr> Args = {
-        ir::callOp("add", {Iter, ir::constant(Tensor::scalar<int64_t>(1))}),
+        ir::callOp("add", {Iter, int64Const(1)}),
         HasCond ? toScalar(Outs[0]) : Expr(Cond)};
     for (size_t I = 0; I < N; ++I)
-      Args.push_back(Outs[1 + I]);
+      Args.push_back(Rewrap[I] ? C.construct("Some", {Outs[1 + I]})
+                               : Outs[1 + I]);
     for (size_t I = 0; I < K; ++I)
       Args.push_back(C.construct("Cons", {Outs[1 + N + I], Accs[I]}));
     return ir::call(Loop, Args);
   });
 
-  std::vector<Expr> Results(Vs.begin(), Vs.end());
+  std::vector<Expr> Results;
+  for (size_t I = 0; I < N; ++I) {
+    if (!Rewrap[I]) {
+      Results.push_back(Vs[I]);
+      continue;
+    }
+    ir::Var X = ir::var("value");
+    Results.push_back(ir::match(
+        Vs[I], {{ir::PatternNode::constructor(C.module().findConstructor("Some"),
+                                              {ir::PatternNode::bind(X)}),
+                 X}}));
+  }
   for (size_t I = 0; I < K; ++I)
     Results.push_back(stackList(C.callGlobal("rev", {Accs[I]})));
   Expr Done = ir::tuple(Results);
@@ -100,7 +123,7 @@ std::vector<Expr> convertLoop(NodeContext &C) {
   Params.insert(Params.end(), Vs.begin(), Vs.end());
   Params.insert(Params.end(), Accs.begin(), Accs.end());
   std::vector<Expr> Init = {
-      ir::constant(Tensor::scalar<int64_t>(0)),
+      int64Const(0),
       HasCond ? toScalar(C.input(1)) : ir::constant(Tensor::scalar<bool>(true))};
   for (size_t I = 0; I < N; ++I)
     Init.push_back(C.input(2 + I));
@@ -112,85 +135,169 @@ std::vector<Expr> convertLoop(NodeContext &C) {
 }
 RIVET_REGISTER_ONNX_OP("Loop", 1, convertLoop);
 
-/// Scan (opset 9+): N state variables and M scan inputs; the body sees one
-/// slice of every scan input per step and yields new states and K scan
-/// output slices. A tail-recursive function over the step index.
-std::vector<Expr> convertScan(NodeContext &C) {
-  const onnx::GraphProto &Body = C.attrGraph("body");
-  int64_t M = C.attrInt("num_scan_inputs");
-  int64_t NumIn = (int64_t)C.numInputs();
-  int64_t N = NumIn - M;
-  if (M < 1 || N < 0)
-    C.error("num_scan_inputs is {}, but the node has {} inputs", M, NumIn);
-  if (Body.input_size() != NumIn)
-    C.error("the body has {} inputs, expected {}", Body.input_size(), NumIn);
-  int64_t K = Body.output_size() - N;
-  if (K < 0)
-    C.error("the body has {} outputs, fewer than the {} states",
-            Body.output_size(), N);
-  auto InAxes = C.attrInts("scan_input_axes", std::vector<int64_t>(M, 0));
-  auto InDirs = C.attrInts("scan_input_directions", std::vector<int64_t>(M, 0));
-  auto OutAxes = C.attrInts("scan_output_axes", std::vector<int64_t>(K, 0));
-  auto OutDirs = C.attrInts("scan_output_directions", std::vector<int64_t>(K, 0));
-  if ((int64_t)InAxes.size() != M || (int64_t)InDirs.size() != M ||
-      (int64_t)OutAxes.size() != K || (int64_t)OutDirs.size() != K)
-    C.error("scan axes/directions attributes do not match the numbers of "
-            "scan inputs ({}) and outputs ({})", M, K);
+/// The attributes of a Scan that say how it walks its inputs and outputs.
+struct ScanLayout {
+  std::vector<int64_t> inAxes, inDirs, outAxes, outDirs;
+};
 
-  std::vector<Expr> Xs;
-  for (int64_t J = 0; J < M; ++J)
-    Xs.push_back(C.bind(C.input((size_t)(N + J)), "scan_in"));
+/// One scan over States (N) and scan inputs Xs (M) with Body; returns a
+/// tuple of the N final states and the K stacked scan outputs:
+///   let %scan = fn (%t, %s..., %acc...) {
+///     if (t < steps) { <body on slices t>; %scan(t + 1, s'..., Cons(y, acc)...) }
+///     else { (s..., concat_list(rev(acc), new_axis=1)...) }
+///   };
+/// It binds nothing outside the expression it returns, so it can sit inside
+/// another loop (Scan-8's walk over the batch).
+Expr buildScan(NodeContext &C, const onnx::GraphProto &Body,
+               const std::vector<Expr> &InitStates, const std::vector<Expr> &Ins,
+               const ScanLayout &L) {
+  size_t N = InitStates.size(), M = Ins.size();
+  size_t K = (size_t)Body.output_size() - N;
+  std::vector<ir::Var> Xs;
+  for (size_t J = 0; J < M; ++J)
+    Xs.push_back(ir::var("scan_in" + std::to_string(J)));
   // The number of steps: the extent of the first scan input's scan axis.
-  Expr Len = C.bind(ir::callOp("dim_size", {Xs[0]}, Attrs{{"axis", InAxes[0]}}),
-                    "steps");
-
+  ir::Var Len = ir::var("steps");
   ir::Var T = ir::var("t", ir::scalarType(DType::Int64));
   std::vector<ir::Var> States, Accs;
-  for (int64_t I = 0; I < N; ++I)
+  for (size_t I = 0; I < N; ++I)
     States.push_back(GraphImporter::makeVar(Body.input((int)I).name()));
-  for (int64_t I = 0; I < K; ++I)
+  for (size_t I = 0; I < K; ++I)
     Accs.push_back(ir::var("acc" + std::to_string(I)));
   ir::Var Scan = ir::var("scan");
 
   std::vector<Expr> BodyInputs(States.begin(), States.end());
-  for (int64_t J = 0; J < M; ++J) {
+  for (size_t J = 0; J < M; ++J) {
     Expr Index = T;
-    if (InDirs[J]) // reverse: len - 1 - t
-      Index = ir::callOp("subtract",
-                         {ir::callOp("subtract", {Len, ir::constant(Tensor::scalar<int64_t>(1))}), T});
-    BodyInputs.push_back(ir::callOp("take", {Xs[J], Index},
-                                    Attrs{{"axis", InAxes[J]}}));
+    if (L.inDirs[J]) // reverse: steps - 1 - t
+      Index = ir::callOp("subtract", {ir::callOp("subtract", {Len, int64Const(1)}), T});
+    BodyInputs.push_back(
+        ir::callOp("take", {Xs[J], Index}, Attrs{{"axis", L.inAxes[J]}}));
   }
   GraphImporter Sub(C.graph().state(), &C.graph());
   Expr Continue = Sub.importGraph(Body, BodyInputs, [&](std::vector<Expr> Outs) {
-    std::vector<Expr> Args = {
-        ir::callOp("add", {T, ir::constant(Tensor::scalar<int64_t>(1))})};
-    for (int64_t I = 0; I < N; ++I)
+    std::vector<Expr> Args = {ir::callOp("add", {T, int64Const(1)})};
+    for (size_t I = 0; I < N; ++I)
       Args.push_back(Outs[I]);
-    for (int64_t I = 0; I < K; ++I)
+    for (size_t I = 0; I < K; ++I)
       Args.push_back(C.construct("Cons", {Outs[N + I], Accs[I]}));
     return ir::call(Scan, Args);
   });
   std::vector<Expr> Results(States.begin(), States.end());
-  for (int64_t I = 0; I < K; ++I) {
+  for (size_t I = 0; I < K; ++I) {
     // Accumulated newest first: a forward output is reversed once.
-    Expr L = OutDirs[I] ? Expr(Accs[I]) : C.callGlobal("rev", {Accs[I]});
-    Results.push_back(stackList(L, OutAxes[I]));
+    Expr Acc = L.outDirs[I] ? Expr(Accs[I]) : C.callGlobal("rev", {Accs[I]});
+    Results.push_back(stackList(Acc, L.outAxes[I]));
   }
   Expr FnBody = ir::ifThenElse(ir::callOp("less", {T, Len}), Continue,
                                ir::tuple(Results));
   std::vector<ir::Var> Params = {T};
   Params.insert(Params.end(), States.begin(), States.end());
   Params.insert(Params.end(), Accs.begin(), Accs.end());
-  std::vector<Expr> Init = {ir::constant(Tensor::scalar<int64_t>(0))};
-  for (int64_t I = 0; I < N; ++I)
-    Init.push_back(C.input((size_t)I));
-  for (int64_t I = 0; I < K; ++I)
+  std::vector<Expr> Init = {int64Const(0)};
+  Init.insert(Init.end(), InitStates.begin(), InitStates.end());
+  for (size_t I = 0; I < K; ++I)
     Init.push_back(C.construct("Nil", {}));
   Expr Result = ir::let(Scan, ir::function(Params, FnBody), ir::call(Scan, Init));
-  return C.bindTuple(Result, (size_t)(N + K));
+  Result = ir::let(Len, ir::callOp("dim_size", {Xs[0]}, Attrs{{"axis", L.inAxes[0]}}),
+                   Result);
+  for (size_t J = M; J-- > 0;)
+    Result = ir::let(Xs[J], Ins[J], Result);
+  return Result;
+}
+
+/// Reads the counts of a Scan node: N states, M scan inputs, K outputs.
+void scanCounts(NodeContext &C, const onnx::GraphProto &Body, int64_t NumIn,
+                int64_t &N, int64_t &M, int64_t &K) {
+  M = C.attrInt("num_scan_inputs");
+  N = NumIn - M;
+  if (M < 1 || N < 0)
+    C.error("num_scan_inputs is {}, but the node has {} state and scan inputs",
+            M, NumIn);
+  if (Body.input_size() != NumIn)
+    C.error("the body has {} inputs, expected {}", Body.input_size(), NumIn);
+  K = Body.output_size() - N;
+  if (K < 0)
+    C.error("the body has {} outputs, fewer than the {} states",
+            Body.output_size(), N);
+}
+
+void checkLayout(NodeContext &C, const ScanLayout &L, int64_t M, int64_t K) {
+  if ((int64_t)L.inAxes.size() != M || (int64_t)L.inDirs.size() != M ||
+      (int64_t)L.outAxes.size() != K || (int64_t)L.outDirs.size() != K)
+    C.error("scan axes/directions attributes do not match the numbers of "
+            "scan inputs ({}) and outputs ({})", M, K);
+}
+
+/// Scan (opset 9+): N state variables and M scan inputs; the body sees one
+/// slice of every scan input per step and yields new states and K scan
+/// output slices.
+std::vector<Expr> convertScan(NodeContext &C) {
+  const onnx::GraphProto &Body = C.attrGraph("body");
+  int64_t N, M, K;
+  scanCounts(C, Body, (int64_t)C.numInputs(), N, M, K);
+  ScanLayout L{C.attrInts("scan_input_axes", std::vector<int64_t>(M, 0)),
+               C.attrInts("scan_input_directions", std::vector<int64_t>(M, 0)),
+               C.attrInts("scan_output_axes", std::vector<int64_t>(K, 0)),
+               C.attrInts("scan_output_directions", std::vector<int64_t>(K, 0))};
+  checkLayout(C, L, M, K);
+  std::vector<Expr> States, Ins;
+  for (int64_t I = 0; I < N; ++I)
+    States.push_back(C.input((size_t)I));
+  for (int64_t J = 0; J < M; ++J)
+    Ins.push_back(C.input((size_t)(N + J)));
+  return C.bindTuple(buildScan(C, Body, States, Ins, L), (size_t)(N + K));
 }
 RIVET_REGISTER_ONNX_OP("Scan", 9, convertScan);
+
+/// Scan-8: every input has a leading batch axis and the scan axis is 1. The
+/// batch is walked by an outer tail-recursive function that runs one scan
+/// per batch entry and stacks the results along axis 0. Per-entry sequence
+/// lengths (the optional first input) are not supported.
+std::vector<Expr> convertScan8(NodeContext &C) {
+  const onnx::GraphProto &Body = C.attrGraph("body");
+  if (C.hasInput(0))
+    C.error("the sequence_lens input is not supported");
+  int64_t N, M, K;
+  scanCounts(C, Body, (int64_t)C.numInputs() - 1, N, M, K);
+  ScanLayout L{std::vector<int64_t>(M, 0),
+               C.attrInts("directions", std::vector<int64_t>(M, 0)),
+               std::vector<int64_t>(K, 0), std::vector<int64_t>(K, 0)};
+  checkLayout(C, L, M, K);
+  std::vector<Expr> Inputs;
+  for (int64_t I = 0; I < N + M; ++I)
+    Inputs.push_back(C.bind(C.input((size_t)I + 1), "scan8_in"));
+  Expr Batch = C.bind(ir::callOp("dim_size", {Inputs[N]}, Attrs{{"axis", int64_t(0)}}),
+                      "batch");
+  ir::Var B = ir::var("b", ir::scalarType(DType::Int64));
+  std::vector<ir::Var> Accs;
+  for (int64_t I = 0; I < N + K; ++I)
+    Accs.push_back(ir::var("batch_acc" + std::to_string(I)));
+  ir::Var Walk = ir::var("walk_batch");
+
+  std::vector<Expr> States, Ins;
+  for (int64_t I = 0; I < N + M; ++I)
+    (I < N ? States : Ins)
+        .push_back(ir::callOp("take", {Inputs[(size_t)I], B},
+                              Attrs{{"axis", int64_t(0)}}));
+  ir::Var R = ir::var("per_batch");
+  std::vector<Expr> Next = {ir::callOp("add", {B, int64Const(1)})};
+  std::vector<Expr> Done;
+  for (int64_t I = 0; I < N + K; ++I) {
+    Next.push_back(C.construct("Cons", {ir::tupleGetItem(R, I), Accs[(size_t)I]}));
+    Done.push_back(stackList(C.callGlobal("rev", {Accs[(size_t)I]}), 0));
+  }
+  Expr Step = ir::let(R, buildScan(C, Body, States, Ins, L), ir::call(Walk, Next));
+  std::vector<ir::Var> Params = {B};
+  Params.insert(Params.end(), Accs.begin(), Accs.end());
+  Expr Fn = ir::function(Params, ir::ifThenElse(ir::callOp("less", {B, Batch}),
+                                                Step, ir::tuple(Done)));
+  std::vector<Expr> Init = {int64Const(0)};
+  for (int64_t I = 0; I < N + K; ++I)
+    Init.push_back(C.construct("Nil", {}));
+  return C.bindTuple(ir::let(Walk, Fn, ir::call(Walk, Init)), (size_t)(N + K));
+}
+RIVET_REGISTER_ONNX_OP("Scan", 8, convertScan8);
 
 } // namespace
 } // namespace rivet::frontend

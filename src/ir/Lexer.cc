@@ -17,7 +17,8 @@ bool isIdentChar(char C) { return isIdentStart(C) || isDigit(C); }
 
 bool isValidSuffix(std::string_view S) {
   return S == "i8" || S == "i16" || S == "i32" || S == "i64" || S == "u8" ||
-         S == "f16" || S == "f32" || S == "f64";
+         S == "u16" || S == "u32" || S == "u64" || S == "f16" || S == "bf16" ||
+         S == "f32" || S == "f64";
 }
 
 class Lexer {
@@ -104,7 +105,7 @@ private:
     return fmt::format("byte 0x{:02x}", (unsigned char)C);
   }
 
-  // nan, inf, with an optional float suffix: "inff16".
+  // nan, inf, with an optional float suffix: "inff16", "nanbf16".
   static bool splitSpecialFloat(const std::string &S, std::string &Base,
                                 std::string &Suffix) {
     for (const char *B : {"nan", "inf"}) {
@@ -112,7 +113,8 @@ private:
       if (S.compare(0, BV.size(), BV) != 0)
         continue;
       std::string Rest = S.substr(BV.size());
-      if (Rest.empty() || Rest == "f16" || Rest == "f32" || Rest == "f64") {
+      if (Rest.empty() || Rest == "f16" || Rest == "bf16" || Rest == "f32" ||
+          Rest == "f64") {
         Base = std::string(BV);
         Suffix = Rest;
         return true;
@@ -160,7 +162,7 @@ private:
       if (!isValidSuffix(Suffix))
         error(T.line, T.col,
               fmt::format("invalid numeric suffix '{}'", Suffix));
-      if (Suffix[0] == 'f')
+      if (Suffix[0] == 'f' || Suffix == "bf16")
         IsFloat = true;
       else if (IsFloat)
         error(T.line, T.col,

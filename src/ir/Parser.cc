@@ -908,6 +908,10 @@ double floatValue(const Token &T, DType D, std::string &Err) {
         std::isinf((float)Half((float)V)))
       Err =
           fmt::format("literal {} out of range for float16", describeToken(T));
+    if (D == DType::BFloat16 && std::isfinite(V) &&
+        std::isinf((float)BFloat16((float)V)))
+      Err = fmt::format("literal {} out of range for bfloat16",
+                        describeToken(T));
   }
   if (std::isinf(V))
     Err = fmt::format("literal {} out of range for {}", describeToken(T),
@@ -928,6 +932,8 @@ void storeElement(Tensor &T, int64_t I, const Token &Tok, std::string &Err) {
     double V = floatValue(Tok, D, Err);
     if (D == DType::Float16)
       store(T, I, Half((float)V));
+    else if (D == DType::BFloat16)
+      store(T, I, BFloat16((float)V));
     else if (D == DType::Float32)
       store(T, I, (float)V);
     else
@@ -953,6 +959,29 @@ void storeElement(Tensor &T, int64_t I, const Token &Tok, std::string &Err) {
                       dtypeName(D), describeToken(Tok));
     return;
   }
+  if (!isSigned(D)) {
+    // Unsigned: parsed as unsigned so that uint64 covers its whole range.
+    errno = 0;
+    unsigned long long U = std::strtoull(Tok.text.c_str(), nullptr, 10);
+    bool URange = Tok.text[0] != '-' && errno != ERANGE;
+    if (D == DType::UInt8)
+      URange = URange && U <= UINT8_MAX;
+    else if (D == DType::UInt16)
+      URange = URange && U <= UINT16_MAX;
+    else if (D == DType::UInt32)
+      URange = URange && U <= UINT32_MAX;
+    if (!URange) {
+      Err = fmt::format("literal {} out of range for {}", describeToken(Tok),
+                        dtypeName(D));
+      return;
+    }
+    dispatchDType(D, [&](auto Tag) {
+      using E = decltype(Tag);
+      if constexpr (std::is_integral_v<E> && std::is_unsigned_v<E>)
+        store(T, I, (E)U);
+    });
+    return;
+  }
   errno = 0;
   long long V = std::strtoll(Tok.text.c_str(), nullptr, 10);
   bool Range = errno != ERANGE;
@@ -960,7 +989,6 @@ void storeElement(Tensor &T, int64_t I, const Token &Tok, std::string &Err) {
   case DType::Int8: Range = Range && V >= INT8_MIN && V <= INT8_MAX; break;
   case DType::Int16: Range = Range && V >= INT16_MIN && V <= INT16_MAX; break;
   case DType::Int32: Range = Range && V >= INT32_MIN && V <= INT32_MAX; break;
-  case DType::UInt8: Range = Range && V >= 0 && V <= 255; break;
   default: break;
   }
   if (!Range) {
@@ -973,7 +1001,6 @@ void storeElement(Tensor &T, int64_t I, const Token &Tok, std::string &Err) {
   case DType::Int16: store(T, I, (int16_t)V); break;
   case DType::Int32: store(T, I, (int32_t)V); break;
   case DType::Int64: store(T, I, (int64_t)V); break;
-  case DType::UInt8: store(T, I, (uint8_t)V); break;
   default: break;
   }
 }
@@ -994,8 +1021,16 @@ Expr Parser::parseScalarLiteral() {
     D = DType::Int64;
   else if (Sfx == "u8")
     D = DType::UInt8;
+  else if (Sfx == "u16")
+    D = DType::UInt16;
+  else if (Sfx == "u32")
+    D = DType::UInt32;
+  else if (Sfx == "u64")
+    D = DType::UInt64;
   else if (Sfx == "f16")
     D = DType::Float16;
+  else if (Sfx == "bf16")
+    D = DType::BFloat16;
   else if (Sfx == "f32")
     D = DType::Float32;
   else

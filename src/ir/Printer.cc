@@ -73,6 +73,11 @@ std::string elementText(const Tensor &T, int64_t I) {
   case DType::Float16: return floatText((float)static_cast<const Half *>(P)[I]);
   case DType::Float32: return floatText(static_cast<const float *>(P)[I]);
   case DType::Float64: return floatText(static_cast<const double *>(P)[I]);
+  case DType::UInt16: return std::to_string(static_cast<const uint16_t *>(P)[I]);
+  case DType::UInt32: return std::to_string(static_cast<const uint32_t *>(P)[I]);
+  case DType::UInt64: return std::to_string(static_cast<const uint64_t *>(P)[I]);
+  case DType::BFloat16:
+    return floatText((float)static_cast<const BFloat16 *>(P)[I]);
   }
   return "0";
 }
@@ -106,6 +111,10 @@ std::string constantText(const Tensor &T, bool ForceConst) {
     case DType::UInt8: return S + "u8";
     case DType::Float16: return S + "f16";
     case DType::Float64: return S + "f64";
+    case DType::UInt16: return S + "u16";
+    case DType::UInt32: return S + "u32";
+    case DType::UInt64: return S + "u64";
+    case DType::BFloat16: return S + "bf16";
     }
   }
   std::string R = fmt::format("const[{}, {}]([", shapeText(T.shape()),

@@ -24,6 +24,7 @@ double floatElement(const Tensor &T, int64_t I) {
   const void *P = T.rawData();
   switch (T.dtype()) {
   case DType::Float16: return (float)static_cast<const Half *>(P)[I];
+  case DType::BFloat16: return (float)static_cast<const BFloat16 *>(P)[I];
   case DType::Float32: return static_cast<const float *>(P)[I];
   case DType::Float64: return static_cast<const double *>(P)[I];
   default: return 0;

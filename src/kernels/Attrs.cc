@@ -188,7 +188,10 @@ struct Reader {
 void Attrs::serialize(std::vector<uint8_t> &Out) const {
   Writer W{Out};
   W.pod<uint32_t>((uint32_t)Map.size());
-  for (const auto &[Name, V] : Map) {
+  // Not a structured binding: clang 14 cannot capture one in the lambda.
+  for (const auto &KV : Map) {
+    const std::string &Name = KV.first;
+    const AttrValue &V = KV.second;
     W.str(Name);
     W.pod<uint8_t>((uint8_t)V.index());
     std::visit(
@@ -275,7 +278,7 @@ Attrs Attrs::deserialize(const uint8_t *Data, size_t Size, size_t &Pos) {
     }
     case 6: {
       uint8_t Code = R.pod<uint8_t>("tensor dtype");
-      if (Code > (uint8_t)DType::Float64)
+      if (Code > (uint8_t)kLastDType)
         fail("attributes: tensor attribute '{}' has invalid dtype code {}",
              Name, Code);
       DType Dt = (DType)Code;

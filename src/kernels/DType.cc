@@ -13,12 +13,16 @@ size_t dtypeSize(DType T) {
   case DType::UInt8:
     return 1;
   case DType::Int16:
+  case DType::UInt16:
   case DType::Float16:
+  case DType::BFloat16:
     return 2;
   case DType::Int32:
+  case DType::UInt32:
   case DType::Float32:
     return 4;
   case DType::Int64:
+  case DType::UInt64:
   case DType::Float64:
     return 8;
   }
@@ -36,29 +40,37 @@ std::string_view dtypeName(DType T) {
   case DType::Float16: return "float16";
   case DType::Float32: return "float32";
   case DType::Float64: return "float64";
+  case DType::UInt16: return "uint16";
+  case DType::UInt32: return "uint32";
+  case DType::UInt64: return "uint64";
+  case DType::BFloat16: return "bfloat16";
   }
   fail("invalid dtype code {}", (int)T);
 }
 
 DType parseDType(std::string_view Name) {
-  static const DType All[] = {DType::Bool,   DType::Int8,    DType::Int16,
-                              DType::Int32,  DType::Int64,   DType::UInt8,
-                              DType::Float16, DType::Float32, DType::Float64};
+  static const DType All[] = {
+      DType::Bool,    DType::Int8,    DType::Int16,   DType::Int32,
+      DType::Int64,   DType::UInt8,   DType::Float16, DType::Float32,
+      DType::Float64, DType::UInt16,  DType::UInt32,  DType::UInt64,
+      DType::BFloat16};
   for (DType T : All)
     if (dtypeName(T) == Name)
       return T;
   fail("unknown dtype '{}' (expected one of bool, int8, int16, int32, int64, "
-       "uint8, float16, float32, float64)",
+       "uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64)",
        Name);
 }
 
 bool isFloat(DType T) {
-  return T == DType::Float16 || T == DType::Float32 || T == DType::Float64;
+  return T == DType::Float16 || T == DType::Float32 || T == DType::Float64 ||
+         T == DType::BFloat16;
 }
 
 bool isInteger(DType T) {
   return T == DType::Int8 || T == DType::Int16 || T == DType::Int32 ||
-         T == DType::Int64 || T == DType::UInt8;
+         T == DType::Int64 || T == DType::UInt8 || T == DType::UInt16 ||
+         T == DType::UInt32 || T == DType::UInt64;
 }
 
 bool isSigned(DType T) {
@@ -132,5 +144,29 @@ uint16_t floatToHalf(float F) {
 
 Half::Half(float F) : Bits(floatToHalf(F)) {}
 Half::operator float() const { return halfToFloat(Bits); }
+
+float bfloat16ToFloat(uint16_t B) {
+  uint32_t Bits = (uint32_t)B << 16;
+  float F;
+  std::memcpy(&F, &Bits, 4);
+  return F;
+}
+
+uint16_t floatToBFloat16(float F) {
+  uint32_t Bits;
+  std::memcpy(&Bits, &F, 4);
+  if ((Bits & 0x7fffffffu) > 0x7f800000u) {
+    // NaN: keep sign and top payload bits, set the quiet bit so that a
+    // payload living only in the dropped bits cannot turn into infinity.
+    return (uint16_t)((Bits >> 16) | 0x0040);
+  }
+  // Round to nearest even; a carry out of the mantissa bumps the exponent,
+  // and the largest finite values round up to infinity, both as IEEE does.
+  uint32_t Lsb = (Bits >> 16) & 1;
+  return (uint16_t)((Bits + 0x7fffu + Lsb) >> 16);
+}
+
+BFloat16::BFloat16(float F) : Bits(floatToBFloat16(F)) {}
+BFloat16::operator float() const { return bfloat16ToFloat(Bits); }
 
 } // namespace rivet

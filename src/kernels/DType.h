@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace rivet {
 
@@ -20,11 +21,19 @@ enum class DType : uint8_t {
   Float16,
   Float32,
   Float64,
+  UInt16,
+  UInt32,
+  UInt64,
+  BFloat16,
 };
+
+/// The highest DType code; codes 0..kLastDType are valid (for readers of
+/// serialized dtypes).
+inline constexpr DType kLastDType = DType::BFloat16;
 
 /// Bytes per element.
 size_t dtypeSize(DType T);
-/// Canonical lower-case name: "bool", "int8", ..., "float16", "float32".
+/// Canonical lower-case name: "bool", "int8", ..., "uint64", "bfloat16".
 std::string_view dtypeName(DType T);
 /// Inverse of dtypeName; throws rivet::Error for an unknown name.
 DType parseDType(std::string_view Name);
@@ -43,7 +52,25 @@ struct Half {
 float halfToFloat(uint16_t Bits);
 uint16_t floatToHalf(float F);
 
-/// Maps a C++ element type to its DType (bool, int8_t, ..., Half, float, double).
+/// bfloat16 (the top half of an IEEE binary32) stored as its bit pattern;
+/// converts through float, rounding to nearest even. NaNs stay (quiet) NaNs.
+struct BFloat16 {
+  uint16_t Bits = 0;
+  BFloat16() = default;
+  explicit BFloat16(float F);
+  operator float() const;
+};
+
+float bfloat16ToFloat(uint16_t Bits);
+uint16_t floatToBFloat16(float F);
+
+/// Whether E is one of the 16-bit float types that compute through float.
+template <typename E>
+inline constexpr bool isHalfLike =
+    std::is_same_v<E, Half> || std::is_same_v<E, BFloat16>;
+
+/// Maps a C++ element type to its DType (bool, int8_t, ..., Half, float,
+/// double, uint16_t, uint32_t, uint64_t, BFloat16).
 template <typename T> constexpr DType dtypeOf();
 template <> constexpr DType dtypeOf<bool>() { return DType::Bool; }
 template <> constexpr DType dtypeOf<int8_t>() { return DType::Int8; }
@@ -54,6 +81,10 @@ template <> constexpr DType dtypeOf<uint8_t>() { return DType::UInt8; }
 template <> constexpr DType dtypeOf<Half>() { return DType::Float16; }
 template <> constexpr DType dtypeOf<float>() { return DType::Float32; }
 template <> constexpr DType dtypeOf<double>() { return DType::Float64; }
+template <> constexpr DType dtypeOf<uint16_t>() { return DType::UInt16; }
+template <> constexpr DType dtypeOf<uint32_t>() { return DType::UInt32; }
+template <> constexpr DType dtypeOf<uint64_t>() { return DType::UInt64; }
+template <> constexpr DType dtypeOf<BFloat16>() { return DType::BFloat16; }
 
 /// Calls F with a value-initialized object of the C++ type for T, e.g.
 ///   dispatchDType(T, [&](auto Tag) { using E = decltype(Tag); ... });
@@ -68,6 +99,10 @@ template <typename Fn> decltype(auto) dispatchDType(DType T, Fn &&F) {
   case DType::Float16: return F(Half{});
   case DType::Float32: return F(float{});
   case DType::Float64: return F(double{});
+  case DType::UInt16: return F(uint16_t{});
+  case DType::UInt32: return F(uint32_t{});
+  case DType::UInt64: return F(uint64_t{});
+  case DType::BFloat16: return F(BFloat16{});
   }
   return F(float{});
 }

@@ -18,15 +18,18 @@
 
 namespace rivet {
 
-/// Converts one element; Half travels through float.
+/// Converts one element; Half and BFloat16 travel through float.
 template <typename To, typename From> inline To convertElement(From V) {
-  if constexpr (std::is_same_v<From, Half>) {
-    return convertElement<To>(static_cast<float>(V));
-  } else if constexpr (std::is_same_v<To, Half>) {
-    if constexpr (std::is_same_v<From, bool>)
-      return Half(V ? 1.0f : 0.0f);
+  if constexpr (isHalfLike<From>) {
+    if constexpr (std::is_same_v<To, From>)
+      return V;
     else
-      return Half(static_cast<float>(V));
+      return convertElement<To>(static_cast<float>(V));
+  } else if constexpr (isHalfLike<To>) {
+    if constexpr (std::is_same_v<From, bool>)
+      return To(V ? 1.0f : 0.0f);
+    else
+      return To(static_cast<float>(V));
   } else if constexpr (std::is_same_v<To, bool>) {
     return V != From(0);
   } else if constexpr (std::is_floating_point_v<From> &&

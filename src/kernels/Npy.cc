@@ -26,6 +26,13 @@ std::string npyDescr(DType T) {
   case DType::Float16: return "<f2";
   case DType::Float32: return "<f4";
   case DType::Float64: return "<f8";
+  case DType::UInt16: return "<u2";
+  case DType::UInt32: return "<u4";
+  case DType::UInt64: return "<u8";
+  case DType::BFloat16:
+    // NumPy has no bfloat16; ml_dtypes' extension type is not portable.
+    fail("npy: bfloat16 tensors cannot be written as .npy (NumPy has no "
+         "bfloat16 dtype); cast to float32 first");
   }
   fail("npy: invalid dtype code {}", (int)T);
 }
@@ -38,13 +45,14 @@ DType parseDescr(const std::string &D, const std::string &What) {
   static const std::map<std::string, DType> Kinds = {
       {"b1", DType::Bool},    {"?", DType::Bool},     {"i1", DType::Int8},
       {"i2", DType::Int16},   {"i4", DType::Int32},   {"i8", DType::Int64},
-      {"u1", DType::UInt8},   {"f2", DType::Float16}, {"f4", DType::Float32},
+      {"u1", DType::UInt8},   {"u2", DType::UInt16},  {"u4", DType::UInt32},
+      {"u8", DType::UInt64},  {"f2", DType::Float16}, {"f4", DType::Float32},
       {"f8", DType::Float64}};
   auto It = Kinds.find(Kind);
   if (It == Kinds.end() || (Order != '<' && Order != '>' && Order != '|' &&
                             Order != '='))
     fail("{}: unsupported npy dtype '{}' (supported: |b1 |i1 <i2 <i4 <i8 |u1 "
-         "<f2 <f4 <f8)",
+         "<u2 <u4 <u8 <f2 <f4 <f8; bfloat16 has no NumPy dtype)",
          What, D);
   DType T = It->second;
   if (Order == '>' && dtypeSize(T) > 1)

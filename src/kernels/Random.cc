@@ -31,13 +31,15 @@ Tensor randomTensor(const Shape &Sh, DType T, uint64_t Seed) {
       } else if constexpr (std::is_integral_v<E>) {
         P[I] = (E)((X >> 32) % 10);
       } else {
-        // 53 random bits -> [0, 1) -> [-1, 1). float16/float32 round to
+        // 53 random bits -> [0, 1) -> [-1, 1). 16-bit floats/float32 round to
         // nearest, which may produce exactly 1.0 only for values within
         // half an ulp of 1; clamp to keep the interval half-open.
         double U = (double)(X >> 11) * 0x1.0p-53 * 2.0 - 1.0;
         E V = convertElement<E>(U);
         if (convertElement<double>(V) >= 1.0)
-          V = convertElement<E>(0.99951171875); // largest half below 1
+          V = convertElement<E>(std::is_same_v<E, BFloat16>
+                                    ? 0.99609375      // largest bfloat16 < 1
+                                    : 0.99951171875); // largest half < 1
         P[I] = V;
       }
     }

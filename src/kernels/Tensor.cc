@@ -195,9 +195,11 @@ DLDataType toDLDataType(DType T) {
   D.bits = (uint8_t)(dtypeSize(T) * 8);
   if (T == DType::Bool)
     D.code = kDLBoolCode;
+  else if (T == DType::BFloat16)
+    D.code = kDLBfloat;
   else if (isFloat(T))
     D.code = kDLFloat;
-  else if (T == DType::UInt8)
+  else if (isInteger(T) && !isSigned(T))
     D.code = kDLUInt;
   else
     D.code = kDLInt;
@@ -217,8 +219,16 @@ std::optional<DType> fromDLDataType(DLDataType D) {
     }
     break;
   case kDLUInt:
-    if (D.bits == 8)
-      return DType::UInt8;
+    switch (D.bits) {
+    case 8: return DType::UInt8;
+    case 16: return DType::UInt16;
+    case 32: return DType::UInt32;
+    case 64: return DType::UInt64;
+    }
+    break;
+  case kDLBfloat:
+    if (D.bits == 16)
+      return DType::BFloat16;
     break;
   case kDLFloat:
     switch (D.bits) {

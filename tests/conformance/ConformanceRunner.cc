@@ -1,11 +1,12 @@
 //===- ConformanceRunner.cc - The ONNX backend test suite -----------------===//
 //
 // Runs every model of the ONNX backend test data (Debian libonnx-testdata):
-// import, type inference, execution by the chosen executor, and comparison of
+// import, type inference, execution by the chosen executor (the reference
+// interpreter, or the VM after compiling at the default level), comparison of
 // every test_data_set_* with the expected outputs (ONNX's tolerances). Each
 // test runs in a child process, so a crash or a hang fails only that test.
 //
-//   rivet_conformance [--data DIR] [--executor interp] [--filter SUBSTR]
+//   rivet_conformance [--data DIR] [--executor interp|vm] [--filter SUBSTR]
 //                     [--jobs N] [--timeout SEC] [--pass-list FILE]
 //                     [--write-pass-list FILE] [--verbose]
 //
@@ -136,15 +137,15 @@ int main(int Argc, char **Argv) {
     else if (A == "--write-pass-list") O.writePassList = next();
     else if (A == "--verbose") O.verbose = true;
     else {
-      std::cerr << "usage: rivet_conformance [--data DIR] [--executor interp] "
+      std::cerr << "usage: rivet_conformance [--data DIR] [--executor interp|vm] "
                    "[--filter S]... [--jobs N] [--timeout SEC] [--pass-list F] "
                    "[--write-pass-list F] [--verbose]\n";
       return 2;
     }
   }
-  if (O.executor != "interp") {
-    std::cerr << "error: executor '" << O.executor
-              << "' is not available yet (only 'interp')\n";
+  if (O.executor != "interp" && O.executor != "vm") {
+    std::cerr << "error: unknown executor '" << O.executor
+              << "' (available: interp, vm)\n";
     return 2;
   }
   std::vector<std::string> Tests = listTests(O);
@@ -216,8 +217,9 @@ int main(int Argc, char **Argv) {
       Regressions.push_back(E + " (missing from the test data)");
   if (!O.writePassList.empty()) {
     std::ofstream Out(O.writePassList);
-    Out << "# ONNX backend tests that pass on the reference interpreter.\n"
-           "# Checked by ctest; this list may only grow.\n";
+    Out << "# ONNX backend tests that pass on the "
+        << (O.executor == "vm" ? "VM" : "reference interpreter")
+        << ".\n# Checked by ctest; this list may only grow.\n";
     for (auto &[Name, R] : Results)
       if (R.first)
         Out << Name << "\n";

@@ -1,9 +1,17 @@
 //===- DumpCommand.cc - rivet dump ----------------------------------------===//
+//
+// Prints a program's type-checked IR (--ir) or its disassembled bytecode
+// (--bytecode; with inputs, also the VM pool's peak after one run).
+//
+//===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Engine.h"
 #include "Inputs.h"
 #include "Options.h"
+#include "Program.h"
 
 #include "ir/Printer.h"
+#include "kernels/Error.h"
 
 #include <fmt/format.h>
 
@@ -12,19 +20,71 @@
 namespace rivet::cli {
 
 const char *const DumpUsage =
-    "usage: rivet dump PROGRAM.rvir|MODEL.onnx [--ir]\n"
-    "  --ir                    the imported or parsed, type-checked IR (default)\n";
+    "usage: rivet dump PROGRAM.rvir|MODEL.onnx|EXE.rvx [--ir|--bytecode]\n"
+    "  --ir                    the imported or parsed, type-checked IR (default\n"
+    "                          for .rvir and .onnx)\n"
+    "  --bytecode              the compiled bytecode, one instruction per line\n"
+    "                          (the only view of a .rvx file)\n"
+    "  -O0 .. -O3              optimization level for --bytecode (default -O3)\n"
+    "  --no-memory-plan        compile without the memory planner\n"
+    "  --peak-memory           with --bytecode: run once and print the VM\n"
+    "                          pool's peak bytes in use (needs the inputs:\n"
+    "                          --input NAME=FILE.npy, --random-inputs,\n"
+    "                          --seed N, --shape NAME=AxB)\n";
 
-int dumpCommand(const std::vector<std::string> &Args) {
-  ParsedArgs P = parseArgs(Args, {{"ir", false, false}, {"help", false, false}});
+/// --bytecode: the disassembly, then the peak of one run when asked.
+static int dumpBytecode(const std::string &Path, std::optional<int> Level,
+                        const ParsedArgs &P) {
+  Program Prog = loadProgram(Path);
+  vm::CompileOptions CO = compileOptionsFrom(Level, P);
+  std::shared_ptr<vm::Executable> Exe = compileProgram(Prog, CO);
+  std::string Out = Exe->disassemble();
+  if (!Out.empty() && Out.back() != '\n')
+    Out += '\n';
+  std::fputs(Out.c_str(), stdout);
+  if (!P.has("peak-memory"))
+    return 0;
+  std::vector<Tensor> Inputs = prepareProgramInputs(Prog, inputOptionsFrom(P));
+  size_t Peak = 0, Pooled = 0;
+  runWithStack(BigStackBytes, [&] {
+    Engine E(Prog, ExecutorKind::VM);
+    E.runDiscard(Inputs);
+    Peak = E.machine()->peakBytesInUse();
+    Pooled = E.machine()->pooledBytes();
+  });
+  std::printf("// peak storage in use after one run: %zu bytes (%zu pooled, "
+              "memory plan %s)\n",
+              Peak, Pooled, CO.planMemory ? "on" : "off");
+  return 0;
+}
+
+int dumpCommand(const std::vector<std::string> &ArgsIn) {
+  std::vector<std::string> Args = ArgsIn;
+  std::optional<int> Level = takeOptLevel(Args);
+  std::vector<FlagSpec> Flags = inputFlags();
+  for (const char *F : {"ir", "bytecode", "no-memory-plan", "peak-memory",
+                        "help"})
+    Flags.push_back({F, false, false});
+  ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
     std::fputs(DumpUsage, stdout);
     return 0;
   }
   if (P.positional.size() != 1)
     throw UsageError(P.positional.empty()
-                         ? "dump: missing PROGRAM (a .rvir or .onnx file)"
+                         ? "dump: missing PROGRAM (a .rvir, .onnx or .rvx file)"
                          : "dump: expected one PROGRAM, got several");
+  if (P.has("ir") && P.has("bytecode"))
+    throw UsageError("dump: give one of --ir and --bytecode");
+  bool Rvx = isRvxPath(P.positional[0]);
+  if (Rvx && P.has("ir"))
+    fail("{}: a .rvx file holds bytecode only; use --bytecode (or dump the "
+         "model it was compiled from with --ir)",
+         P.positional[0]);
+  if (P.has("peak-memory") && !(P.has("bytecode") || Rvx))
+    throw UsageError("dump: --peak-memory goes with --bytecode");
+  if (P.has("bytecode") || Rvx)
+    return dumpBytecode(P.positional[0], Level, P);
   LoadedModel L = loadModel(P.positional[0]);
   const ir::Module &M = L.module;
   // The inferred signature of every global, then the module itself.

@@ -21,13 +21,22 @@ static const char *const MainUsage =
     "usage: rivet COMMAND [options]\n"
     "\n"
     "commands:\n"
-    "  run PROGRAM.rvir|MODEL.onnx [--input NAME=FILE.npy ...]\n"
+    "  compile PROGRAM.rvir|MODEL.onnx -o OUT.rvx [-O0..-O3]\n"
+    "                   compile to a .rvx executable\n"
+    "  run PROGRAM.rvir|MODEL.onnx|EXE.rvx [--input NAME=FILE.npy ...]\n"
     "                   [--output-dir DIR]\n"
     "                   [--random-inputs [--seed N]] [--shape NAME=AxB]\n"
-    "                   [--executor interp]\n"
+    "                   [--executor vm|interp] [-O0..-O3]\n"
     "                   run the model and write output_<i>.npy\n"
-    "  dump PROGRAM.rvir|MODEL.onnx [--ir]\n"
-    "                   print the type-checked IR\n"
+    "  check PROGRAM.rvir|MODEL.onnx [--input ...] [--random-inputs]\n"
+    "                   [--rtol R --atol A]\n"
+    "                   compare the VM with the reference interpreter\n"
+    "  bench PROGRAM.rvir|MODEL.onnx|EXE.rvx [--input ...]\n"
+    "                   [--warmup N --repeat N] [--threads T]\n"
+    "                   [--executor vm|interp]\n"
+    "                   time @main; prints one JSON object\n"
+    "  dump PROGRAM.rvir|MODEL.onnx|EXE.rvx [--ir|--bytecode]\n"
+    "                   print the type-checked IR or the bytecode\n"
     "  ops [--markdown] list the IR operators and the ONNX operators (with\n"
     "                   opsets) the frontend translates\n"
     "  help [COMMAND]   show this help or a command's options\n";
@@ -47,6 +56,18 @@ static int help(const std::vector<std::string> &Args) {
   }
   if (Args[0] == "ops") {
     std::fputs(OpsUsage, stdout);
+    return 0;
+  }
+  if (Args[0] == "compile") {
+    std::fputs(CompileUsage, stdout);
+    return 0;
+  }
+  if (Args[0] == "check") {
+    std::fputs(CheckUsage, stdout);
+    return 0;
+  }
+  if (Args[0] == "bench") {
+    std::fputs(BenchUsage, stdout);
     return 0;
   }
   throw UsageError("help: unknown command '" + Args[0] + "'");
@@ -69,6 +90,12 @@ int main(int Argc, char **Argv) {
       return dumpCommand(Rest);
     if (Cmd == "ops")
       return opsCommand(Rest);
+    if (Cmd == "compile")
+      return compileCommand(Rest);
+    if (Cmd == "check")
+      return checkCommand(Rest);
+    if (Cmd == "bench")
+      return benchCommand(Rest);
     throw UsageError("unknown command '" + Cmd + "'");
   } catch (const UsageError &E) {
     std::fprintf(stderr, "rivet: %s\n\n%s", E.what(), MainUsage);

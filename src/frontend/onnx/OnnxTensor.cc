@@ -20,6 +20,10 @@ DType dtypeFromOnnx(int32_t OnnxType, const std::string &What) {
   case TP::INT32: return DType::Int32;
   case TP::INT64: return DType::Int64;
   case TP::UINT8: return DType::UInt8;
+  case TP::UINT16: return DType::UInt16;
+  case TP::UINT32: return DType::UInt32;
+  case TP::UINT64: return DType::UInt64;
+  case TP::BFLOAT16: return DType::BFloat16;
   case TP::BOOL: return DType::Bool;
   default: break;
   }
@@ -124,6 +128,8 @@ Tensor tensorFromProto(const onnx::TensorProto &T, const std::string &ModelDir,
   case DType::Float32: Count = T.float_data_size(); break;
   case DType::Float64: Count = T.double_data_size(); break;
   case DType::Int64: Count = T.int64_data_size(); break;
+  case DType::UInt32:
+  case DType::UInt64: Count = T.uint64_data_size(); break;
   default: Count = T.int32_data_size(); break;
   }
   if (Count != N)
@@ -145,7 +151,11 @@ Tensor tensorFromProto(const onnx::TensorProto &T, const std::string &ModelDir,
           static_cast<uint8_t *>(R.rawData())[I] != 0;
     break;
   }
-  case DType::Float16: // bit patterns in int32_data
+  case DType::UInt16: copyField<uint16_t>(T.int32_data(), R, N, What); break;
+  case DType::UInt32: copyField<uint32_t>(T.uint64_data(), R, N, What); break;
+  case DType::UInt64: copyField<uint64_t>(T.uint64_data(), R, N, What); break;
+  case DType::Float16:  // bit patterns in int32_data
+  case DType::BFloat16: // likewise
     copyField<uint16_t>(T.int32_data(), R, N, What);
     break;
   }

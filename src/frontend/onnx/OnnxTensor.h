@@ -15,7 +15,7 @@
 namespace rivet::frontend {
 
 /// The DType of an ONNX TensorProto data type; throws naming What for the
-/// types Rivet does not have (string, complex, bfloat16, uint16/32/64).
+/// types Rivet does not have (string, complex).
 DType dtypeFromOnnx(int32_t OnnxType, const std::string &What);
 
 /// Decodes a TensorProto (raw_data, typed fields or external data relative

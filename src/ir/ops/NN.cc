@@ -476,7 +476,9 @@ Type layerNormRel(const std::vector<Type> &Args, const Attrs &A) {
   DType SD = Stash == 1    ? DType::Float32
              : Stash == 10 ? DType::Float16
              : Stash == 11 ? DType::Float64
-                           : (fail("{}: unsupported stash_type {} (expected 1, 10 or 11)",
+             : Stash == 16 ? DType::BFloat16
+                           : (fail("{}: unsupported stash_type {} (expected 1, "
+                                   "10, 11 or 16)",
                                    Op, Stash),
                               DType::Float32);
   if (anyUndecided(Args))

@@ -23,10 +23,10 @@ double attrFloat(const char *Op, const Attrs &A, const std::string &N,
   return withOp(Op, [&] { return A.getFloat(N, Default); });
 }
 
-/// Arithmetic type of an activation: float for float16, double for
+/// Arithmetic type of an activation: float for float16/bfloat16, double for
 /// integers, the type itself for float32/float64.
 template <typename E>
-using ActT = std::conditional_t<std::is_same_v<E, Half>, float,
+using ActT = std::conditional_t<isHalfLike<E>, float,
                                 std::conditional_t<std::is_integral_v<E>,
                                                    double, E>>;
 

@@ -487,7 +487,12 @@ void powKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
         constexpr bool BothInt = std::is_integral_v<E> && std::is_integral_v<F>;
         forEachStrided<2>(
             R.shape(), S, [&](int64_t I, const std::array<int64_t, 2> &Off) {
-              if constexpr (BothInt) {
+              if constexpr (BothInt && std::is_unsigned_v<F>) {
+                // Wrapping arithmetic modulo 2^64 truncates to E
+                // consistently; an unsigned exponent is never negative.
+                PR[I] = (E)PowOp::apply<uint64_t>((uint64_t)PA[Off[0]],
+                                                  (uint64_t)PB[Off[1]]);
+              } else if constexpr (BothInt) {
                 // Wrapping int64 arithmetic truncates to E consistently.
                 PR[I] = (E)PowOp::apply<int64_t>((int64_t)PA[Off[0]],
                                                  (int64_t)PB[Off[1]]);

@@ -39,7 +39,8 @@ template <typename E> constexpr bool elemInClass(DTypeClass C) {
   case DTypeClass::Any: return true;
   case DTypeClass::Numeric: return T != DType::Bool;
   case DTypeClass::Float:
-    return T == DType::Float16 || T == DType::Float32 || T == DType::Float64;
+    return T == DType::Float16 || T == DType::Float32 ||
+           T == DType::Float64 || T == DType::BFloat16;
   case DTypeClass::Bool: return T == DType::Bool;
   case DTypeClass::Index: return T == DType::Int32 || T == DType::Int64;
   }
@@ -136,10 +137,10 @@ inline Shape opBroadcast(const char *Op, const Shape &A, const Shape &B) {
   return withOp(Op, [&] { return broadcastShapes(A, B); });
 }
 
-/// The type arithmetic happens in: float for float16, the type itself
-/// otherwise.
+/// The type arithmetic happens in: float for float16 and bfloat16, the type
+/// itself otherwise.
 template <typename E>
-using ComputeT = std::conditional_t<std::is_same_v<E, Half>, float, E>;
+using ComputeT = std::conditional_t<isHalfLike<E>, float, E>;
 
 /// Strides (in elements) for reading a tensor of shape In while iterating
 /// over the broadcast shape Out: 0 on broadcast dimensions.

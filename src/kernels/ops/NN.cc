@@ -1129,15 +1129,17 @@ void instanceNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 }
 
 /// The dtype of layer_norm's Mean/InvStdDev (ONNX stash_type, a TensorProto
-/// data type: 1 float, 10 float16, 11 double).
+/// data type: 1 float, 10 float16, 11 double, 16 bfloat16).
 DType stashDType(const Attrs &A) {
   int64_t T = attrInt("layer_norm", A, "stash_type", 1);
   switch (T) {
   case 1: return DType::Float32;
   case 10: return DType::Float16;
   case 11: return DType::Float64;
+  case 16: return DType::BFloat16;
   default:
-    fail("layer_norm: unsupported stash_type {} (expected 1, 10 or 11)", T);
+    fail("layer_norm: unsupported stash_type {} (expected 1, 10, 11 or 16)",
+         T);
   }
 }
 

@@ -81,7 +81,8 @@ void quantizeKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   std::vector<double> Scale = In[1].toDoubleVector();
   std::vector<int64_t> Zp = In.size() == 3 ? In[2].toIntVector()
                                            : std::vector<int64_t>(Scale.size(), 0);
-  bool F32 = In[0].dtype() == DType::Float32 || In[0].dtype() == DType::Float16;
+  bool F32 = In[0].dtype() == DType::Float32 || In[0].dtype() == DType::Float16 ||
+             In[0].dtype() == DType::BFloat16;
   std::vector<double> X = In[0].toDoubleVector();
   dispatchDType(Out[0].dtype(), [&](auto Tag) {
     using Q = decltype(Tag);

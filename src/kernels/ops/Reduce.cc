@@ -17,8 +17,12 @@
 namespace rivet::kernels {
 namespace {
 
+/// Accumulator: uint64 for unsigned integers (so that uint64 values above
+/// 2^63 compare and wrap correctly), int64 for the others, double for floats.
 template <typename E>
-using RedAccT = std::conditional_t<std::is_integral_v<E>, int64_t, double>;
+using RedAccT = std::conditional_t<
+    std::is_unsigned_v<E> && !std::is_same_v<E, bool>, uint64_t,
+    std::conditional_t<std::is_integral_v<E>, int64_t, double>>;
 
 struct ReducePlan {
   Shape Out;                    // output shape (keepdims applied)

@@ -1,4 +1,4 @@
-//===- Text.cc - ONNX TfIdfVectorizer --------------------------------------===//
+//===- Text.cc - ONNX TfIdfVectorizer -------------------------------------===//
 //
 // TfIdfVectorizer (opset 9, unchanged since) maps 1:1 onto tfidf_vectorizer.
 // Rivet has no string dtype, so a pool of strings is refused here.

@@ -1,0 +1,109 @@
+//===- Executable.h - Compiled program for the VM ---------------*- C++ -*-===//
+//
+// Everything the VM needs and nothing of the compiler: functions with their
+// bytecode, constants, the kernel table, constructor and string tables, and
+// the entry point's signature. One Executable may be shared (read-only) by
+// several VirtualMachines on different threads. Saved as a .rvx file
+// (docs/executable-format.md).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kernels/Attrs.h"
+#include "kernels/Kernel.h"
+#include "vm/Instruction.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rivet::vm {
+
+struct VMFunction {
+  std::string name;
+  uint32_t numParams = 0;
+  uint32_t numRegisters = 0; // params occupy registers 0 .. numParams-1
+  std::vector<Instruction> code;
+  std::vector<uint32_t> pool;  // register lists of Invoke*, InvokeKernel, Alloc*
+  std::vector<int64_t> shapes; // static shapes of AllocTensor
+};
+
+/// An entry of the kernel table.
+struct KernelEntry {
+  enum class Kind : uint8_t {
+    /// The registered reference/library kernel `op` with `attrs`; outputs
+    /// are preallocated registers.
+    Builtin = 0,
+    /// The shape function of `op`: writes each output's shape as an int64
+    /// 1-D tensor into the output registers.
+    ShapeFunction = 1,
+    /// Runs `op` allocating its own result (ops whose number of outputs is
+    /// data dependent, e.g. split_to_list, which returns a List).
+    AllocatingBuiltin = 2,
+  };
+  Kind kind = Kind::Builtin;
+  std::string op;
+  Attrs attrs;
+  /// Bound by Executable::resolve(); not serialized.
+  const KernelInfo *info = nullptr;
+};
+
+/// A constructor of an ADT, for GetTag/AllocADT and for printing results.
+struct ConstructorInfo {
+  std::string adt;
+  std::string name;
+  uint32_t arity = 0;
+};
+
+/// What an entry function expects of a parameter, to check inputs.
+struct ParamInfo {
+  std::string name; // the user-facing name (ONNX input name or IR var name)
+  bool isTensor = true;
+  DType dtype = DType::Float32;
+  /// Extents; -1 for a dynamic dimension; nullopt for an unknown rank.
+  std::optional<std::vector<int64_t>> dims;
+  std::string typeText; // the declared IR type, for messages
+};
+
+class Executable {
+public:
+  std::vector<VMFunction> functions;
+  std::map<std::string, uint32_t> functionIndex;
+  std::vector<Tensor> constants;
+  std::vector<KernelEntry> kernels;
+  std::vector<ConstructorInfo> constructors; // tag = index
+  std::vector<std::string> strings;          // Fatal messages
+  std::vector<ParamInfo> mainParams;
+  std::vector<std::string> outputNames; // of main, when known (ONNX)
+
+  /// Binds every kernel entry to the kernel registry; throws rivet::Error
+  /// naming an operator the runtime does not have.
+  void resolve();
+  /// Checks the structure of every function (register, pool, shape, kernel,
+  /// constant, constructor and jump indices in range; arities; no falling off
+  /// the end), so that the VM can index without checks. Throws rivet::Error
+  /// naming the function and instruction. resolve() calls it.
+  void verify() const;
+  /// Index of function Name; throws when absent.
+  uint32_t function(const std::string &Name) const;
+  /// Tag of constructor Name, or -1.
+  int32_t constructorTag(const std::string &Name) const;
+  /// The bytecode of every function, one instruction per line, registers
+  /// and kernel names readable.
+  std::string disassemble() const;
+
+  /// The .rvx file (docs/executable-format.md).
+  std::vector<uint8_t> serialize() const;
+  void save(const std::string &Path) const;
+  /// Validates everything before use; a truncated, corrupted, wrong-version
+  /// or wrong-target file is refused with rivet::Error, never a crash. The
+  /// result is resolved.
+  static std::shared_ptr<Executable> deserialize(const uint8_t *Data,
+                                                 size_t Size,
+                                                 const std::string &What);
+  static std::shared_ptr<Executable> load(const std::string &Path);
+};
+
+} // namespace rivet::vm

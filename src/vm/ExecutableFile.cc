@@ -1,0 +1,910 @@
+//===- ExecutableFile.cc - The .rvx file: save and load ---------------------===//
+//
+// Writes an Executable as one self-contained .rvx file and reads it back,
+// validating every byte before use (docs/executable-format.md). load()
+// memory-maps the file; constants are tensors over the mapping, not copies.
+//
+//===----------------------------------------------------------------------===//
+#include "vm/Executable.h"
+
+#include "vm/Object.h"
+#include "vm/RvxBytes.h"
+#include "vm/RvxFormat.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace rivet::vm {
+
+using namespace rvx;
+
+std::string rvx::sectionName(uint32_t Kind) {
+  switch ((SectionKind)Kind) {
+  case SectionKind::Strings: return "strings";
+  case SectionKind::Constants: return "constants";
+  case SectionKind::Functions: return "functions";
+  case SectionKind::Kernels: return "kernels";
+  case SectionKind::Constructors: return "constructors";
+  case SectionKind::Entry: return "entry";
+  case SectionKind::NativeCode: return "native code";
+  }
+  return "kind " + std::to_string(Kind);
+}
+
+namespace {
+
+uint64_t alignUp(uint64_t V, uint64_t A) { return (V + A - 1) / A * A; }
+
+//===----------------------------------------------------------------------===//
+// Writing. Each section is encoded on its own, then the header and section
+// table are written and the sections placed at 64-byte aligned offsets.
+//===----------------------------------------------------------------------===//
+
+/// Strings: u32 count, then each string.
+std::vector<uint8_t> encodeStrings(const Executable &E) {
+  std::vector<uint8_t> Out;
+  ByteWriter W(Out);
+  W.pod<uint32_t>((uint32_t)E.strings.size());
+  for (const std::string &S : E.strings)
+    W.str(S);
+  return Out;
+}
+
+/// Constants: u32 count, one descriptor per constant (u8 dtype, 3 zero
+/// bytes, u32 rank, u64 data offset, u64 byte size, i64 dims[rank]), then
+/// the data of each at a 64-byte aligned offset from the section start.
+std::vector<uint8_t> encodeConstants(const Executable &E) {
+  std::vector<uint8_t> Out;
+  ByteWriter W(Out);
+  W.pod<uint32_t>((uint32_t)E.constants.size());
+  size_t DescEnd = 4;
+  for (const Tensor &T : E.constants) {
+    if (!T.defined() || !T.hasData())
+      fail("cannot save constant without data");
+    DescEnd += 24 + 8 * T.shape().size();
+  }
+  std::vector<uint64_t> Offsets;
+  uint64_t Off = alignUp(DescEnd, kAlignment);
+  for (const Tensor &T : E.constants) {
+    Offsets.push_back(Off);
+    Off = alignUp(Off + T.nbytes(), kAlignment);
+  }
+  for (size_t I = 0; I < E.constants.size(); ++I) {
+    const Tensor &T = E.constants[I];
+    W.pod<uint8_t>((uint8_t)T.dtype());
+    W.pod<uint8_t>(0);
+    W.pod<uint16_t>(0);
+    W.pod<uint32_t>((uint32_t)T.rank());
+    W.pod<uint64_t>(Offsets[I]);
+    W.pod<uint64_t>(T.nbytes());
+    for (int64_t D : T.shape())
+      W.pod<int64_t>(D);
+  }
+  for (size_t I = 0; I < E.constants.size(); ++I) {
+    const Tensor &T = E.constants[I];
+    W.padTo(kAlignment);
+    if (T.nbytes())
+      W.bytes(T.rawData(), T.nbytes());
+  }
+  return Out;
+}
+
+/// Functions: u32 count; each: name, u32 params, u32 registers, u32
+/// instruction count, u32 pool size, u32 shapes size, the instructions (32
+/// bytes each), the pool (u32 each), the shapes (i64 each).
+std::vector<uint8_t> encodeFunctions(const Executable &E) {
+  std::vector<uint8_t> Out;
+  ByteWriter W(Out);
+  W.pod<uint32_t>((uint32_t)E.functions.size());
+  for (const VMFunction &F : E.functions) {
+    W.str(F.name);
+    W.pod<uint32_t>(F.numParams);
+    W.pod<uint32_t>(F.numRegisters);
+    W.pod<uint32_t>((uint32_t)F.code.size());
+    W.pod<uint32_t>((uint32_t)F.pool.size());
+    W.pod<uint32_t>((uint32_t)F.shapes.size());
+    for (const Instruction &I : F.code) {
+      W.pod<uint8_t>((uint8_t)I.op);
+      W.pod<uint8_t>(0);
+      W.pod<uint16_t>(0);
+      W.pod<uint32_t>(I.dst);
+      W.pod<uint32_t>(I.a);
+      W.pod<uint32_t>(I.b);
+      W.pod<uint32_t>(I.c);
+      W.pod<uint32_t>(I.d);
+      W.pod<int64_t>(I.imm);
+    }
+    for (uint32_t P : F.pool)
+      W.pod<uint32_t>(P);
+    for (int64_t S : F.shapes)
+      W.pod<int64_t>(S);
+  }
+  return Out;
+}
+
+/// Kernels: u32 count; each: u8 kind, op name, u32 attribute bytes, the
+/// attributes as Attrs::serialize writes them.
+std::vector<uint8_t> encodeKernels(const Executable &E) {
+  std::vector<uint8_t> Out;
+  ByteWriter W(Out);
+  W.pod<uint32_t>((uint32_t)E.kernels.size());
+  for (const KernelEntry &K : E.kernels) {
+    W.pod<uint8_t>((uint8_t)K.kind);
+    W.str(K.op);
+    std::vector<uint8_t> A;
+    K.attrs.serialize(A);
+    W.pod<uint32_t>((uint32_t)A.size());
+    W.bytes(A.data(), A.size());
+  }
+  return Out;
+}
+
+/// Constructors: u32 count; each: ADT name, constructor name, u32 arity.
+std::vector<uint8_t> encodeConstructors(const Executable &E) {
+  std::vector<uint8_t> Out;
+  ByteWriter W(Out);
+  W.pod<uint32_t>((uint32_t)E.constructors.size());
+  for (const ConstructorInfo &C : E.constructors) {
+    W.str(C.adt);
+    W.str(C.name);
+    W.pod<uint32_t>(C.arity);
+  }
+  return Out;
+}
+
+/// Entry: u32 param count; each: name, u8 isTensor, u8 dtype, u8 hasDims,
+/// u32 rank, i64 dims[rank], type text. Then u32 output-name count and the
+/// names.
+std::vector<uint8_t> encodeEntry(const Executable &E) {
+  std::vector<uint8_t> Out;
+  ByteWriter W(Out);
+  W.pod<uint32_t>((uint32_t)E.mainParams.size());
+  for (const ParamInfo &P : E.mainParams) {
+    W.str(P.name);
+    W.pod<uint8_t>(P.isTensor ? 1 : 0);
+    W.pod<uint8_t>((uint8_t)P.dtype);
+    W.pod<uint8_t>(P.dims ? 1 : 0);
+    W.pod<uint32_t>(P.dims ? (uint32_t)P.dims->size() : 0);
+    if (P.dims)
+      for (int64_t D : *P.dims)
+        W.pod<int64_t>(D);
+    W.str(P.typeText);
+  }
+  W.pod<uint32_t>((uint32_t)E.outputNames.size());
+  for (const std::string &N : E.outputNames)
+    W.str(N);
+  return Out;
+}
+
+//===----------------------------------------------------------------------===//
+// Reading.
+//===----------------------------------------------------------------------===//
+
+struct SectionEntry {
+  uint32_t kind;
+  uint32_t checksum;
+  uint64_t offset;
+  uint64_t size;
+};
+
+bool isTerminator(Opcode Op) {
+  return Op == Opcode::Ret || Op == Opcode::TailInvoke ||
+         Op == Opcode::TailInvokeClosure || Op == Opcode::Goto ||
+         Op == Opcode::Fatal;
+}
+
+/// Reads the sections of one file; everything it returns has been checked.
+class Loader {
+public:
+  Loader(const uint8_t *Data, size_t Size, std::string What,
+         std::shared_ptr<const void> Mapping)
+      : Data(Data), Size(Size), What(std::move(What)),
+        Mapping(std::move(Mapping)) {}
+
+  std::shared_ptr<Executable> load();
+
+private:
+  template <typename... Args>
+  [[noreturn]] void error(fmt::format_string<Args...> Fmt, Args &&...A) const {
+    throw Error(What + ": " + fmt::format(Fmt, std::forward<Args>(A)...));
+  }
+
+  void readHeader();
+  ByteReader section(SectionKind K) const;
+  void readStrings();
+  void readConstants();
+  void readFunctions();
+  void readKernels();
+  void readConstructors();
+  void readEntry();
+  void checkFunction(uint32_t FnIndex) const;
+
+  const uint8_t *Data;
+  size_t Size;
+  std::string What;
+  std::shared_ptr<const void> Mapping;
+  std::map<uint32_t, SectionEntry> Sections;
+  std::shared_ptr<Executable> Exe = std::make_shared<Executable>();
+};
+
+void Loader::readHeader() {
+  if (Size >= sizeof(kMagic) && std::memcmp(Data, kMagic, sizeof(kMagic)))
+    error("not a .rvx file (bad magic)");
+  if (Size < kFixedHeaderSize)
+    error("truncated: the header needs at least {} bytes but the file has {}",
+          kFixedHeaderSize, Size);
+  ByteReader H(Data, Size, What + ": header");
+  H.bytes(sizeof(kMagic), "magic");
+  uint32_t Version = H.pod<uint32_t>("format version");
+  if (Version != kFormatVersion)
+    error("format version {} is not supported (this runtime reads {})",
+          Version, kFormatVersion);
+  uint32_t Checksum = H.pod<uint32_t>("header checksum");
+  uint32_t HeaderSize = H.pod<uint32_t>("header size");
+  if (HeaderSize < kFixedHeaderSize + 16)
+    error("header size {} is too small", HeaderSize);
+  if (HeaderSize > Size)
+    error("truncated: the header ends at byte {} but the file has {}",
+          HeaderSize, Size);
+  if (crc32c(Data + kHeaderChecksumStart, HeaderSize - kHeaderChecksumStart) !=
+      Checksum)
+    error("header checksum mismatch");
+  // Everything below is covered by the header checksum; the checks guard
+  // against a file that was written wrong, not against bit flips.
+  H = ByteReader(Data, HeaderSize, What + ": header");
+  H.bytes(20, "magic, version, checksum and header size");
+  uint32_t Flags = H.pod<uint32_t>("flags");
+  if (Flags)
+    error("unknown header flags {:#x}", Flags);
+  uint64_t FileSize = H.pod<uint64_t>("file size");
+  std::string Producer = H.str("producer", kMaxShortString);
+  std::string Target = H.str("target", kMaxShortString);
+  if (Target != kTargetCpu)
+    error("the file targets '{}' but this runtime runs only '{}'", Target,
+          kTargetCpu);
+  uint32_t NumFeatures = H.count(4, "CPU feature count");
+  if (NumFeatures > kMaxFeatures)
+    error("{} CPU features listed (at most {})", NumFeatures, kMaxFeatures);
+  for (uint32_t I = 0; I < NumFeatures; ++I) {
+    std::string F = H.str("CPU feature", kMaxShortString);
+    bool Have;
+    try {
+      Have = hostHasCpuFeature(F);
+    } catch (const Error &E) {
+      error("the code needs {}, which this runtime cannot check (produced by "
+            "'{}')",
+            E.what(), Producer);
+    }
+    if (!Have)
+      error("the code needs CPU feature '{}', which this CPU does not have",
+            F);
+  }
+  uint32_t NumSections = H.count(kSectionEntrySize, "section count");
+  if (NumSections > kMaxSections)
+    error("{} sections (at most {})", NumSections, kMaxSections);
+  std::vector<SectionEntry> Table;
+  for (uint32_t I = 0; I < NumSections; ++I) {
+    SectionEntry S;
+    S.kind = H.pod<uint32_t>("section kind");
+    S.checksum = H.pod<uint32_t>("section checksum");
+    S.offset = H.pod<uint64_t>("section offset");
+    S.size = H.pod<uint64_t>("section size");
+    std::string Name = sectionName(S.kind);
+    if (S.kind < kFirstSectionKind || S.kind > kLastSectionKind)
+      error("unknown section {}", Name);
+    if (S.kind == (uint32_t)SectionKind::NativeCode)
+      error("section 'native code' is not supported by this runtime");
+    if (Sections.count(S.kind))
+      error("section '{}' appears twice", Name);
+    if (S.offset % kAlignment)
+      error("section '{}' offset {} is not a multiple of {}", Name, S.offset,
+            kAlignment);
+    if (S.offset < HeaderSize)
+      error("section '{}' at byte {} overlaps the header (which ends at {})",
+            Name, S.offset, HeaderSize);
+    if (S.size > UINT64_MAX - S.offset)
+      error("section '{}' size {} overflows", Name, S.size);
+    uint64_t End = S.offset + S.size;
+    if (End > Size)
+      error("truncated: section '{}' ends at byte {} but the file has {}",
+            Name, End, Size);
+    if (End > FileSize)
+      error("section '{}' ends at byte {}, past the file size {} recorded in "
+            "the header",
+            Name, End, FileSize);
+    Sections[S.kind] = S;
+    Table.push_back(S);
+  }
+  if (H.remaining())
+    error("{} unexpected bytes at the end of the header", H.remaining());
+  if (FileSize > Size)
+    error("truncated: the header records {} bytes but the file has {}",
+          FileSize, Size);
+  if (FileSize < Size)
+    error("{} unexpected bytes after the end of the file (byte {})",
+          Size - FileSize, FileSize);
+  std::sort(Table.begin(), Table.end(),
+            [](const SectionEntry &A, const SectionEntry &B) {
+              return A.offset < B.offset ||
+                     (A.offset == B.offset && A.size < B.size);
+            });
+  for (size_t I = 1; I < Table.size(); ++I)
+    if (Table[I - 1].offset + Table[I - 1].size > Table[I].offset)
+      error("sections '{}' and '{}' overlap", sectionName(Table[I - 1].kind),
+            sectionName(Table[I].kind));
+  // Every kind but the native code is required.
+  for (uint32_t K = kFirstSectionKind; K < kLastSectionKind; ++K)
+    if (!Sections.count(K))
+      error("section '{}' is missing", sectionName(K));
+  for (const auto &[K, S] : Sections)
+    if (crc32c(Data + S.offset, S.size) != S.checksum)
+      error("section '{}' checksum mismatch", sectionName(K));
+}
+
+ByteReader Loader::section(SectionKind K) const {
+  const SectionEntry &S = Sections.at((uint32_t)K);
+  return ByteReader(Data + S.offset, S.size,
+                    What + ": section '" + sectionName((uint32_t)K) + "'");
+}
+
+void Loader::readStrings() {
+  ByteReader R = section(SectionKind::Strings);
+  uint32_t N = R.count(4, "string count");
+  Exe->strings.reserve(N);
+  for (uint32_t I = 0; I < N; ++I)
+    Exe->strings.push_back(R.str("string"));
+  if (R.remaining())
+    R.error("{} unexpected bytes at the end", R.remaining());
+}
+
+void Loader::readConstants() {
+  ByteReader R = section(SectionKind::Constants);
+  uint32_t N = R.count(24, "constant count");
+  struct Desc {
+    DType dtype;
+    Shape shape;
+    uint64_t offset, nbytes;
+  };
+  std::vector<Desc> Descs(N);
+  for (uint32_t I = 0; I < N; ++I) {
+    Desc &D = Descs[I];
+    uint8_t Code = R.pod<uint8_t>("constant dtype");
+    if (Code > (uint8_t)kLastDType)
+      R.error("constant {} has invalid dtype code {}", I, Code);
+    D.dtype = (DType)Code;
+    if (R.pod<uint8_t>("constant padding") || R.pod<uint16_t>("constant padding"))
+      R.error("constant {} has nonzero reserved bytes", I);
+    uint32_t Rank = R.pod<uint32_t>("constant rank");
+    if (Rank > kMaxRank)
+      R.error("constant {} has rank {} (at most {})", I, Rank, kMaxRank);
+    D.offset = R.pod<uint64_t>("constant data offset");
+    D.nbytes = R.pod<uint64_t>("constant byte size");
+    D.shape.resize(Rank);
+    for (int64_t &X : D.shape) {
+      X = R.pod<int64_t>("constant dims");
+      if (X < 0)
+        R.error("constant {} has negative extent {}", I, X);
+    }
+    int64_t NumEl;
+    try {
+      NumEl = numElements(D.shape);
+    } catch (const Error &) {
+      R.error("constant {} has too many elements: shape {}", I,
+              shapeToString(D.shape));
+    }
+    if ((uint64_t)NumEl > UINT64_MAX / 8 ||
+        (uint64_t)NumEl * dtypeSize(D.dtype) != D.nbytes)
+      R.error("constant {} of shape {} and dtype {} has {} bytes of data", I,
+              shapeToString(D.shape), dtypeName(D.dtype), D.nbytes);
+  }
+  uint64_t DataStart = R.pos();
+  uint64_t SectionSize = R.remaining() + R.pos();
+  for (uint32_t I = 0; I < N; ++I) {
+    const Desc &D = Descs[I];
+    if (D.offset % kAlignment)
+      R.error("constant {} data offset {} is not a multiple of {}", I,
+              D.offset, kAlignment);
+    if (D.offset < DataStart)
+      R.error("constant {} data at byte {} overlaps earlier data (which ends "
+              "at {})",
+              I, D.offset, DataStart);
+    if (D.offset > SectionSize || D.nbytes > SectionSize - D.offset)
+      R.error("truncated: constant {} data ends at byte {} but the section "
+              "has {}",
+              I, D.offset + D.nbytes, SectionSize);
+    DataStart = D.offset + D.nbytes;
+  }
+  const uint8_t *Base = R.data();
+  Exe->constants.reserve(N);
+  for (const Desc &D : Descs) {
+    const uint8_t *P = Base + D.offset;
+    if (Mapping) {
+      // The tensor keeps the whole mapping alive; no copy.
+      std::shared_ptr<const void> Keep = Mapping;
+      auto S = Storage::wrap(const_cast<uint8_t *>(P), D.nbytes,
+                             [Keep]() mutable { Keep.reset(); });
+      Exe->constants.emplace_back(std::move(S), 0, D.shape, D.dtype);
+    } else {
+      Tensor T = Tensor::empty(D.shape, D.dtype);
+      if (D.nbytes)
+        std::memcpy(T.rawData(), P, D.nbytes);
+      Exe->constants.push_back(std::move(T));
+    }
+  }
+}
+
+void Loader::readConstructors() {
+  ByteReader R = section(SectionKind::Constructors);
+  uint32_t N = R.count(12, "constructor count");
+  Exe->constructors.resize(N);
+  for (ConstructorInfo &C : Exe->constructors) {
+    C.adt = R.str("ADT name");
+    C.name = R.str("constructor name");
+    C.arity = R.pod<uint32_t>("constructor arity");
+    if (C.arity > kMaxRegisters)
+      R.error("constructor '{}' has arity {}", C.name, C.arity);
+  }
+  if (R.remaining())
+    R.error("{} unexpected bytes at the end", R.remaining());
+}
+
+void Loader::readKernels() {
+  ByteReader R = section(SectionKind::Kernels);
+  uint32_t N = R.count(9, "kernel count");
+  Exe->kernels.resize(N);
+  for (uint32_t I = 0; I < N; ++I) {
+    KernelEntry &K = Exe->kernels[I];
+    uint8_t Kind = R.pod<uint8_t>("kernel kind");
+    if (Kind > (uint8_t)KernelEntry::Kind::AllocatingBuiltin)
+      R.error("kernel {} has invalid kind {}", I, Kind);
+    K.kind = (KernelEntry::Kind)Kind;
+    K.op = R.str("kernel operator name");
+    if (K.op.empty())
+      R.error("kernel {} has an empty operator name", I);
+    uint32_t AttrSize = R.pod<uint32_t>("kernel attribute size");
+    const uint8_t *A = R.bytes(AttrSize, "kernel attributes");
+    size_t Pos = 0;
+    try {
+      K.attrs = Attrs::deserialize(A, AttrSize, Pos);
+    } catch (const Error &E) {
+      R.error("kernel {} ('{}'): {}", I, K.op, E.what());
+    }
+    if (Pos != AttrSize)
+      R.error("kernel {} ('{}'): {} unexpected bytes after the attributes", I,
+              K.op, AttrSize - Pos);
+  }
+  if (R.remaining())
+    R.error("{} unexpected bytes at the end", R.remaining());
+}
+
+void Loader::readFunctions() {
+  ByteReader R = section(SectionKind::Functions);
+  uint32_t N = R.count(24, "function count");
+  Exe->functions.resize(N);
+  for (uint32_t I = 0; I < N; ++I) {
+    VMFunction &F = Exe->functions[I];
+    F.name = R.str("function name");
+    F.numParams = R.pod<uint32_t>("parameter count");
+    F.numRegisters = R.pod<uint32_t>("register count");
+    if (F.numRegisters > kMaxRegisters)
+      R.error("function '{}' has {} registers (at most {})", F.name,
+              F.numRegisters, kMaxRegisters);
+    if (F.numParams > F.numRegisters)
+      R.error("function '{}' has {} parameters but only {} registers", F.name,
+              F.numParams, F.numRegisters);
+    uint32_t NumCode = R.pod<uint32_t>("instruction count");
+    uint32_t NumPool = R.pod<uint32_t>("pool size");
+    uint32_t NumShapes = R.pod<uint32_t>("shapes size");
+    uint64_t Need = (uint64_t)NumCode * kInstructionSize +
+                    (uint64_t)NumPool * 4 + (uint64_t)NumShapes * 8;
+    if (Need > R.remaining())
+      R.error("truncated: function '{}' needs {} bytes of code but only {} "
+              "are left",
+              F.name, Need, R.remaining());
+    F.code.resize(NumCode);
+    for (Instruction &Ins : F.code) {
+      uint8_t Op = R.pod<uint8_t>("opcode");
+      if (Op > (uint8_t)Opcode::Fatal)
+        R.error("function '{}' has invalid opcode {}", F.name, Op);
+      if (R.pod<uint8_t>("instruction padding") ||
+          R.pod<uint16_t>("instruction padding"))
+        R.error("function '{}' has an instruction with nonzero reserved bytes",
+                F.name);
+      Ins.op = (Opcode)Op;
+      Ins.dst = R.pod<uint32_t>("dst");
+      Ins.a = R.pod<uint32_t>("operand a");
+      Ins.b = R.pod<uint32_t>("operand b");
+      Ins.c = R.pod<uint32_t>("operand c");
+      Ins.d = R.pod<uint32_t>("operand d");
+      Ins.imm = R.pod<int64_t>("imm");
+    }
+    F.pool.resize(NumPool);
+    for (uint32_t &P : F.pool)
+      P = R.pod<uint32_t>("pool");
+    F.shapes.resize(NumShapes);
+    for (int64_t &S : F.shapes)
+      S = R.pod<int64_t>("shapes");
+  }
+  if (R.remaining())
+    R.error("{} unexpected bytes at the end", R.remaining());
+  for (uint32_t I = 0; I < N; ++I) {
+    const VMFunction &F = Exe->functions[I];
+    if (!Exe->functionIndex.emplace(F.name, I).second)
+      R.error("function '{}' is defined twice", F.name);
+  }
+  for (uint32_t I = 0; I < N; ++I)
+    checkFunction(I);
+}
+
+/// Checks every operand of every instruction of function FnIndex against
+/// the function's frame and pools and the executable's tables.
+void Loader::checkFunction(uint32_t FnIndex) const {
+  const Executable &E = *Exe;
+  const VMFunction &F = E.functions[FnIndex];
+  std::string Where = What + ": section 'functions': function '" + F.name + "'";
+  if (F.code.empty())
+    throw Error(Where + ": has no instructions");
+  if (!isTerminator(F.code.back().op))
+    throw Error(Where + ": the last instruction (" +
+                std::string(opcodeName(F.code.back().op)) +
+                ") can fall off the end");
+  for (size_t Pc = 0; Pc < F.code.size(); ++Pc) {
+    const Instruction &I = F.code[Pc];
+    auto Bad = [&](const std::string &Msg) {
+      throw Error(fmt::format("{}: instruction {} ({}): {}", Where, Pc,
+                              opcodeName(I.op), Msg));
+    };
+    auto Reg = [&](uint32_t R, const char *Role) {
+      if (R >= F.numRegisters)
+        Bad(fmt::format("{} register {} is out of range (the function has {} "
+                        "registers)",
+                        Role, R, F.numRegisters));
+    };
+    auto PoolRegs = [&](uint64_t Begin, uint64_t Count, const char *Role) {
+      if (Begin + Count > F.pool.size())
+        Bad(fmt::format("{} list [{}, {}) is outside the pool of {} entries",
+                        Role, Begin, Begin + Count, F.pool.size()));
+      for (uint64_t K = Begin; K < Begin + Count; ++K)
+        Reg(F.pool[K], Role);
+    };
+    auto Func = [&](uint32_t C) -> const VMFunction & {
+      if (C >= E.functions.size())
+        Bad(fmt::format("function index {} is out of range ({} functions)", C,
+                        E.functions.size()));
+      return E.functions[C];
+    };
+    auto DTypeCode = [&](uint32_t C) {
+      if (C > (uint32_t)kLastDType)
+        Bad(fmt::format("invalid dtype code {}", C));
+    };
+    auto Jump = [&](int64_t Offset) {
+      int64_t Target = (int64_t)Pc + Offset;
+      if (Offset < -(int64_t)F.code.size() || Offset > (int64_t)F.code.size() ||
+          Target < 0 || Target >= (int64_t)F.code.size())
+        Bad(fmt::format("jump offset {} leaves the function ({} instructions)",
+                        Offset, F.code.size()));
+    };
+    auto NonNegative = [&](int64_t V, const char *Role) {
+      if (V < 0)
+        Bad(fmt::format("negative {} {}", Role, V));
+    };
+    switch (I.op) {
+    case Opcode::Move:
+      Reg(I.dst, "dst");
+      Reg(I.a, "source");
+      break;
+    case Opcode::Ret:
+      Reg(I.a, "result");
+      break;
+    case Opcode::Invoke:
+    case Opcode::TailInvoke: {
+      if (I.op == Opcode::Invoke)
+        Reg(I.dst, "dst");
+      const VMFunction &Callee = Func(I.c);
+      PoolRegs(I.a, I.b, "argument");
+      if (I.b != Callee.numParams)
+        Bad(fmt::format("passes {} arguments to '{}', which takes {}", I.b,
+                        Callee.name, Callee.numParams));
+      break;
+    }
+    case Opcode::InvokeClosure:
+    case Opcode::TailInvokeClosure:
+      if (I.op == Opcode::InvokeClosure)
+        Reg(I.dst, "dst");
+      Reg(I.c, "closure");
+      PoolRegs(I.a, I.b, "argument");
+      break;
+    case Opcode::InvokeKernel: {
+      if (I.c >= E.kernels.size())
+        Bad(fmt::format("kernel index {} is out of range ({} kernels)", I.c,
+                        E.kernels.size()));
+      if (I.d > I.b)
+        Bad(fmt::format("{} inputs but only {} registers listed", I.d, I.b));
+      PoolRegs(I.a, I.b, "kernel operand");
+      if (E.kernels[I.c].kind == KernelEntry::Kind::AllocatingBuiltin)
+        Reg(I.dst, "dst");
+      break;
+    }
+    case Opcode::AllocStorage:
+      Reg(I.dst, "dst");
+      if (I.d > 1)
+        Bad(fmt::format("invalid size mode {}", I.d));
+      if (I.d == 1)
+        Reg(I.a, "size");
+      else
+        NonNegative(I.imm, "size");
+      break;
+    case Opcode::AllocTensor:
+      Reg(I.dst, "dst");
+      Reg(I.a, "storage");
+      NonNegative(I.imm, "offset");
+      DTypeCode(I.c);
+      if (I.d > kMaxRank)
+        Bad(fmt::format("rank {} (at most {})", I.d, kMaxRank));
+      if ((uint64_t)I.b + I.d > F.shapes.size())
+        Bad(fmt::format("shape [{}, {}) is outside the shapes of {} entries",
+                        I.b, (uint64_t)I.b + I.d, F.shapes.size()));
+      for (uint64_t K = I.b; K < (uint64_t)I.b + I.d; ++K)
+        NonNegative(F.shapes[K], "extent");
+      break;
+    case Opcode::AllocTensorReg:
+      Reg(I.dst, "dst");
+      if (I.a != kNoStorage)
+        Reg(I.a, "storage");
+      Reg(I.b, "shape");
+      NonNegative(I.imm, "offset");
+      DTypeCode(I.c);
+      break;
+    case Opcode::AllocADT:
+      Reg(I.dst, "dst");
+      PoolRegs(I.a, I.b, "field");
+      if (I.c != (uint32_t)ADTObj::kTupleTag) {
+        if (I.c >= E.constructors.size())
+          Bad(fmt::format("constructor tag {} is out of range ({} "
+                          "constructors)",
+                          I.c, E.constructors.size()));
+        if (I.b != E.constructors[I.c].arity)
+          Bad(fmt::format("{} fields for constructor '{}' of arity {}", I.b,
+                          E.constructors[I.c].name,
+                          E.constructors[I.c].arity));
+      }
+      break;
+    case Opcode::AllocClosure: {
+      Reg(I.dst, "dst");
+      const VMFunction &Callee = Func(I.c);
+      PoolRegs(I.a, I.b, "captured");
+      if (I.b > Callee.numParams)
+        Bad(fmt::format("captures {} values for '{}', which takes {}", I.b,
+                        Callee.name, Callee.numParams));
+      break;
+    }
+    case Opcode::GetField:
+      Reg(I.dst, "dst");
+      Reg(I.a, "ADT");
+      NonNegative(I.imm, "field index");
+      break;
+    case Opcode::GetTag:
+      Reg(I.dst, "dst");
+      Reg(I.a, "ADT");
+      break;
+    case Opcode::If:
+      Reg(I.a, "condition");
+      Reg(I.b, "condition");
+      Jump(I.imm);
+      break;
+    case Opcode::Goto:
+      Jump(I.imm);
+      break;
+    case Opcode::LoadConst:
+      Reg(I.dst, "dst");
+      if (I.c >= E.constants.size())
+        Bad(fmt::format("constant index {} is out of range ({} constants)",
+                        I.c, E.constants.size()));
+      break;
+    case Opcode::LoadConsti:
+      Reg(I.dst, "dst");
+      break;
+    case Opcode::ShapeOf:
+      Reg(I.dst, "dst");
+      Reg(I.a, "tensor");
+      break;
+    case Opcode::ReshapeTensor:
+      Reg(I.dst, "dst");
+      Reg(I.a, "tensor");
+      Reg(I.b, "shape");
+      break;
+    case Opcode::DeviceCopy:
+      Reg(I.dst, "dst");
+      Reg(I.a, "tensor");
+      break;
+    case Opcode::KillRegister:
+      Reg(I.dst, "dst");
+      break;
+    case Opcode::Fatal:
+      if (I.c >= E.strings.size())
+        Bad(fmt::format("string index {} is out of range ({} strings)", I.c,
+                        E.strings.size()));
+      break;
+    }
+  }
+}
+
+void Loader::readEntry() {
+  ByteReader R = section(SectionKind::Entry);
+  uint32_t N = R.count(15, "parameter count");
+  Exe->mainParams.resize(N);
+  for (ParamInfo &P : Exe->mainParams) {
+    P.name = R.str("parameter name");
+    uint8_t IsTensor = R.pod<uint8_t>("parameter kind");
+    uint8_t Code = R.pod<uint8_t>("parameter dtype");
+    uint8_t HasDims = R.pod<uint8_t>("parameter rank flag");
+    uint32_t Rank = R.pod<uint32_t>("parameter rank");
+    if (IsTensor > 1 || HasDims > 1)
+      R.error("parameter '{}' has invalid flags", P.name);
+    if (Code > (uint8_t)kLastDType)
+      R.error("parameter '{}' has invalid dtype code {}", P.name, Code);
+    if (Rank > kMaxRank || (!HasDims && Rank))
+      R.error("parameter '{}' has invalid rank {}", P.name, Rank);
+    P.isTensor = IsTensor;
+    P.dtype = (DType)Code;
+    if (HasDims) {
+      P.dims.emplace(Rank);
+      for (int64_t &D : *P.dims) {
+        D = R.pod<int64_t>("parameter dims");
+        if (D < -1)
+          R.error("parameter '{}' has invalid extent {}", P.name, D);
+      }
+    }
+    P.typeText = R.str("parameter type");
+  }
+  uint32_t NumOutputs = R.count(4, "output name count");
+  for (uint32_t I = 0; I < NumOutputs; ++I)
+    Exe->outputNames.push_back(R.str("output name"));
+  if (R.remaining())
+    R.error("{} unexpected bytes at the end", R.remaining());
+}
+
+std::shared_ptr<Executable> Loader::load() {
+  readHeader();
+  readStrings();
+  readConstants();
+  readConstructors();
+  readKernels();
+  readFunctions();
+  readEntry();
+  try {
+    Exe->resolve();
+  } catch (const Error &E) {
+    error("{}", E.what());
+  }
+  return Exe;
+}
+
+/// A read-only private mapping of a whole file.
+struct FileMapping {
+  void *Addr = nullptr;
+  size_t Size = 0;
+  ~FileMapping() {
+    if (Addr)
+      munmap(Addr, Size);
+  }
+};
+
+} // namespace
+
+std::vector<uint8_t> Executable::serialize() const {
+  std::vector<std::pair<SectionKind, std::vector<uint8_t>>> Body;
+  Body.emplace_back(SectionKind::Strings, encodeStrings(*this));
+  Body.emplace_back(SectionKind::Constants, encodeConstants(*this));
+  Body.emplace_back(SectionKind::Functions, encodeFunctions(*this));
+  Body.emplace_back(SectionKind::Kernels, encodeKernels(*this));
+  Body.emplace_back(SectionKind::Constructors, encodeConstructors(*this));
+  Body.emplace_back(SectionKind::Entry, encodeEntry(*this));
+
+  std::vector<uint8_t> Out;
+  ByteWriter W(Out);
+  W.bytes(kMagic, sizeof(kMagic));
+  W.pod<uint32_t>(kFormatVersion);
+  W.pod<uint32_t>(0); // header checksum, patched below
+  W.pod<uint32_t>(0); // header size, patched below
+  W.pod<uint32_t>(0); // flags
+  W.pod<uint64_t>(0); // file size, patched below
+  W.str(kProducer);
+  W.str(kTargetCpu);
+  W.pod<uint32_t>(0); // CPU features: none until there is native code
+  W.pod<uint32_t>((uint32_t)Body.size());
+  size_t HeaderSize = Out.size() + Body.size() * kSectionEntrySize;
+  uint64_t Off = alignUp(HeaderSize, kAlignment);
+  std::vector<uint64_t> Offsets;
+  for (const auto &[Kind, Bytes] : Body) {
+    Offsets.push_back(Off);
+    W.pod<uint32_t>((uint32_t)Kind);
+    W.pod<uint32_t>(crc32c(Bytes.data(), Bytes.size()));
+    W.pod<uint64_t>(Off);
+    W.pod<uint64_t>(Bytes.size());
+    Off = alignUp(Off + Bytes.size(), kAlignment);
+  }
+  uint64_t FileSize = Offsets.back() + Body.back().second.size();
+  uint32_t HS = (uint32_t)HeaderSize;
+  std::memcpy(Out.data() + 16, &HS, 4);
+  std::memcpy(Out.data() + 24, &FileSize, 8);
+  uint32_t Checksum =
+      crc32c(Out.data() + kHeaderChecksumStart, HeaderSize - kHeaderChecksumStart);
+  std::memcpy(Out.data() + kHeaderChecksumOffset, &Checksum, 4);
+  Out.reserve(FileSize);
+  for (size_t I = 0; I < Body.size(); ++I) {
+    Out.resize(Offsets[I], 0);
+    W.bytes(Body[I].second.data(), Body[I].second.size());
+  }
+  return Out;
+}
+
+void Executable::save(const std::string &Path) const {
+  std::vector<uint8_t> Bytes = serialize();
+  // Write a temporary file and rename it over Path, so that a process that
+  // has the old file mapped keeps seeing the old bytes.
+  std::string Tmp = Path + ".tmp";
+  FILE *F = std::fopen(Tmp.c_str(), "wb");
+  if (!F)
+    fail("{}: cannot write: {}", Path, std::strerror(errno));
+  size_t Written = std::fwrite(Bytes.data(), 1, Bytes.size(), F);
+  int CloseRc = std::fclose(F);
+  if (Written != Bytes.size() || CloseRc != 0) {
+    int Err = errno;
+    std::remove(Tmp.c_str());
+    fail("{}: cannot write: {}", Path, std::strerror(Err));
+  }
+  if (std::rename(Tmp.c_str(), Path.c_str()) != 0) {
+    int Err = errno;
+    std::remove(Tmp.c_str());
+    fail("{}: cannot write: {}", Path, std::strerror(Err));
+  }
+}
+
+std::shared_ptr<Executable> Executable::deserialize(const uint8_t *Data,
+                                                    size_t Size,
+                                                    const std::string &What) {
+  return Loader(Data, Size, What, nullptr).load();
+}
+
+std::shared_ptr<Executable> Executable::load(const std::string &Path) {
+  int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (Fd < 0)
+    fail("{}: cannot open: {}", Path, std::strerror(errno));
+  struct stat St;
+  if (::fstat(Fd, &St) != 0) {
+    int Err = errno;
+    ::close(Fd);
+    fail("{}: cannot stat: {}", Path, std::strerror(Err));
+  }
+  if (!S_ISREG(St.st_mode)) {
+    ::close(Fd);
+    fail("{}: not a regular file", Path);
+  }
+  size_t Size = (size_t)St.st_size;
+  if (Size == 0) {
+    ::close(Fd);
+    fail("{}: truncated: the file is empty", Path);
+  }
+  void *Addr = ::mmap(nullptr, Size, PROT_READ, MAP_PRIVATE, Fd, 0);
+  int Err = errno;
+  ::close(Fd);
+  if (Addr == MAP_FAILED)
+    fail("{}: cannot map: {}", Path, std::strerror(Err));
+  auto Mapping = std::make_shared<FileMapping>();
+  Mapping->Addr = Addr;
+  Mapping->Size = Size;
+  return Loader(static_cast<const uint8_t *>(Addr), Size, Path,
+                std::shared_ptr<const void>(Mapping, Addr))
+      .load();
+}
+
+} // namespace rivet::vm

@@ -1,0 +1,44 @@
+//===- Object.cc - Run-time values of the VM ------------------------------===//
+#include "vm/Object.h"
+
+namespace rivet::vm {
+
+/// Destroys the fields without recursion: a field whose last reference is
+/// this one gives its own fields to a work list before it dies.
+ADTObj::~ADTObj() {
+  std::vector<ObjectRef> Work = std::move(fields);
+  while (!Work.empty()) {
+    ObjectRef O = std::move(Work.back());
+    Work.pop_back();
+    if (O && O.use_count() == 1 && O->kind == ObjectKind::ADT) {
+      // The last reference: nobody else can see the object any more.
+      auto *A = const_cast<ADTObj *>(static_cast<const ADTObj *>(O.get()));
+      for (ObjectRef &F : A->fields)
+        Work.push_back(std::move(F));
+      A->fields.clear();
+    }
+  }
+}
+
+static const char *kindName(const ObjectRef &O) {
+  if (!O)
+    return "an empty register";
+  switch (O->kind) {
+  case ObjectKind::Tensor: return "a tensor";
+  case ObjectKind::ADT:
+    return static_cast<const ADTObj *>(O.get())->tag == ADTObj::kTupleTag
+               ? "a tuple"
+               : "an ADT value";
+  case ObjectKind::Closure: return "a closure";
+  case ObjectKind::Storage: return "a storage buffer";
+  }
+  return "an unknown object";
+}
+
+const Tensor &asTensor(const ObjectRef &O, const char *What) {
+  if (O && O->kind == ObjectKind::Tensor)
+    return static_cast<const TensorObj *>(O.get())->value;
+  fail("{}: expected a tensor, got {}", What, kindName(O));
+}
+
+} // namespace rivet::vm

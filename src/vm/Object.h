@@ -1,0 +1,82 @@
+//===- Object.h - Run-time values of the VM ---------------------*- C++ -*-===//
+//
+// What a VM register holds: a tensor, an ADT value (also tuples: tag 0, no
+// constructor), a closure or a storage buffer. Objects are immutable and
+// shared; a register copy is one reference-count increment.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kernels/Tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace rivet::vm {
+
+enum class ObjectKind : uint8_t { Tensor, ADT, Closure, Storage };
+
+class Object;
+using ObjectRef = std::shared_ptr<const Object>;
+
+class Object {
+public:
+  const ObjectKind kind;
+  virtual ~Object() = default;
+  template <typename T> const T *as() const {
+    return kind == T::Kind ? static_cast<const T *>(this) : nullptr;
+  }
+
+protected:
+  explicit Object(ObjectKind K) : kind(K) {}
+};
+
+class TensorObj : public Object {
+public:
+  static constexpr ObjectKind Kind = ObjectKind::Tensor;
+  Tensor value;
+  explicit TensorObj(Tensor T) : Object(Kind), value(std::move(T)) {}
+};
+
+/// A constructed ADT value or a tuple. tag indexes the executable's
+/// constructor table; tuples use kTupleTag.
+class ADTObj : public Object {
+public:
+  static constexpr ObjectKind Kind = ObjectKind::ADT;
+  static constexpr int32_t kTupleTag = -1;
+  int32_t tag;
+  std::vector<ObjectRef> fields;
+  ADTObj(int32_t Tag, std::vector<ObjectRef> F)
+      : Object(Kind), tag(Tag), fields(std::move(F)) {}
+  /// Releases long chains (a List of a million elements) iteratively.
+  ~ADTObj() override;
+};
+
+/// A function of the executable with the values it captured; calling it
+/// passes the captured values first, then the arguments.
+class ClosureObj : public Object {
+public:
+  static constexpr ObjectKind Kind = ObjectKind::Closure;
+  uint32_t func;
+  std::vector<ObjectRef> captured;
+  ClosureObj(uint32_t F, std::vector<ObjectRef> C)
+      : Object(Kind), func(F), captured(std::move(C)) {}
+};
+
+/// A storage buffer from which AllocTensor carves tensors.
+class StorageObj : public Object {
+public:
+  static constexpr ObjectKind Kind = ObjectKind::Storage;
+  std::shared_ptr<Storage> buffer;
+  explicit StorageObj(std::shared_ptr<Storage> B)
+      : Object(Kind), buffer(std::move(B)) {}
+};
+
+inline ObjectRef makeTensor(Tensor T) {
+  return std::make_shared<TensorObj>(std::move(T));
+}
+/// The tensor in O; throws rivet::Error naming What otherwise.
+const Tensor &asTensor(const ObjectRef &O, const char *What);
+
+} // namespace rivet::vm

@@ -1,0 +1,75 @@
+//===- RvxFormat.h - Constants and layout of the .rvx file ------*- C++ -*-===//
+//
+// The numbers that define the .rvx file (docs/executable-format.md): magic,
+// format version, section kinds, alignment and the sanity limits a reader
+// enforces; plus the CRC-32C checksum and the CPU-feature query that the
+// loader needs. Internal to the runtime (src/vm); not a public header.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace rivet::vm::rvx {
+
+/// The first eight bytes of every .rvx file.
+inline constexpr char kMagic[8] = {'R', 'I', 'V', 'E', 'T', 'R', 'V', 'X'};
+/// The format version this runtime writes and reads.
+inline constexpr uint32_t kFormatVersion = 1;
+/// Written into the header's producer field.
+inline constexpr const char *kProducer = "rivet 0.1.0";
+/// The only target this runtime runs.
+inline constexpr const char *kTargetCpu = "cpu";
+
+/// Section offsets and constant data offsets are multiples of this.
+inline constexpr uint64_t kAlignment = 64;
+
+/// Size of the fixed part of the header (magic .. file size).
+inline constexpr size_t kFixedHeaderSize = 32;
+/// Byte offset of the header checksum field, and where the bytes it covers
+/// start (everything after it up to the end of the section table).
+inline constexpr size_t kHeaderChecksumOffset = 12;
+inline constexpr size_t kHeaderChecksumStart = 16;
+/// One section table entry: u32 kind, u32 checksum, u64 offset, u64 size.
+inline constexpr size_t kSectionEntrySize = 24;
+/// One encoded instruction: u8 opcode, 3 zero bytes, u32 dst a b c d, i64 imm.
+inline constexpr size_t kInstructionSize = 32;
+
+/// Section kinds. The numbering is part of the format: only append.
+enum class SectionKind : uint32_t {
+  Strings = 1,
+  Constants = 2,
+  Functions = 3,
+  Kernels = 4,
+  Constructors = 5,
+  Entry = 6,
+  /// Reserved for generated code (a shared object for CPU, cubins for
+  /// CUDA). Never written by this version; a reader of version 1 refuses it.
+  NativeCode = 7,
+};
+inline constexpr uint32_t kFirstSectionKind = 1;
+inline constexpr uint32_t kLastSectionKind = 7;
+
+/// "strings", "constants", ...; "kind N" for an unknown kind.
+std::string sectionName(uint32_t Kind);
+
+/// Sanity limits: anything larger is refused as corrupt.
+inline constexpr uint32_t kMaxRank = 64;
+inline constexpr uint32_t kMaxRegisters = 1u << 24;
+inline constexpr uint32_t kMaxShortString = 4096; // producer, target, feature
+inline constexpr uint32_t kMaxFeatures = 256;
+inline constexpr uint32_t kMaxSections = 64;
+
+/// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78, initial value and
+/// final xor 0xFFFFFFFF); crc32c("123456789") == 0xE3069283.
+uint32_t crc32c(const uint8_t *Data, size_t Size);
+
+/// Whether the host CPU has Feature (names as GCC's __builtin_cpu_supports:
+/// "sse4.2", "avx2", "avx512f", ...). Throws rivet::Error for a name this
+/// runtime does not know.
+bool hostHasCpuFeature(std::string_view Feature);
+
+} // namespace rivet::vm::rvx

@@ -1,0 +1,579 @@
+//===- VirtualMachine.cc - The register VM --------------------------------===//
+//
+// One function runs every frame: a switch over the opcode (the style of Lua's
+// lvm.c). Frames live in a vector, not on the native stack, so deep
+// recursion is bounded by a clear error, and tail calls reuse their frame.
+// All frames' registers are one contiguous vector; a frame is a window
+// [Base, Base + numRegisters) of it.
+//
+//===----------------------------------------------------------------------===//
+#include "vm/VirtualMachine.h"
+#include "vm/StoragePool.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <exception>
+
+namespace rivet::vm {
+
+/// An active call: the function, where its registers start, the caller's
+/// register that receives the result, and (for callers) the return address.
+struct VirtualMachine::Frame {
+  uint32_t Func;
+  RegIndex RetDst;
+  size_t Base;
+  size_t Pc;
+};
+
+/// A kernel-table entry bound for this VM.
+struct VirtualMachine::KernelSlot {
+  KernelEntry::Kind Kind;
+  const KernelInfo *Info;
+  Attrs KernelAttrs; // without the list_* markers
+  bool ListArgument;
+  bool ListResult;
+  std::string Name; // for messages
+};
+
+namespace {
+
+constexpr int64_t kSmallIntMin = -128;
+constexpr int64_t kSmallIntMax = 1024;
+
+/// Markers the compiler adds to kernel entries for the runtime; the kernels
+/// never see them.
+bool isMarkerAttr(const std::string &Name) {
+  return Name.compare(0, 5, "list_") == 0;
+}
+
+const ADTObj &asADT(const ObjectRef &O, const char *What) {
+  if (O && O->kind == ObjectKind::ADT)
+    return *static_cast<const ADTObj *>(O.get());
+  fail("{}: expected an ADT value or tuple, got {}", What,
+       !O ? "an empty register"
+          : O->kind == ObjectKind::Tensor ? "a tensor"
+          : O->kind == ObjectKind::Closure ? "a closure"
+                                           : "a storage buffer");
+}
+
+const ClosureObj &asClosure(const ObjectRef &O) {
+  if (O && O->kind == ObjectKind::Closure)
+    return *static_cast<const ClosureObj *>(O.get());
+  fail("the callee is not a closure");
+}
+
+const std::shared_ptr<Storage> &asStorage(const ObjectRef &O) {
+  if (O && O->kind == ObjectKind::Storage)
+    return static_cast<const StorageObj *>(O.get())->buffer;
+  fail("expected a storage buffer in the storage register");
+}
+
+/// The single element of a scalar tensor (any dtype).
+const Tensor &scalarOf(const ObjectRef &O) {
+  const Tensor &T = asTensor(O, "If");
+  if (T.numel() != 1)
+    fail("If: the condition must be a scalar tensor, got {}", T.typeString());
+  return T;
+}
+
+/// If's comparison: a Bool operand compares by truth (nonzero, as the
+/// reference interpreter's `if`), a float operand by value, else as int64.
+bool scalarsEqual(const ObjectRef &A, const ObjectRef &B) {
+  const Tensor &X = scalarOf(A), &Y = scalarOf(B);
+  DType TX = X.dtype(), TY = Y.dtype();
+  if (TX == DType::Int64 && TY == DType::Int64)
+    return *static_cast<const int64_t *>(X.rawData()) ==
+           *static_cast<const int64_t *>(Y.rawData());
+  if (TX == DType::Bool || TY == DType::Bool)
+    return (X.elementAsDouble(0) != 0) == (Y.elementAsDouble(0) != 0);
+  if (isFloat(TX) || isFloat(TY))
+    return X.elementAsDouble(0) == Y.elementAsDouble(0);
+  return X.elementAsInt(0) == Y.elementAsInt(0);
+}
+
+ObjectRef shapeTensor(const Shape &S) {
+  return makeTensor(Tensor::fromVector<int64_t>(S, {(int64_t)S.size()}));
+}
+
+std::string expectedType(const ParamInfo &P) {
+  if (!P.typeText.empty())
+    return P.typeText;
+  if (!P.dims)
+    return fmt::format("Tensor[?, {}]", dtypeName(P.dtype));
+  std::string S = "(";
+  for (size_t I = 0; I < P.dims->size(); ++I) {
+    int64_t D = (*P.dims)[I];
+    S += (I ? ", " : "") + (D < 0 ? std::string("?") : std::to_string(D));
+  }
+  if (P.dims->size() == 1)
+    S += ",";
+  return fmt::format("Tensor[{}), {}]", S, dtypeName(P.dtype));
+}
+
+} // namespace
+
+VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E)
+    : Exe(std::move(E)), Pool(std::make_shared<StoragePool>()) {
+  if (!Exe)
+    fail("VirtualMachine: no executable");
+  Exe->verify();
+  Kernels.reserve(Exe->kernels.size());
+  for (size_t K = 0; K < Exe->kernels.size(); ++K) {
+    const KernelEntry &Entry = Exe->kernels[K];
+    const KernelInfo *Info =
+        Entry.info ? Entry.info : KernelRegistry::global().find(Entry.op);
+    if (!Info)
+      fail("executable: kernel table entry {}: no kernel for operator '{}' in "
+           "this runtime",
+           K, Entry.op);
+    KernelSlot S{Entry.kind, Info, {}, false, false, Entry.op};
+    for (const auto &KV : Entry.attrs.items()) {
+      if (!isMarkerAttr(KV.first))
+        S.KernelAttrs.set(KV.first, KV.second);
+      else if (KV.first == "list_argument")
+        S.ListArgument = Entry.attrs.getInt("list_argument") != 0;
+      else if (KV.first == "list_result")
+        S.ListResult = Entry.attrs.getInt("list_result") != 0;
+    }
+    Kernels.push_back(std::move(S));
+  }
+  Constants.reserve(Exe->constants.size());
+  for (const Tensor &T : Exe->constants)
+    Constants.push_back(makeTensor(T));
+  for (size_t I = 0; I < Exe->constructors.size(); ++I) {
+    const ConstructorInfo &C = Exe->constructors[I];
+    if (C.name == "Cons" && C.arity == 2 && ConsTag < 0)
+      ConsTag = (int32_t)I;
+    if (C.name == "Nil" && C.arity == 0 && NilTag < 0)
+      NilTag = (int32_t)I;
+  }
+  SmallInts.resize(kSmallIntMax - kSmallIntMin);
+}
+
+VirtualMachine::~VirtualMachine() = default;
+
+size_t VirtualMachine::pooledBytes() const { return Pool->heldBytes(); }
+size_t VirtualMachine::peakBytesInUse() const { return Pool->peakBytesInUse(); }
+void VirtualMachine::resetPeak() { Pool->resetPeak(); }
+
+/// An int64 scalar tensor; small values are shared (objects are immutable).
+ObjectRef VirtualMachine::intScalar(int64_t V) {
+  if (V >= kSmallIntMin && V < kSmallIntMax) {
+    ObjectRef &O = SmallInts[(size_t)(V - kSmallIntMin)];
+    if (!O)
+      O = makeTensor(Tensor::scalar<int64_t>(V));
+    return O;
+  }
+  return makeTensor(Tensor::scalar<int64_t>(V));
+}
+
+ObjectRef VirtualMachine::makeList(std::vector<Tensor> Elems) const {
+  if (ConsTag < 0 || NilTag < 0)
+    fail("the kernel returns a List, but the executable has no Cons/Nil "
+         "constructors");
+  ObjectRef L = std::make_shared<ADTObj>(NilTag, std::vector<ObjectRef>{});
+  for (auto It = Elems.rbegin(); It != Elems.rend(); ++It)
+    L = std::make_shared<ADTObj>(
+        ConsTag, std::vector<ObjectRef>{makeTensor(std::move(*It)), L});
+  return L;
+}
+
+/// InvokeKernel: gathers the inputs (a List's elements for list_argument
+/// entries), then runs the entry according to its kind.
+void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
+                                ObjectRef *R) {
+  const KernelSlot &K = Kernels[I.c];
+  const uint32_t *Ops = F.pool.data() + I.a;
+  std::vector<Tensor> &Ins = KernelIns;
+  Ins.clear();
+  if (K.ListArgument) {
+    if (I.d != 1)
+      fail("a list-argument kernel takes one input register, given {}", I.d);
+    const ObjectRef *L = &R[Ops[0]];
+    for (;;) {
+      const ADTObj &A = asADT(*L, "list argument");
+      if (A.fields.size() == 2) {
+        Ins.push_back(asTensor(A.fields[0], "list element"));
+        L = &A.fields[1];
+      } else if (A.fields.empty()) {
+        break;
+      } else {
+        fail("the kernel expects a List of tensors");
+      }
+    }
+  } else {
+    for (uint32_t K2 = 0; K2 < I.d; ++K2)
+      Ins.push_back(asTensor(R[Ops[K2]], "kernel input"));
+  }
+  uint32_t NumOuts = I.b - I.d;
+  switch (K.Kind) {
+  case KernelEntry::Kind::Builtin: {
+    std::vector<Tensor> &Outs = KernelOuts;
+    Outs.clear();
+    for (uint32_t K2 = 0; K2 < NumOuts; ++K2)
+      Outs.push_back(asTensor(R[Ops[I.d + K2]], "kernel output"));
+    K.Info->kernel(Ins, Outs, K.KernelAttrs);
+    Outs.clear();
+    break;
+  }
+  case KernelEntry::Kind::ShapeFunction: {
+    std::vector<TensorMeta> Metas = K.Info->shapeFn(Ins, K.KernelAttrs);
+    if (Metas.size() != NumOuts)
+      fail("the shape function gives {} output shapes for {} registers",
+           Metas.size(), NumOuts);
+    for (uint32_t K2 = 0; K2 < NumOuts; ++K2)
+      R[Ops[I.d + K2]] = shapeTensor(Metas[K2].shape);
+    break;
+  }
+  case KernelEntry::Kind::AllocatingBuiltin: {
+    for (size_t K2 = 0; K2 < Ins.size(); ++K2)
+      if (!Ins[K2].hasData())
+        fail("input {} has no data", K2);
+    std::vector<TensorMeta> Metas = K.Info->shapeFn(Ins, K.KernelAttrs);
+    std::vector<Tensor> Outs;
+    Outs.reserve(Metas.size());
+    for (const TensorMeta &M : Metas)
+      Outs.emplace_back(
+          Pool->allocate((size_t)numElements(M.shape) * dtypeSize(M.dtype)), 0,
+          M.shape, M.dtype);
+    K.Info->kernel(Ins, Outs, K.KernelAttrs);
+    if (K.ListResult) {
+      R[I.dst] = makeList(std::move(Outs));
+    } else if (Outs.size() == 1) {
+      R[I.dst] = makeTensor(std::move(Outs[0]));
+    } else {
+      std::vector<ObjectRef> Fields;
+      Fields.reserve(Outs.size());
+      for (Tensor &T : Outs)
+        Fields.push_back(makeTensor(std::move(T)));
+      R[I.dst] = std::make_shared<ADTObj>(ADTObj::kTupleTag, std::move(Fields));
+    }
+    break;
+  }
+  }
+  Ins.clear();
+}
+
+void VirtualMachine::checkMainArgs(const std::vector<ObjectRef> &Args) const {
+  const std::vector<ParamInfo> &Ps = Exe->mainParams;
+  for (size_t I = Args.size(); I < Ps.size(); ++I)
+    fail("missing input '{}' (expected {})", Ps[I].name, expectedType(Ps[I]));
+  if (Args.size() > Ps.size())
+    fail("main takes {} input{}, got {}", Ps.size(),
+         Ps.size() == 1 ? "" : "s", Args.size());
+  for (size_t I = 0; I < Ps.size(); ++I) {
+    const ParamInfo &P = Ps[I];
+    if (!Args[I])
+      fail("missing input '{}' (expected {})", P.name, expectedType(P));
+    if (!P.isTensor)
+      continue;
+    if (Args[I]->kind != ObjectKind::Tensor)
+      fail("input '{}': expected {}, got {}", P.name, expectedType(P),
+           Args[I]->kind == ObjectKind::ADT ? "a tuple or ADT value"
+                                            : "a non-tensor value");
+    const Tensor &T = static_cast<const TensorObj *>(Args[I].get())->value;
+    bool Ok = T.defined() && T.hasData() && T.dtype() == P.dtype;
+    if (Ok && P.dims) {
+      Ok = T.rank() == (int64_t)P.dims->size();
+      for (size_t D = 0; Ok && D < P.dims->size(); ++D)
+        Ok = (*P.dims)[D] < 0 || (*P.dims)[D] == T.shape()[D];
+    }
+    if (!Ok)
+      fail("input '{}': expected {}, got {}", P.name, expectedType(P),
+           !T.defined()  ? std::string("an undefined tensor")
+           : !T.hasData() ? T.typeString() + " without data"
+                          : T.typeString());
+  }
+}
+
+ObjectRef VirtualMachine::invoke(const std::string &Fn,
+                                 std::vector<ObjectRef> Args) {
+  uint32_t Idx = Exe->function(Fn);
+  const VMFunction &F = Exe->functions[Idx];
+  if (Fn == "main" && !Exe->mainParams.empty())
+    checkMainArgs(Args);
+  if (Args.size() != F.numParams)
+    fail("@{} takes {} argument{}, got {}", F.name, F.numParams,
+         F.numParams == 1 ? "" : "s", Args.size());
+  return run(Idx, std::move(Args));
+}
+
+/// The interpreter loop. Each case is one instruction of docs/bytecode.md;
+/// an error is rethrown naming the function, the instruction and the callers.
+ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
+  const Executable &E = *Exe;
+  Frames.clear();
+  Regs.clear();
+  ArgScratch.clear();
+
+  const VMFunction *F = &E.functions[Func];
+  Frames.push_back(Frame{Func, 0, 0, 0});
+  Regs.resize(F->numRegisters);
+  for (size_t I = 0; I < Args.size(); ++I)
+    Regs[I] = std::move(Args[I]);
+  PeakDepth = std::max(PeakDepth, Frames.size());
+  PeakRegs = std::max(PeakRegs, Regs.size());
+
+  const Instruction *Code = F->code.data();
+  size_t Base = 0;
+  ObjectRef *R = Regs.data();
+  size_t Pc = 0;
+  uint64_t Count = 0;
+
+  // Pushes a frame for Callee whose first NCap registers are Captured and
+  // the rest the caller's registers ArgRegs.
+  auto Enter = [&](uint32_t Callee, const std::vector<ObjectRef> *Captured,
+                   const uint32_t *ArgRegs, uint32_t NArgs, RegIndex Dst) {
+    if (Frames.size() >= MaxCallDepth)
+      fail("call stack overflow: more than {} nested calls (only calls in "
+           "tail position run in constant memory)",
+           MaxCallDepth);
+    const VMFunction &G = E.functions[Callee];
+    size_t NCap = Captured ? Captured->size() : 0;
+    if (NCap + NArgs != G.numParams)
+      fail("@{} takes {} arguments, given {}", G.name, G.numParams,
+           NCap + NArgs);
+    size_t NewBase = Base + F->numRegisters;
+    Frames.back().Pc = Pc;
+    Regs.resize(NewBase + G.numRegisters);
+    ObjectRef *Caller = Regs.data() + Base, *Callee2 = Regs.data() + NewBase;
+    for (size_t K = 0; K < NCap; ++K)
+      Callee2[K] = (*Captured)[K];
+    for (uint32_t K = 0; K < NArgs; ++K)
+      Callee2[NCap + K] = Caller[ArgRegs[K]];
+    Frames.push_back(Frame{Callee, Dst, NewBase, 0});
+    PeakDepth = std::max(PeakDepth, Frames.size());
+    PeakRegs = std::max(PeakRegs, Regs.size());
+    F = &G;
+    Code = G.code.data();
+    Base = NewBase;
+    R = Callee2;
+    Pc = 0;
+  };
+  // Replaces the current frame by one for Callee (a tail call).
+  auto TailEnter = [&](uint32_t Callee, const std::vector<ObjectRef> *Captured,
+                       const uint32_t *ArgRegs, uint32_t NArgs) {
+    const VMFunction &G = E.functions[Callee];
+    size_t NCap = Captured ? Captured->size() : 0;
+    if (NCap + NArgs != G.numParams)
+      fail("@{} takes {} arguments, given {}", G.name, G.numParams,
+           NCap + NArgs);
+    ArgScratch.clear();
+    for (size_t K = 0; K < NCap; ++K)
+      ArgScratch.push_back((*Captured)[K]);
+    for (uint32_t K = 0; K < NArgs; ++K)
+      ArgScratch.push_back(R[ArgRegs[K]]);
+    size_t N = std::min<size_t>(F->numRegisters, G.numRegisters);
+    for (size_t K = 0; K < N; ++K)
+      R[K].reset();
+    Regs.resize(Base + G.numRegisters);
+    R = Regs.data() + Base;
+    for (size_t K = 0; K < ArgScratch.size(); ++K)
+      R[K] = std::move(ArgScratch[K]);
+    ArgScratch.clear();
+    PeakRegs = std::max(PeakRegs, Regs.size());
+    Frames.back().Func = Callee;
+    F = &G;
+    Code = G.code.data();
+    Pc = 0;
+  };
+
+  try {
+    for (;;) {
+      const Instruction &I = Code[Pc++];
+      ++Count;
+      switch (I.op) {
+      case Opcode::Move:
+        R[I.dst] = R[I.a];
+        break;
+
+      case Opcode::Ret: {
+        ObjectRef V = std::move(R[I.a]);
+        if (!V)
+          fail("returns an empty register %{}", I.a);
+        RegIndex Dst = Frames.back().RetDst;
+        Frames.pop_back();
+        Regs.resize(Base);
+        if (Frames.empty()) {
+          Executed += Count;
+          return V;
+        }
+        const Frame &Caller = Frames.back();
+        F = &E.functions[Caller.Func];
+        Code = F->code.data();
+        Base = Caller.Base;
+        Pc = Caller.Pc;
+        R = Regs.data() + Base;
+        R[Dst] = std::move(V);
+        break;
+      }
+
+      case Opcode::Invoke:
+        Enter(I.c, nullptr, F->pool.data() + I.a, I.b, I.dst);
+        break;
+
+      case Opcode::TailInvoke:
+        TailEnter(I.c, nullptr, F->pool.data() + I.a, I.b);
+        break;
+
+      case Opcode::InvokeClosure: {
+        ObjectRef Clo = R[I.c]; // the callee's frame may outlive the register
+        const ClosureObj &C = asClosure(Clo);
+        Enter(C.func, &C.captured, F->pool.data() + I.a, I.b, I.dst);
+        break;
+      }
+
+      case Opcode::TailInvokeClosure: {
+        ObjectRef Clo = R[I.c];
+        const ClosureObj &C = asClosure(Clo);
+        TailEnter(C.func, &C.captured, F->pool.data() + I.a, I.b);
+        break;
+      }
+
+      case Opcode::InvokeKernel:
+        kernelCall(I, *F, R);
+        break;
+
+      case Opcode::AllocStorage: {
+        int64_t Size = I.imm;
+        if (I.d == 1) {
+          const Tensor &S = asTensor(R[I.a], "storage size");
+          if (S.numel() != 1)
+            fail("the storage size must be a scalar, got {}", S.typeString());
+          Size = S.elementAsInt(0);
+          if (Size < 0)
+            fail("negative storage size {}", Size);
+        }
+        R[I.dst] = std::make_shared<StorageObj>(Pool->allocate((size_t)Size));
+        break;
+      }
+
+      case Opcode::AllocTensor: {
+        const std::shared_ptr<Storage> &S = asStorage(R[I.a]);
+        const int64_t *Sh = F->shapes.data() + I.b;
+        R[I.dst] = makeTensor(
+            Tensor(S, (size_t)I.imm, Shape(Sh, Sh + I.d), (DType)I.c));
+        break;
+      }
+
+      case Opcode::AllocTensorReg: {
+        Shape Sh = asTensor(R[I.b], "shape").toIntVector();
+        DType T = (DType)I.c;
+        if (I.a == kNoStorage) {
+          size_t N = (size_t)numElements(Sh);
+          if (N > SIZE_MAX / dtypeSize(T))
+            fail("tensor of shape {} is too large", shapeToString(Sh));
+          R[I.dst] =
+              makeTensor(Tensor(Pool->allocate(N * dtypeSize(T)), 0, Sh, T));
+        } else {
+          R[I.dst] =
+              makeTensor(Tensor(asStorage(R[I.a]), (size_t)I.imm, Sh, T));
+        }
+        break;
+      }
+
+      case Opcode::AllocADT: {
+        std::vector<ObjectRef> Fields;
+        Fields.reserve(I.b);
+        const uint32_t *Ops = F->pool.data() + I.a;
+        for (uint32_t K = 0; K < I.b; ++K)
+          Fields.push_back(R[Ops[K]]);
+        R[I.dst] = std::make_shared<ADTObj>((int32_t)I.c, std::move(Fields));
+        break;
+      }
+
+      case Opcode::AllocClosure: {
+        std::vector<ObjectRef> Captured;
+        Captured.reserve(I.b);
+        const uint32_t *Ops = F->pool.data() + I.a;
+        for (uint32_t K = 0; K < I.b; ++K)
+          Captured.push_back(R[Ops[K]]);
+        R[I.dst] = std::make_shared<ClosureObj>(I.c, std::move(Captured));
+        break;
+      }
+
+      case Opcode::GetField: {
+        const ADTObj &A = asADT(R[I.a], "GetField");
+        if ((uint64_t)I.imm >= A.fields.size())
+          fail("field {} of a value with {} fields", I.imm, A.fields.size());
+        R[I.dst] = A.fields[(size_t)I.imm];
+        break;
+      }
+
+      case Opcode::GetTag:
+        R[I.dst] = intScalar(asADT(R[I.a], "GetTag").tag);
+        break;
+
+      case Opcode::If:
+        if (!scalarsEqual(R[I.a], R[I.b]))
+          Pc = Pc - 1 + (size_t)I.imm;
+        break;
+
+      case Opcode::Goto:
+        Pc = Pc - 1 + (size_t)I.imm;
+        break;
+
+      case Opcode::LoadConst:
+        R[I.dst] = Constants[I.c];
+        break;
+
+      case Opcode::LoadConsti:
+        R[I.dst] = intScalar(I.imm);
+        break;
+
+      case Opcode::ShapeOf:
+        R[I.dst] = shapeTensor(asTensor(R[I.a], "ShapeOf").shape());
+        break;
+
+      case Opcode::ReshapeTensor: {
+        const Tensor &T = asTensor(R[I.a], "ReshapeTensor");
+        Shape Sh = asTensor(R[I.b], "ReshapeTensor shape").toIntVector();
+        R[I.dst] = makeTensor(T.reshape(Sh));
+        break;
+      }
+
+      case Opcode::DeviceCopy:
+        asTensor(R[I.a], "DeviceCopy");
+        if (I.c != 0)
+          fail("device {} is not available in this runtime (only the CPU, "
+               "device 0)",
+               I.c);
+        R[I.dst] = R[I.a]; // CPU to CPU: tensors are immutable, share it
+        break;
+
+      case Opcode::KillRegister:
+        R[I.dst].reset();
+        break;
+
+      case Opcode::Fatal:
+        fail("{}", E.strings[I.c]);
+      }
+    }
+  } catch (const std::exception &Err) {
+    Executed += Count;
+    const Instruction &I = Code[Pc - 1];
+    std::string Where = fmt::format("in @{}, instruction {} ({}", F->name,
+                                    Pc - 1, opcodeName(I.op));
+    if (I.op == Opcode::InvokeKernel)
+      Where += " " + Kernels[I.c].Name;
+    Where += ")";
+    // The callers, innermost first (a few of them).
+    size_t Shown = 0;
+    for (size_t K = Frames.size(); K-- > 1 && Shown < 4; ++Shown) {
+      const Frame &Caller = Frames[K - 1];
+      Where += fmt::format(", called from @{} instruction {}",
+                           E.functions[Caller.Func].name, Caller.Pc - 1);
+    }
+    if (Frames.size() > 1 + Shown)
+      Where += fmt::format(" ({} more callers)", Frames.size() - 1 - Shown);
+    Frames.clear();
+    Regs.clear();
+    ArgScratch.clear();
+    KernelIns.clear();
+    KernelOuts.clear();
+    throw Error(fmt::format("{}: {}", Where, Err.what()));
+  }
+}
+
+} // namespace rivet::vm

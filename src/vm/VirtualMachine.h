@@ -1,0 +1,80 @@
+//===- VirtualMachine.h - The register VM -----------------------*- C++ -*-===//
+//
+// Runs an Executable. Calls push a frame of registers; tail calls reuse the
+// frame, so a loop compiled to tail recursion runs in constant memory.
+// Storage is taken from a per-VM pool and returned to it when the last
+// tensor using it dies, so repeated runs allocate nothing new.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "vm/Executable.h"
+#include "vm/Object.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rivet::vm {
+
+class StoragePool;
+
+class VirtualMachine {
+public:
+  explicit VirtualMachine(std::shared_ptr<const Executable> Exe);
+  ~VirtualMachine();
+
+  /// Calls function Fn with Args. For "main", tensor arguments are checked
+  /// against Executable::mainParams (rank, known dims, dtype) and an error
+  /// names the input and what was expected.
+  ObjectRef invoke(const std::string &Fn, std::vector<ObjectRef> Args);
+
+  /// Bytes of storage currently held (in use or pooled) and the peak of the
+  /// bytes in use since construction or resetPeak().
+  size_t pooledBytes() const;
+  size_t peakBytesInUse() const;
+  void resetPeak();
+  /// Instructions executed since construction (for the dispatch benchmark).
+  uint64_t instructionCount() const { return Executed; }
+
+  const Executable &executable() const { return *Exe; }
+  /// The storage pool (for tests and tools: system allocations, trimming).
+  StoragePool &storagePool() const { return *Pool; }
+
+  /// Nested (non-tail) calls deeper than this raise rivet::Error instead of
+  /// growing the frame stack without bound.
+  static constexpr size_t kDefaultMaxCallDepth = 100000;
+  void setMaxCallDepth(size_t Depth) { MaxCallDepth = Depth; }
+  /// The deepest frame stack and the most registers of all frames together
+  /// since construction (tail calls do not grow them).
+  size_t peakCallDepth() const { return PeakDepth; }
+  size_t peakRegisterCount() const { return PeakRegs; }
+
+private:
+  struct Frame;
+  struct KernelSlot;
+  ObjectRef run(uint32_t Func, std::vector<ObjectRef> Args);
+  void checkMainArgs(const std::vector<ObjectRef> &Args) const;
+  ObjectRef intScalar(int64_t V);
+  void kernelCall(const Instruction &I, const VMFunction &F, ObjectRef *R);
+  ObjectRef makeList(std::vector<Tensor> Elems) const;
+
+  std::shared_ptr<const Executable> Exe;
+  std::shared_ptr<StoragePool> Pool;
+  uint64_t Executed = 0;
+  // Per-VM views of the executable: bound kernels with their attributes
+  // (marker attributes stripped), constants as objects, List constructors.
+  std::vector<KernelSlot> Kernels;
+  std::vector<ObjectRef> Constants;
+  int32_t ConsTag = -1, NilTag = -1;
+  std::vector<ObjectRef> SmallInts; // LoadConsti/GetTag results, cached
+  // The frame stack and all frames' registers, contiguous; reused by runs.
+  std::vector<Frame> Frames;
+  std::vector<ObjectRef> Regs;
+  std::vector<ObjectRef> ArgScratch;
+  std::vector<Tensor> KernelIns, KernelOuts;
+  size_t MaxCallDepth = kDefaultMaxCallDepth;
+  size_t PeakDepth = 0, PeakRegs = 0;
+};
+
+} // namespace rivet::vm

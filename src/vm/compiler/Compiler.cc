@@ -1,0 +1,85 @@
+//===- Compiler.cc - IR module to VM executable ---------------------------===//
+//
+// The driver: type inference when the module has not been checked, lowering
+// of every global function (and of everything lifted out of them), main's
+// signature for input checking, and binding of the kernel table.
+//
+//===----------------------------------------------------------------------===//
+#include "vm/compiler/Compiler.h"
+
+#include "ir/TypeInference.h"
+#include "kernels/Error.h"
+#include "vm/compiler/Lowering.h"
+
+namespace rivet::vm {
+
+namespace {
+
+bool needsInference(const ir::Module &M) {
+  for (const std::string &Name : M.functionNames())
+    if (!M.function(Name)->checkedType)
+      return true;
+  return false;
+}
+
+ParamInfo paramInfo(const ir::Var &P, const std::string &Name) {
+  ParamInfo Info;
+  Info.name = Name;
+  ir::Type T = P->checkedType ? P->checkedType : P->typeAnnotation;
+  if (!T) {
+    Info.isTensor = false;
+    Info.typeText = std::string(1, '?');
+    return Info;
+  }
+  Info.typeText = ir::typeToString(T);
+  const auto *TT = T->as<ir::TensorTypeNode>();
+  if (!TT) {
+    Info.isTensor = false;
+    return Info;
+  }
+  Info.dtype = TT->dtype;
+  if (TT->shape) {
+    std::vector<int64_t> Dims;
+    for (const ir::Dim &D : *TT->shape)
+      Dims.push_back(D.isConst() ? D.value : -1);
+    Info.dims = std::move(Dims);
+  }
+  return Info;
+}
+
+} // namespace
+
+std::shared_ptr<Executable> compile(const ir::Module &M,
+                                    const CompileOptions &Opts) {
+  if (!M.hasFunction("main"))
+    fail("vm compiler: the module has no @main function");
+  const ir::Module *Src = &M;
+  ir::Module Checked;
+  if (needsInference(M)) {
+    Checked = M;
+    ir::inferTypes(Checked);
+    Src = &Checked;
+  }
+  auto Exe = std::make_shared<Executable>();
+  compiler::ModuleLowering ML(*Src, Opts, *Exe);
+  ML.run();
+
+  const auto *Main = Src->function("main")->as<ir::FunctionNode>();
+  std::vector<std::string> InputNames;
+  if (Main->attrs.has("input_names"))
+    InputNames = Main->attrs.getStrings("input_names");
+  for (size_t I = 0; I < Main->params.size(); ++I) {
+    const ir::Var &P = Main->params[I];
+    std::string Name =
+        I < InputNames.size() && InputNames.size() == Main->params.size()
+            ? InputNames[I]
+            : P->nameHint;
+    Exe->mainParams.push_back(paramInfo(P, Name));
+  }
+  if (Main->attrs.has("output_names"))
+    Exe->outputNames = Main->attrs.getStrings("output_names");
+  Exe->resolve();
+  return Exe;
+}
+
+} // namespace rivet::vm

@@ -1,0 +1,32 @@
+//===- Compiler.h - IR module to VM executable ------------------*- C++ -*-===//
+//
+// Lowers a type-checked module to bytecode: A-normal form, closure
+// conversion and lambda lifting, one kernel call per operator call with
+// explicit allocation (static shapes from a memory plan, dynamic ones after
+// a shape-function call), register allocation.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Module.h"
+#include "vm/Executable.h"
+
+#include <memory>
+
+namespace rivet::vm {
+
+struct CompileOptions {
+  /// 0..3; the optimization passes of later milestones key off it.
+  int optLevel = 3;
+  /// Place static-shape tensors whose lifetimes do not overlap in shared
+  /// storage (off: one AllocStorage per tensor), for the memory benchmark.
+  bool planMemory = true;
+};
+
+/// Compiles M (type inference is run if it has not been). The result is
+/// resolved and ready for a VirtualMachine. Throws rivet::Error for what the
+/// VM cannot run, naming the construct.
+std::shared_ptr<Executable> compile(const ir::Module &M,
+                                    const CompileOptions &Opts = {});
+
+} // namespace rivet::vm

@@ -1,0 +1,710 @@
+//===- Lowering.cc - IR functions to lowered bytecode ---------------------===//
+//
+// Each function body becomes instructions over fresh virtual registers (one
+// per value: the code is in A-normal form by construction). Function literals
+// are lambda-lifted: the captured free variables become leading parameters;
+// a let-bound function called by name is invoked directly with its captures
+// (no closure object), so a loop costs one TailInvoke per iteration. Calls in
+// tail position (let bodies, if branches, match right-hand sides) become tail
+// calls, as in the reference interpreter. Operator calls allocate their
+// outputs explicitly and invoke a kernel-table entry.
+//
+//===----------------------------------------------------------------------===//
+#include "vm/compiler/Lowering.h"
+
+#include "ir/Op.h"
+#include "ir/Visitor.h"
+#include "kernels/Error.h"
+#include "vm/Object.h"
+#include "vm/compiler/MemoryPlanner.h"
+#include "vm/compiler/RegisterAllocator.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <unordered_set>
+
+namespace rivet::vm::compiler {
+
+using namespace rivet::ir;
+
+//===----------------------------------------------------------------------===//
+// Module-wide tables
+//===----------------------------------------------------------------------===//
+
+ModuleLowering::ModuleLowering(const Module &Mod, const CompileOptions &O,
+                               Executable &E)
+    : M(Mod), Opts(O), Exe(E) {}
+
+void ModuleLowering::run() {
+  for (const std::string &Adt : M.typeDataNames())
+    for (const Constructor &C : M.typeData(Adt).constructors) {
+      Ctors[Adt + "." + C->name] = (int32_t)Exe.constructors.size();
+      Exe.constructors.push_back({Adt, C->name, (uint32_t)C->inputs.size()});
+    }
+  for (const std::string &Name : M.functionNames()) {
+    uint32_t Idx = (uint32_t)Exe.functions.size();
+    Exe.functions.emplace_back();
+    Exe.functions.back().name = Name;
+    Exe.functionIndex[Name] = Idx;
+    Globals[Name] = Idx;
+    const Expr &Fn = M.function(Name);
+    if (!Fn->as<FunctionNode>())
+      fail("vm compiler: global @{} is not a function", Name);
+    LoweringJob J;
+    J.index = Idx;
+    J.name = Name;
+    J.fn = Fn;
+    Jobs.push_back(std::move(J));
+  }
+  while (!Jobs.empty()) {
+    LoweringJob J = std::move(Jobs.front());
+    Jobs.pop_front();
+    lowerJob(J);
+  }
+}
+
+void ModuleLowering::lowerJob(const LoweringJob &Job) {
+  LoweredFunction F;
+  lowerFunction(*this, Job, F);
+  planMemory(F, Opts.planMemory);
+  allocateRegisters(F);
+  Exe.functions[Job.index] = assemble(F);
+}
+
+uint32_t ModuleLowering::kernel(KernelEntry::Kind Kind, const std::string &Op,
+                                const Attrs &A) {
+  size_t H = A.hash() ^ (std::hash<std::string>()(Op) * 31 + (size_t)Kind);
+  std::vector<uint32_t> &Bucket = KernelByHash[H];
+  for (uint32_t I : Bucket) {
+    const KernelEntry &E = Exe.kernels[I];
+    if (E.kind == Kind && E.op == Op && E.attrs == A)
+      return I;
+  }
+  uint32_t Idx = (uint32_t)Exe.kernels.size();
+  KernelEntry E;
+  E.kind = Kind;
+  E.op = Op;
+  E.attrs = A;
+  Exe.kernels.push_back(std::move(E));
+  Bucket.push_back(Idx);
+  return Idx;
+}
+
+uint32_t ModuleLowering::constant(const ConstantNode &C) {
+  auto [It, New] = Constants.emplace(&C, (uint32_t)Exe.constants.size());
+  if (New)
+    Exe.constants.push_back(C.value);
+  return It->second;
+}
+
+uint32_t ModuleLowering::string(const std::string &S) {
+  auto [It, New] = Strings.emplace(S, (uint32_t)Exe.strings.size());
+  if (New)
+    Exe.strings.push_back(S);
+  return It->second;
+}
+
+uint32_t ModuleLowering::global(const std::string &Name,
+                                const std::string &Where) const {
+  auto It = Globals.find(Name);
+  if (It == Globals.end())
+    fail("vm compiler: in {}: no global function '@{}' in the module", Where,
+         Name);
+  return It->second;
+}
+
+int32_t ModuleLowering::constructorTag(const std::string &Adt,
+                                       const std::string &Name) const {
+  auto It = Ctors.find(Adt + "." + Name);
+  if (It == Ctors.end())
+    fail("vm compiler: constructor {} of type {} is not defined in the module",
+         Name, Adt);
+  return It->second;
+}
+
+int32_t ModuleLowering::constructorTag(const ConstructorNode &C) const {
+  return constructorTag(C.adt, C.name);
+}
+
+uint32_t ModuleLowering::addJob(LoweringJob Job) {
+  uint32_t Idx = (uint32_t)Exe.functions.size();
+  std::string Name = Job.name;
+  for (int N = 1; Exe.functionIndex.count(Name); ++N)
+    Name = fmt::format("{}.{}", Job.name, N);
+  Job.name = Name;
+  Job.index = Idx;
+  Exe.functions.emplace_back();
+  Exe.functions.back().name = Name;
+  Exe.functionIndex[Name] = Idx;
+  Jobs.push_back(std::move(Job));
+  return Idx;
+}
+
+uint32_t ModuleLowering::constructorFunction(const ConstructorNode &C) {
+  std::string Key = C.adt + "." + C.name;
+  auto It = CtorFunctions.find(Key);
+  if (It != CtorFunctions.end())
+    return It->second;
+  uint32_t Idx = (uint32_t)Exe.functions.size();
+  VMFunction Fn;
+  Fn.name = "ctor$" + C.name;
+  Fn.numParams = (uint32_t)C.inputs.size();
+  Fn.numRegisters = Fn.numParams + 1;
+  Instruction Alloc;
+  Alloc.op = Opcode::AllocADT;
+  Alloc.dst = Fn.numParams;
+  Alloc.a = 0;
+  Alloc.b = Fn.numParams;
+  Alloc.c = (uint32_t)constructorTag(C);
+  for (uint32_t I = 0; I < Fn.numParams; ++I)
+    Fn.pool.push_back(I);
+  Instruction Ret;
+  Ret.op = Opcode::Ret;
+  Ret.a = Fn.numParams;
+  Fn.code = {Alloc, Ret};
+  Exe.functionIndex[Fn.name] = Idx;
+  Exe.functions.push_back(std::move(Fn));
+  CtorFunctions[Key] = Idx;
+  return Idx;
+}
+
+//===----------------------------------------------------------------------===//
+// One function body
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// What a variable stands for: a value in a register, or a function known at
+/// compile time (called directly; a closure is made only when it is used as a
+/// value).
+struct Binding {
+  uint32_t reg = kNoVReg;
+  bool known = false;
+  KnownFunction fn;
+};
+
+Type typeOf(const Expr &E) {
+  if (E->checkedType)
+    return E->checkedType;
+  if (auto *V = E->as<VarNode>())
+    return V->typeAnnotation;
+  return nullptr;
+}
+
+/// Static tensors at least this big, and every dynamic one, are killed after
+/// their last use.
+constexpr uint64_t kKillBytes = 4096;
+
+class FunctionLowering {
+public:
+  FunctionLowering(ModuleLowering &ML, const LoweringJob &J, LoweredFunction &F)
+      : ML(ML), Job(J), F(F), Where("@" + J.name) {}
+
+  void run() {
+    const auto *Fn = Job.fn->as<FunctionNode>();
+    F.name = Job.name;
+    F.numParams = (uint32_t)(Job.captures.size() + Fn->params.size());
+    for (const VarNode *C : Job.captures)
+      Env[C].reg = newReg(nullptr);
+    for (const Var &P : Fn->params)
+      Env[P.get()].reg = newReg(typeOf(P));
+    for (const auto &[V, K] : Job.knownInside) {
+      Binding &B = Env[V];
+      B.known = true;
+      B.fn = K;
+    }
+    if (Job.self) {
+      Binding &B = Env[Job.self];
+      B.known = true;
+      B.fn = {Job.index, Job.captures};
+    }
+    // The arena of the memory planner, sized (or deleted) by planMemory.
+    F.arenaVReg = newReg(nullptr);
+    emit(Opcode::AllocStorage).inst.dst = F.arenaVReg;
+    lower(Fn->body, /*Tail=*/true);
+  }
+
+private:
+  uint32_t newReg(Type T, bool Killable = false) {
+    F.vregType.push_back(std::move(T));
+    F.killable.push_back(Killable);
+    return (uint32_t)F.vregType.size() - 1;
+  }
+  PendingInst &emit(Opcode Op) {
+    F.code.emplace_back();
+    F.code.back().inst.op = Op;
+    return F.code.back();
+  }
+  int32_t newLabel() {
+    F.labelPos.push_back(0);
+    return (int32_t)F.labelPos.size() - 1;
+  }
+  void place(int32_t L) { F.labelPos[L] = (uint32_t)F.code.size(); }
+
+  /// R is the value of the expression: returns it, or returns it from the
+  /// function when in tail position.
+  uint32_t finish(uint32_t R, bool Tail) {
+    if (!Tail)
+      return R;
+    emit(Opcode::Ret).inst.a = R;
+    return kNoVReg;
+  }
+  uint32_t lowerValue(const Expr &E) { return lower(E, false); }
+
+  const Binding &binding(const VarNode *V) {
+    auto It = Env.find(V);
+    if (It == Env.end())
+      fail("vm compiler: in {}: unbound variable %{}", Where, V->nameHint);
+    return It->second;
+  }
+
+  uint32_t regOf(const VarNode *V) {
+    const Binding &B = binding(V);
+    if (!B.known)
+      return B.reg;
+    KnownFunction K = B.fn; // closureOf may grow Env
+    return closureOf(K);
+  }
+
+  std::vector<uint32_t> captureRegs(const KnownFunction &K) {
+    std::vector<uint32_t> Regs;
+    for (const VarNode *V : K.captures)
+      Regs.push_back(regOf(V));
+    return Regs;
+  }
+
+  uint32_t closureOf(const KnownFunction &K) {
+    std::vector<uint32_t> Regs = captureRegs(K);
+    uint32_t R = newReg(nullptr);
+    PendingInst &P = emit(Opcode::AllocClosure);
+    P.inst.dst = R;
+    P.inst.c = K.func;
+    P.regs = std::move(Regs);
+    return R;
+  }
+
+  /// Lifts function literal FnExpr (bound to Self when let-bound) to a
+  /// function of the executable whose leading parameters are its captures.
+  KnownFunction lift(const Expr &FnExpr, const VarNode *Self,
+                     const std::string &Hint) {
+    LoweringJob J;
+    J.fn = FnExpr;
+    J.self = Self;
+    J.name = Job.name + "$" + Hint;
+    std::unordered_set<const VarNode *> Seen;
+    std::function<void(const VarNode *)> Visit = [&](const VarNode *V) {
+      if (V == Self || !Seen.insert(V).second)
+        return;
+      const Binding &B = binding(V);
+      if (B.known) {
+        KnownFunction K = B.fn;
+        J.knownInside.emplace_back(V, K);
+        for (const VarNode *C : K.captures)
+          Visit(C);
+      } else {
+        J.captures.push_back(V);
+      }
+    };
+    for (const Var &V : freeVars(FnExpr))
+      Visit(V.get());
+    KnownFunction K;
+    K.captures = J.captures;
+    K.func = ML.addJob(std::move(J));
+    return K;
+  }
+
+  uint32_t invoke(uint32_t Func, std::vector<uint32_t> Args, bool Tail,
+                  Type T) {
+    PendingInst &P = emit(Tail ? Opcode::TailInvoke : Opcode::Invoke);
+    P.inst.c = Func;
+    P.regs = std::move(Args);
+    if (Tail)
+      return kNoVReg;
+    uint32_t R = newReg(T, isTensorType(T));
+    F.code.back().inst.dst = R;
+    return R;
+  }
+
+  static bool isTensorType(const Type &T) {
+    return T && T->kind == TypeKind::Tensor;
+  }
+
+  uint32_t lower(const Expr &E, bool Tail) {
+    switch (E->kind) {
+    case ExprKind::Var:
+      return finish(regOf(E->as<VarNode>()), Tail);
+    case ExprKind::GlobalVar: {
+      KnownFunction K;
+      K.func = ML.global(E->as<GlobalVarNode>()->name, Where);
+      return finish(closureOf(K), Tail);
+    }
+    case ExprKind::Constant: {
+      uint32_t R = newReg(typeOf(E));
+      emit(Opcode::LoadConst).inst.dst = R;
+      F.code.back().inst.c = ML.constant(*E->as<ConstantNode>());
+      return finish(R, Tail);
+    }
+    case ExprKind::Op:
+      fail("vm compiler: in {}: operator '{}' used as a value; operators can "
+           "only be called",
+           Where, E->as<OpNode>()->name());
+    case ExprKind::Function: {
+      KnownFunction K = lift(E, nullptr, "fn");
+      return finish(closureOf(K), Tail);
+    }
+    case ExprKind::Constructor: {
+      const auto *C = E->as<ConstructorNode>();
+      uint32_t R = newReg(typeOf(E));
+      if (C->inputs.empty()) {
+        PendingInst &P = emit(Opcode::AllocADT);
+        P.inst.dst = R;
+        P.inst.c = (uint32_t)ML.constructorTag(*C);
+      } else {
+        PendingInst &P = emit(Opcode::AllocClosure);
+        P.inst.dst = R;
+        P.inst.c = ML.constructorFunction(*C);
+      }
+      return finish(R, Tail);
+    }
+    case ExprKind::Tuple: {
+      std::vector<uint32_t> Fields;
+      for (const Expr &Fe : E->as<TupleNode>()->fields)
+        Fields.push_back(lowerValue(Fe));
+      uint32_t R = newReg(typeOf(E));
+      PendingInst &P = emit(Opcode::AllocADT);
+      P.inst.dst = R;
+      P.inst.c = (uint32_t)ADTObj::kTupleTag;
+      P.regs = std::move(Fields);
+      return finish(R, Tail);
+    }
+    case ExprKind::TupleGetItem: {
+      const auto *G = E->as<TupleGetItemNode>();
+      uint32_t T = lowerValue(G->tuple);
+      if (G->index < 0)
+        fail("vm compiler: in {}: negative tuple index {}", Where, G->index);
+      uint32_t R = newReg(typeOf(E));
+      PendingInst &P = emit(Opcode::GetField);
+      P.inst.dst = R;
+      P.inst.a = T;
+      P.inst.imm = G->index;
+      return finish(R, Tail);
+    }
+    case ExprKind::Let:
+      return lowerLet(E, Tail);
+    case ExprKind::If:
+      return lowerIf(*E->as<IfNode>(), typeOf(E), Tail);
+    case ExprKind::Match:
+      return lowerMatch(*E->as<MatchNode>(), typeOf(E), Tail);
+    case ExprKind::Call:
+      return lowerCall(*E->as<CallNode>(), typeOf(E), Tail);
+    }
+    fail("vm compiler: in {}: unknown expression kind", Where);
+  }
+
+  uint32_t lowerLet(const Expr &E, bool Tail) {
+    const Expr *Cur = &E;
+    while (const auto *L = (*Cur)->as<LetNode>()) {
+      if (L->value->kind == ExprKind::Function) {
+        KnownFunction K = lift(L->value, L->var.get(), L->var->nameHint);
+        Binding B;
+        B.known = true;
+        B.fn = std::move(K);
+        Env[L->var.get()] = std::move(B);
+      } else if (const auto *V = L->value->as<VarNode>()) {
+        Binding B = binding(V);
+        Env[L->var.get()] = std::move(B);
+      } else {
+        uint32_t R = lowerValue(L->value);
+        Env[L->var.get()].reg = R;
+      }
+      Cur = &L->body;
+    }
+    return lower(*Cur, Tail);
+  }
+
+  uint32_t lowerIf(const IfNode &I, Type T, bool Tail) {
+    uint32_t Cond = lowerValue(I.cond);
+    uint32_t Zero = newReg(nullptr);
+    emit(Opcode::LoadConsti).inst.dst = Zero;
+    int32_t Then = newLabel();
+    // Falls through (to the else branch) when cond == 0.
+    PendingInst &J = emit(Opcode::If);
+    J.inst.a = Cond;
+    J.inst.b = Zero;
+    J.label = Then;
+    if (Tail) {
+      lower(I.elseBranch, true);
+      place(Then);
+      lower(I.thenBranch, true);
+      return kNoVReg;
+    }
+    uint32_t Res = newReg(T, isTensorType(T));
+    int32_t End = newLabel();
+    uint32_t V = lowerValue(I.elseBranch);
+    move(Res, V);
+    emit(Opcode::Goto).label = End;
+    place(Then);
+    V = lowerValue(I.thenBranch);
+    move(Res, V);
+    place(End);
+    return Res;
+  }
+
+  void move(uint32_t Dst, uint32_t Src) {
+    PendingInst &P = emit(Opcode::Move);
+    P.inst.dst = Dst;
+    P.inst.a = Src;
+  }
+
+  uint32_t lowerMatch(const MatchNode &Mt, Type T, bool Tail) {
+    uint32_t D = lowerValue(Mt.data);
+    uint32_t Res = Tail ? kNoVReg : newReg(T, isTensorType(T));
+    int32_t End = Tail ? -1 : newLabel();
+    for (const Clause &Cl : Mt.clauses) {
+      int32_t Next = newLabel();
+      testPattern(*Cl.lhs, D, Next);
+      uint32_t V = lower(Cl.rhs, Tail);
+      if (!Tail) {
+        move(Res, V);
+        emit(Opcode::Goto).label = End;
+      }
+      place(Next);
+    }
+    emit(Opcode::Fatal).inst.c =
+        ML.string(fmt::format("in {}: match: no clause matched", Where));
+    if (!Tail)
+      place(End);
+    return Res;
+  }
+
+  /// Jumps to Fail unless value V matches P; binds P's variables.
+  void testPattern(const PatternNode &P, uint32_t V, int32_t Fail) {
+    switch (P.kind) {
+    case PatternKind::Wildcard:
+      return;
+    case PatternKind::Var:
+      Env[P.var.get()].reg = V;
+      return;
+    case PatternKind::Constructor: {
+      uint32_t Tag = newReg(nullptr);
+      PendingInst &G = emit(Opcode::GetTag);
+      G.inst.dst = Tag;
+      G.inst.a = V;
+      uint32_t Want = newReg(nullptr);
+      PendingInst &L = emit(Opcode::LoadConsti);
+      L.inst.dst = Want;
+      L.inst.imm = ML.constructorTag(*P.ctor);
+      PendingInst &J = emit(Opcode::If);
+      J.inst.a = Tag;
+      J.inst.b = Want;
+      J.label = Fail;
+      break;
+    }
+    case PatternKind::Tuple:
+      break;
+    }
+    for (size_t I = 0; I < P.children.size(); ++I) {
+      const PatternNode &Ch = *P.children[I];
+      if (Ch.kind == PatternKind::Wildcard)
+        continue;
+      uint32_t Fld = newReg(Ch.kind == PatternKind::Var ? typeOf(Ch.var)
+                                                        : nullptr);
+      PendingInst &G = emit(Opcode::GetField);
+      G.inst.dst = Fld;
+      G.inst.a = V;
+      G.inst.imm = (int64_t)I;
+      testPattern(Ch, Fld, Fail);
+    }
+  }
+
+  std::vector<uint32_t> lowerArgs(const std::vector<Expr> &Args) {
+    std::vector<uint32_t> R;
+    R.reserve(Args.size());
+    for (const Expr &A : Args)
+      R.push_back(lowerValue(A));
+    return R;
+  }
+
+  uint32_t lowerCall(const CallNode &C, Type T, bool Tail) {
+    const Expr &Callee = C.callee;
+    switch (Callee->kind) {
+    case ExprKind::Op:
+      return lowerOpCall(C, *Callee->as<OpNode>()->info, T, Tail);
+    case ExprKind::Constructor: {
+      const auto *Ctor = Callee->as<ConstructorNode>();
+      if (C.args.size() != Ctor->inputs.size())
+        fail("vm compiler: in {}: constructor {} expects {} arguments, got {}",
+             Where, Ctor->name, Ctor->inputs.size(), C.args.size());
+      std::vector<uint32_t> Fields = lowerArgs(C.args);
+      uint32_t R = newReg(T);
+      PendingInst &P = emit(Opcode::AllocADT);
+      P.inst.dst = R;
+      P.inst.c = (uint32_t)ML.constructorTag(*Ctor);
+      P.regs = std::move(Fields);
+      return finish(R, Tail);
+    }
+    case ExprKind::GlobalVar: {
+      uint32_t Fn = ML.global(Callee->as<GlobalVarNode>()->name, Where);
+      return invoke(Fn, lowerArgs(C.args), Tail, T);
+    }
+    case ExprKind::Function: {
+      KnownFunction K = lift(Callee, nullptr, "fn");
+      std::vector<uint32_t> Args = captureRegs(K);
+      for (uint32_t A : lowerArgs(C.args))
+        Args.push_back(A);
+      return invoke(K.func, std::move(Args), Tail, T);
+    }
+    case ExprKind::Var: {
+      const Binding &B = binding(Callee->as<VarNode>());
+      if (B.known) {
+        KnownFunction K = B.fn;
+        std::vector<uint32_t> Args = captureRegs(K);
+        for (uint32_t A : lowerArgs(C.args))
+          Args.push_back(A);
+        return invoke(K.func, std::move(Args), Tail, T);
+      }
+      break;
+    }
+    default:
+      break;
+    }
+    uint32_t Clo = lowerValue(Callee);
+    std::vector<uint32_t> Args = lowerArgs(C.args);
+    PendingInst &P =
+        emit(Tail ? Opcode::TailInvokeClosure : Opcode::InvokeClosure);
+    P.inst.c = Clo;
+    P.regs = std::move(Args);
+    if (Tail)
+      return kNoVReg;
+    uint32_t R = newReg(T, isTensorType(T));
+    F.code.back().inst.dst = R;
+    return R;
+  }
+
+  uint32_t lowerOpCall(const CallNode &C, const OpInfo &Op, Type T,
+                       bool Tail) {
+    if (Op.numInputs >= 0 && (size_t)Op.numInputs != C.args.size())
+      fail("vm compiler: in {}: operator '{}' expects {} input{}, got {}",
+           Where, Op.name, Op.numInputs, Op.numInputs == 1 ? "" : "s",
+           C.args.size());
+    std::vector<uint32_t> Args = lowerArgs(C.args);
+    uint32_t NumIn = (uint32_t)Args.size();
+
+    // The outputs, when their types are concrete enough to allocate them.
+    std::vector<const TensorTypeNode *> Outs;
+    bool IsTuple = false;
+    bool Concrete = T != nullptr;
+    if (T && T->kind == TypeKind::Tensor) {
+      Outs.push_back(T->as<TensorTypeNode>());
+    } else if (const auto *TT = T ? T->as<TupleTypeNode>() : nullptr) {
+      IsTuple = true;
+      for (const Type &Fld : TT->fields) {
+        if (const auto *FT = Fld->as<TensorTypeNode>())
+          Outs.push_back(FT);
+        else
+          Concrete = false;
+      }
+    } else {
+      Concrete = false;
+    }
+    for (const TensorTypeNode *O : Outs)
+      Concrete &= O->hasKnownRank();
+
+    if (Op.listResult || Op.listArgument || !Concrete) {
+      // The kernel allocates its own result(s) at run time.
+      Attrs A = C.attrs;
+      if (Op.listResult)
+        A.set("list_result", int64_t(1));
+      if (Op.listArgument)
+        A.set("list_argument", int64_t(1));
+      uint32_t K = ML.kernel(KernelEntry::Kind::AllocatingBuiltin, Op.name, A);
+      uint32_t R = newReg(T, isTensorType(T));
+      PendingInst &P = emit(Opcode::InvokeKernel);
+      P.inst.dst = R;
+      P.inst.c = K;
+      P.inst.d = NumIn;
+      P.kernelKind = KernelEntry::Kind::AllocatingBuiltin;
+      P.regs = std::move(Args);
+      return finish(R, Tail);
+    }
+
+    bool AnyDynamic = false;
+    for (const TensorTypeNode *O : Outs)
+      AnyDynamic |= !O->isStatic();
+    std::vector<uint32_t> ShapeRegs;
+    if (AnyDynamic) {
+      for (size_t I = 0; I < Outs.size(); ++I)
+        ShapeRegs.push_back(newReg(nullptr));
+      PendingInst &P = emit(Opcode::InvokeKernel);
+      P.inst.c = ML.kernel(KernelEntry::Kind::ShapeFunction, Op.name, C.attrs);
+      P.inst.d = NumIn;
+      P.kernelKind = KernelEntry::Kind::ShapeFunction;
+      P.regs = Args;
+      P.regs.insert(P.regs.end(), ShapeRegs.begin(), ShapeRegs.end());
+    }
+    std::vector<uint32_t> OutRegs;
+    for (size_t I = 0; I < Outs.size(); ++I) {
+      const TensorTypeNode *O = Outs[I];
+      Type OT = IsTuple ? T->as<TupleTypeNode>()->fields[I] : T;
+      if (O->isStatic()) {
+        std::vector<int64_t> Dims;
+        for (const Dim &D : *O->shape)
+          Dims.push_back(D.value);
+        uint64_t Bytes =
+            (uint64_t)numElements(Dims) *
+            dtypeSize(O->dtype);
+        uint32_t S = newReg(nullptr);
+        PendingInst &PS = emit(Opcode::AllocStorage);
+        PS.inst.dst = S;
+        PS.inst.imm = (int64_t)Bytes;
+        PS.ownStorage = true;
+        uint32_t R = newReg(OT, Bytes >= kKillBytes);
+        PendingInst &PT = emit(Opcode::AllocTensor);
+        PT.inst.dst = R;
+        PT.inst.a = S;
+        PT.inst.c = (uint32_t)O->dtype;
+        PT.shape = std::move(Dims);
+        PT.bytes = Bytes;
+        OutRegs.push_back(R);
+      } else {
+        uint32_t R = newReg(OT, true);
+        PendingInst &PT = emit(Opcode::AllocTensorReg);
+        PT.inst.dst = R;
+        PT.inst.a = kNoStorage;
+        PT.inst.b = ShapeRegs[I];
+        PT.inst.c = (uint32_t)O->dtype;
+        OutRegs.push_back(R);
+      }
+    }
+    PendingInst &P = emit(Opcode::InvokeKernel);
+    P.inst.c = ML.kernel(KernelEntry::Kind::Builtin, Op.name, C.attrs);
+    P.inst.d = NumIn;
+    P.kernelKind = KernelEntry::Kind::Builtin;
+    P.regs = std::move(Args);
+    P.regs.insert(P.regs.end(), OutRegs.begin(), OutRegs.end());
+    if (!IsTuple)
+      return finish(OutRegs[0], Tail);
+    uint32_t R = newReg(T);
+    PendingInst &PA = emit(Opcode::AllocADT);
+    PA.inst.dst = R;
+    PA.inst.c = (uint32_t)ADTObj::kTupleTag;
+    PA.regs = std::move(OutRegs);
+    return finish(R, Tail);
+  }
+
+  ModuleLowering &ML;
+  const LoweringJob &Job;
+  LoweredFunction &F;
+  std::string Where;
+  std::unordered_map<const VarNode *, Binding> Env;
+};
+
+} // namespace
+
+void lowerFunction(ModuleLowering &ML, const LoweringJob &Job,
+                   LoweredFunction &F) {
+  FunctionLowering(ML, Job, F).run();
+}
+
+} // namespace rivet::vm::compiler

@@ -1,0 +1,135 @@
+//===- bench_vm_dispatch.cc - The VM's own cost per instruction -----------===//
+//
+// A benchmark, not a test. Runs a tail-recursive loop of tiny scalar kernels
+// (less, add, add) on the VM for N iterations and subtracts the time the
+// same kernel calls take when made directly (kernel functions on
+// preallocated scalars): what remains, divided by the instructions the VM
+// executed, is its dispatch cost per instruction (allocation, register moves,
+// frame reuse, kernel-argument marshalling included).
+//
+//   bench_vm_dispatch [--iterations N] [--repeat R] [-O0..-O3]
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Parser.h"
+#include "ir/TypeInference.h"
+#include "kernels/Error.h"
+#include "kernels/Kernel.h"
+#include "vm/VirtualMachine.h"
+#include "vm/compiler/Compiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace rivet;
+using Clock = std::chrono::steady_clock;
+
+static const char *const LoopProgram = R"(
+def @loop(%i: Tensor[(), int64], %n: Tensor[(), int64], %acc: Tensor[(), float32]) -> Tensor[(), float32] {
+  if (less(%i, %n)) {
+    @loop(add(%i, 1i64), %n, add(%acc, 1f32))
+  } else {
+    %acc
+  }
+}
+
+def @main(%n: Tensor[(), int64]) -> Tensor[(), float32] {
+  @loop(0i64, %n, 0f32)
+}
+)";
+
+/// Seconds for one call of F, the minimum over Repeat calls.
+template <typename Fn> static double bestOf(int Repeat, Fn &&F) {
+  double Best = 1e30;
+  for (int R = 0; R < Repeat; ++R) {
+    Clock::time_point T0 = Clock::now();
+    F();
+    Best = std::min(
+        Best, std::chrono::duration<double>(Clock::now() - T0).count());
+  }
+  return Best;
+}
+
+/// The time of the loop body's kernels called directly, per iteration.
+static double kernelSecondsPerIteration(int64_t N, int Repeat) {
+  const KernelInfo &Less = KernelRegistry::global().get("less");
+  const KernelInfo &Add = KernelRegistry::global().get("add");
+  Attrs None;
+  std::vector<Tensor> LessIn = {Tensor::scalar<int64_t>(0),
+                                Tensor::scalar<int64_t>(N)};
+  std::vector<Tensor> LessOut = {Tensor::zeros({}, DType::Bool)};
+  std::vector<Tensor> AddIIn = {Tensor::scalar<int64_t>(0),
+                                Tensor::scalar<int64_t>(1)};
+  std::vector<Tensor> AddIOut = {Tensor::zeros({}, DType::Int64)};
+  std::vector<Tensor> AddFIn = {Tensor::scalar<float>(0),
+                                Tensor::scalar<float>(1)};
+  std::vector<Tensor> AddFOut = {Tensor::zeros({}, DType::Float32)};
+  double S = bestOf(Repeat, [&] {
+    for (int64_t I = 0; I < N; ++I) {
+      Less.kernel(LessIn, LessOut, None);
+      Add.kernel(AddIIn, AddIOut, None);
+      Add.kernel(AddFIn, AddFOut, None);
+    }
+  });
+  return S / (double)N;
+}
+
+int main(int Argc, char **Argv) {
+  int64_t N = 1000000;
+  int Repeat = 5;
+  int Level = 3;
+  for (int I = 1; I < Argc; ++I) {
+    if (!std::strcmp(Argv[I], "--iterations") && I + 1 < Argc)
+      N = std::atoll(Argv[++I]);
+    else if (!std::strcmp(Argv[I], "--repeat") && I + 1 < Argc)
+      Repeat = std::max(1, std::atoi(Argv[++I]));
+    else if (std::strlen(Argv[I]) == 3 && !std::strncmp(Argv[I], "-O", 2) &&
+             Argv[I][2] >= '0' && Argv[I][2] <= '3')
+      Level = Argv[I][2] - '0';
+    else {
+      std::fprintf(stderr, "usage: bench_vm_dispatch [--iterations N] "
+                           "[--repeat R] [-O0..-O3]\n");
+      return 2;
+    }
+  }
+  try {
+    ir::Module M = ir::parseModule(LoopProgram, "bench_vm_dispatch.rvir");
+    ir::inferTypes(M);
+    vm::CompileOptions Opts;
+    Opts.optLevel = Level;
+    std::shared_ptr<vm::Executable> Exe = vm::compile(M, Opts);
+    vm::VirtualMachine VM(Exe);
+    vm::ObjectRef Arg = vm::makeTensor(Tensor::scalar<int64_t>(N));
+    // Warm up the pool, then time.
+    VM.invoke("main", {vm::makeTensor(Tensor::scalar<int64_t>(1000))});
+    uint64_t Before = VM.instructionCount();
+    vm::ObjectRef Result;
+    double VmSeconds = bestOf(Repeat, [&] { Result = VM.invoke("main", {Arg}); });
+    double Instructions =
+        (double)(VM.instructionCount() - Before) / (double)Repeat;
+    float Acc = vm::asTensor(Result, "result").data<float>()[0];
+    if (Acc != (float)N && N < (1 << 24))
+      fail("wrong result {} (expected {})", Acc, N);
+    double KernelPerIter = kernelSecondsPerIteration(N, Repeat);
+    double VmPerIter = VmSeconds / (double)N;
+    double InstrPerIter = Instructions / (double)N;
+    double NsPerInstr = (VmPerIter - KernelPerIter) * 1e9 / InstrPerIter;
+    std::printf("{\"iterations\": %lld, \"opt_level\": %d, "
+                "\"instructions_per_iteration\": %.2f, "
+                "\"vm_ns_per_iteration\": %.2f, "
+                "\"kernel_ns_per_iteration\": %.2f, "
+                "\"overhead_ns_per_iteration\": %.2f, "
+                "\"ns_per_instruction\": %.2f, "
+                "\"peak_bytes_in_use\": %zu}\n",
+                (long long)N, Level, InstrPerIter, VmPerIter * 1e9,
+                KernelPerIter * 1e9, (VmPerIter - KernelPerIter) * 1e9,
+                NsPerInstr, VM.peakBytesInUse());
+    return 0;
+  } catch (const Error &E) {
+    std::fprintf(stderr, "error: %s\n", E.what());
+    return 1;
+  }
+}

@@ -1,0 +1,202 @@
+//===- BenchCommand.cc - rivet bench --------------------------------------===//
+//
+// Times @main on the VM (default) or the reference interpreter with random
+// (or given) inputs and prints one JSON object. Runs at least --repeat times
+// and for at least --min-time seconds, after --warmup untimed runs; with
+// --threads T, T threads each run their own engine (VMs share the one
+// executable) and every run's latency counts.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+#include "Engine.h"
+#include "Options.h"
+#include "Program.h"
+
+#include "kernels/Error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+namespace rivet::cli {
+
+const char *const BenchUsage =
+    "usage: rivet bench PROGRAM.rvir|MODEL.onnx|EXE.rvx [options]\n"
+    "  --input NAME=FILE.npy   value of input NAME (repeatable); missing\n"
+    "                          inputs are random (seeded, declared shape)\n"
+    "  --seed N --shape NAME=AxB   as for run\n"
+    "  --warmup N              untimed runs first (default 3)\n"
+    "  --repeat N              at least N timed runs (default 10)\n"
+    "  --min-time S            and at least S seconds of them (default 0.5)\n"
+    "  --threads T             T threads, one engine each (default 1)\n"
+    "  --executor vm|interp    the VM (default) or the reference interpreter\n"
+    "  -O0 .. -O3              optimization level of the VM (default -O3)\n"
+    "  --no-memory-plan        compile without the memory planner\n";
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string jsonString(const std::string &S) {
+  std::string R = "\"";
+  for (char C : S) {
+    if (C == '"' || C == '\\')
+      R += {'\\', C};
+    else if ((unsigned char)C < 0x20)
+      R += fmt::format("\\u{:04x}", (unsigned)(unsigned char)C);
+    else
+      R += C;
+  }
+  return R + "\"";
+}
+
+struct ThreadResult {
+  std::vector<double> millis;
+  uint64_t instructions = 0;
+  size_t peakBytes = 0, pooledBytes = 0;
+  std::exception_ptr error;
+};
+
+} // namespace
+
+int benchCommand(const std::vector<std::string> &ArgsIn) {
+  std::vector<std::string> Args = ArgsIn;
+  std::optional<int> Level = takeOptLevel(Args);
+  std::vector<FlagSpec> Flags = inputFlags();
+  for (const char *F : {"warmup", "repeat", "min-time", "threads", "executor"})
+    Flags.push_back({F, true, false});
+  Flags.push_back({"no-memory-plan", false, false});
+  Flags.push_back({"help", false, false});
+  ParsedArgs P = parseArgs(Args, Flags);
+  if (P.has("help")) {
+    std::fputs(BenchUsage, stdout);
+    return 0;
+  }
+  if (P.positional.size() != 1)
+    throw UsageError(P.positional.empty()
+                         ? "bench: missing PROGRAM (a .rvir, .onnx or .rvx "
+                           "file)"
+                         : "bench: expected one PROGRAM, got several");
+  ExecutorKind Kind = parseExecutor(P.get("executor", "vm"), "bench");
+  uint64_t Warmup = parseUnsigned(P.get("warmup", "3"), "warmup");
+  uint64_t Repeat = std::max<uint64_t>(
+      1, parseUnsigned(P.get("repeat", "10"), "repeat"));
+  uint64_t Threads = parseUnsigned(P.get("threads", "1"), "threads");
+  if (Threads < 1 || Threads > 256)
+    throw UsageError("option '--threads' expects 1 to 256");
+  double MinTime = 0.5;
+  {
+    std::string T = P.get("min-time", "0.5");
+    char *End = nullptr;
+    MinTime = std::strtod(T.c_str(), &End);
+    if (T.empty() || *End || !(MinTime >= 0) || MinTime > 3600)
+      throw UsageError(fmt::format(
+          "option '--min-time' expects seconds (0 to 3600), got '{}'", T));
+  }
+  InputOptions Opts = inputOptionsFrom(P);
+  Opts.random = true; // bench generates whatever is not given
+
+  Program Prog = loadProgram(P.positional[0]);
+  if (Kind == ExecutorKind::Interp && Prog.isExecutable())
+    fail("{}: a .rvx file runs on the VM only (--executor vm)", Prog.path);
+  std::vector<Tensor> Inputs = prepareProgramInputs(Prog, Opts);
+  vm::CompileOptions CO = compileOptionsFrom(Level, P);
+  if (Kind == ExecutorKind::VM)
+    compileProgram(Prog, CO);
+
+  std::vector<ThreadResult> Results(Threads);
+  auto Body = [&](ThreadResult &R) {
+    runWithStack(BigStackBytes, [&] {
+      Engine E(Prog, Kind);
+      for (uint64_t I = 0; I < Warmup; ++I)
+        E.runDiscard(Inputs);
+      uint64_t Before = E.machine() ? E.machine()->instructionCount() : 0;
+      if (E.machine())
+        E.machine()->resetPeak();
+      Clock::time_point Start = Clock::now();
+      while (R.millis.size() < Repeat ||
+             std::chrono::duration<double>(Clock::now() - Start).count() <
+                 MinTime) {
+        Clock::time_point T0 = Clock::now();
+        E.runDiscard(Inputs);
+        R.millis.push_back(
+            std::chrono::duration<double, std::milli>(Clock::now() - T0)
+                .count());
+        if (R.millis.size() >= 10000000)
+          break;
+      }
+      if (vm::VirtualMachine *VM = E.machine()) {
+        R.instructions = VM->instructionCount() - Before;
+        R.peakBytes = VM->peakBytesInUse();
+        R.pooledBytes = VM->pooledBytes();
+      }
+    });
+  };
+  Clock::time_point WallStart = Clock::now();
+  if (Threads == 1) {
+    Body(Results[0]);
+  } else {
+    std::vector<std::thread> Pool;
+    for (ThreadResult &R : Results)
+      Pool.emplace_back([&Body, &R] {
+        try {
+          Body(R);
+        } catch (...) {
+          R.error = std::current_exception();
+        }
+      });
+    for (std::thread &T : Pool)
+      T.join();
+    for (ThreadResult &R : Results)
+      if (R.error)
+        std::rethrow_exception(R.error);
+  }
+  double WallS = std::chrono::duration<double>(Clock::now() - WallStart).count();
+
+  std::vector<double> All;
+  uint64_t Instructions = 0;
+  size_t Peak = 0, Pooled = 0;
+  for (const ThreadResult &R : Results) {
+    All.insert(All.end(), R.millis.begin(), R.millis.end());
+    Instructions += R.instructions;
+    Peak = std::max(Peak, R.peakBytes);
+    Pooled = std::max(Pooled, R.pooledBytes);
+  }
+  std::sort(All.begin(), All.end());
+  size_t N = All.size();
+  double Median = N % 2 ? All[N / 2] : (All[N / 2 - 1] + All[N / 2]) / 2;
+  double Mean = std::accumulate(All.begin(), All.end(), 0.0) / (double)N;
+  double Var = 0;
+  for (double X : All)
+    Var += (X - Mean) * (X - Mean);
+  double Stddev = N > 1 ? std::sqrt(Var / (double)(N - 1)) : 0.0;
+
+  std::string J = "{";
+  J += fmt::format("\"model\": {}, ", jsonString(Prog.path));
+  J += fmt::format("\"executor\": \"{}\", ", executorName(Kind));
+  if (Kind == ExecutorKind::VM && !Prog.isExecutable())
+    J += fmt::format("\"opt_level\": {}, \"memory_plan\": {}, ", CO.optLevel,
+                     CO.planMemory ? "true" : "false");
+  J += fmt::format("\"threads\": {}, \"warmup\": {}, \"repeat\": {}, ",
+                   Threads, Warmup, N);
+  J += fmt::format("\"median_ms\": {:.6f}, \"min_ms\": {:.6f}, "
+                   "\"max_ms\": {:.6f}, \"mean_ms\": {:.6f}, "
+                   "\"stddev_ms\": {:.6f}, \"total_s\": {:.3f}",
+                   Median, All.front(), All.back(), Mean, Stddev, WallS);
+  if (Kind == ExecutorKind::VM)
+    J += fmt::format(", \"instructions_per_run\": {:.1f}, "
+                     "\"peak_bytes_in_use\": {}, \"pooled_bytes\": {}",
+                     (double)Instructions / (double)N, Peak, Pooled);
+  J += "}\n";
+  std::fputs(J.c_str(), stdout);
+  return 0;
+}
+
+} // namespace rivet::cli

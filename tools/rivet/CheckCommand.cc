@@ -1,0 +1,188 @@
+//===- CheckCommand.cc - rivet check --------------------------------------===//
+//
+// Differential check: runs the reference interpreter and the VM on the same
+// inputs and prints, per output, the max absolute and relative error and
+// PASS/FAIL; exit 0 when every output is within tolerance, 1 otherwise.
+// With --expected DIR the VM is also compared with given .npy outputs.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+#include "Engine.h"
+#include "Options.h"
+#include "Program.h"
+
+#include "kernels/Error.h"
+#include "kernels/Npy.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+
+namespace rivet::cli {
+
+const char *const CheckUsage =
+    "usage: rivet check PROGRAM.rvir|MODEL.onnx [options]\n"
+    "  --input NAME=FILE.npy   value of input NAME (repeatable)\n"
+    "  --random-inputs         generate missing inputs (seeded, declared shape)\n"
+    "  --seed N                seed for --random-inputs (default 0)\n"
+    "  --shape NAME=AxB        shape of a generated input with dynamic dims\n"
+    "  --rtol R --atol A       tolerance: |vm - ref| <= A + R * |ref|\n"
+    "                          (default 1e-4 and 1e-5)\n"
+    "  --expected DIR          also compare the VM with DIR/output_<i>.npy\n"
+    "                          (e.g. PyTorch's outputs), same tolerance\n"
+    "  -O0 .. -O3              optimization level of the VM (default -O3)\n"
+    "  --no-memory-plan        compile without the memory planner\n";
+
+namespace {
+
+double parseTolerance(const std::string &Text, const std::string &Flag) {
+  try {
+    size_t Used = 0;
+    double V = std::stod(Text, &Used);
+    if (Used == Text.size() && V >= 0 && std::isfinite(V))
+      return V;
+  } catch (const std::exception &) {
+  }
+  throw UsageError(fmt::format(
+      "option '--{}' expects a non-negative number, got '{}'", Flag, Text));
+}
+
+struct Comparison {
+  double maxAbs = 0, maxRel = 0;
+  bool pass = true;
+  std::string note; // a mismatch that is not numeric
+};
+
+Comparison compareTensors(const Tensor &Vm, const Tensor &Ref, double Rtol,
+                          double Atol) {
+  Comparison C;
+  if (!Vm.defined() || !Ref.defined()) {
+    C.pass = Vm.defined() == Ref.defined();
+    if (!C.pass)
+      C.note = Ref.defined() ? "the VM gives none" : "the VM gives a value, "
+                                                     "the reference none";
+    return C;
+  }
+  if (Vm.dtype() != Ref.dtype() || Vm.shape() != Ref.shape()) {
+    C.pass = false;
+    C.note = fmt::format("VM {} vs reference {}", Vm.typeString(),
+                         Ref.typeString());
+    return C;
+  }
+  const double Inf = std::numeric_limits<double>::infinity();
+  for (int64_t I = 0; I < Ref.numel(); ++I) {
+    double A = Vm.elementAsDouble(I), E = Ref.elementAsDouble(I);
+    if (std::isnan(A) || std::isnan(E)) {
+      if (std::isnan(A) != std::isnan(E)) {
+        C.maxAbs = C.maxRel = Inf;
+        C.pass = false;
+      }
+      continue;
+    }
+    if (A == E) // also equal infinities
+      continue;
+    double D = std::fabs(A - E);
+    if (std::isnan(D))
+      D = Inf;
+    C.maxAbs = std::max(C.maxAbs, D);
+    C.maxRel = std::max(C.maxRel, E == 0 ? Inf : D / std::fabs(E));
+    if (!(D <= Atol + Rtol * std::fabs(E)))
+      C.pass = false;
+  }
+  return C;
+}
+
+} // namespace
+
+int checkCommand(const std::vector<std::string> &ArgsIn) {
+  std::vector<std::string> Args = ArgsIn;
+  std::optional<int> Level = takeOptLevel(Args);
+  std::vector<FlagSpec> Flags = inputFlags();
+  Flags.push_back({"rtol", true, false});
+  Flags.push_back({"atol", true, false});
+  Flags.push_back({"expected", true, false});
+  Flags.push_back({"no-memory-plan", false, false});
+  Flags.push_back({"help", false, false});
+  ParsedArgs P = parseArgs(Args, Flags);
+  if (P.has("help")) {
+    std::fputs(CheckUsage, stdout);
+    return 0;
+  }
+  if (P.positional.size() != 1)
+    throw UsageError(P.positional.empty()
+                         ? "check: missing PROGRAM (a .rvir or .onnx file)"
+                         : "check: expected one PROGRAM, got several");
+  double Rtol = parseTolerance(P.get("rtol", "1e-4"), "rtol");
+  double Atol = parseTolerance(P.get("atol", "1e-5"), "atol");
+  InputOptions Opts = inputOptionsFrom(P);
+  if (isRvxPath(P.positional[0]))
+    fail("{}: check compares the VM with the reference interpreter, which "
+         "needs the model (.onnx or .rvir), not a .rvx file",
+         P.positional[0]);
+
+  Program Prog = loadProgram(P.positional[0]);
+  std::vector<Tensor> Inputs = prepareProgramInputs(Prog, Opts);
+  vm::CompileOptions CO = compileOptionsFrom(Level, P);
+  compileProgram(Prog, CO);
+
+  std::vector<NamedOutput> Ref, Vm;
+  runWithStack(BigStackBytes, [&] {
+    Engine R(Prog, ExecutorKind::Interp);
+    Ref = R.run(Inputs);
+    Engine V(Prog, ExecutorKind::VM);
+    Vm = V.run(Inputs);
+  });
+
+  std::printf("%s: reference interpreter vs VM (-O%d), rtol %g, atol %g\n",
+              Prog.path.c_str(), CO.optLevel, Rtol, Atol);
+  bool AllPass = true;
+  if (Ref.size() != Vm.size()) {
+    std::printf("FAIL: the reference gives %zu outputs, the VM %zu\n",
+                Ref.size(), Vm.size());
+    AllPass = false;
+  }
+  for (size_t I = 0; I < Ref.size() && I < Vm.size(); ++I) {
+    const NamedOutput &R = Ref[I];
+    std::string Label = R.name;
+    if (R.result < Prog.outputNames.size())
+      Label += fmt::format(" ('{}')", Prog.outputNames[R.result]);
+    Comparison C;
+    if (Vm[I].name != R.name) {
+      C.pass = false;
+      C.note = fmt::format("the VM's output is {}", Vm[I].name);
+    } else {
+      C = compareTensors(Vm[I].tensor, R.tensor, Rtol, Atol);
+    }
+    AllPass &= C.pass;
+    std::string Type =
+        R.tensor.defined() ? R.tensor.typeString() : std::string("none");
+    std::printf("%-28s %-24s max abs %-11.4g max rel %-11.4g %s%s\n",
+                Label.c_str(), Type.c_str(), C.maxAbs, C.maxRel,
+                C.pass ? "PASS" : "FAIL",
+                C.note.empty() ? "" : (" (" + C.note + ")").c_str());
+    if (!P.has("expected") || !R.tensor.defined())
+      continue;
+    // The VM against a third opinion, e.g. the framework the model came from.
+    std::filesystem::path File =
+        std::filesystem::path(P.get("expected", ".")) / (R.name + ".npy");
+    Comparison X;
+    if (!std::filesystem::exists(File)) {
+      X.pass = false;
+      X.note = "no such file";
+    } else {
+      X = compareTensors(Vm[I].tensor, readNpy(File.string()), Rtol, Atol);
+    }
+    AllPass &= X.pass;
+    std::printf("  vs %-49s max abs %-11.4g max rel %-11.4g %s%s\n",
+                File.string().c_str(), X.maxAbs, X.maxRel,
+                X.pass ? "PASS" : "FAIL",
+                X.note.empty() ? "" : (" (" + X.note + ")").c_str());
+  }
+  std::printf("%s\n", AllPass ? "PASS" : "FAIL");
+  return AllPass ? 0 : 1;
+}
+
+} // namespace rivet::cli

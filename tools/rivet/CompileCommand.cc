@@ -1,0 +1,72 @@
+//===- CompileCommand.cc - rivet compile ----------------------------------===//
+//
+// Compiles an ONNX model or .rvir program to a .rvx executable
+// (docs/executable-format.md) that `rivet run` loads without the compiler.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+#include "Options.h"
+#include "Program.h"
+
+#include "kernels/Error.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace rivet::cli {
+
+const char *const CompileUsage =
+    "usage: rivet compile PROGRAM.rvir|MODEL.onnx -o OUT.rvx [options]\n"
+    "  -o, --output OUT.rvx    the executable to write\n"
+    "  -O0 .. -O3              optimization level (default -O3)\n"
+    "  --target cpu            the target (only cpu so far)\n"
+    "  --no-memory-plan        one storage per tensor (no planner)\n";
+
+int compileCommand(const std::vector<std::string> &ArgsIn) {
+  std::vector<std::string> Args = ArgsIn;
+  std::optional<int> Level = takeOptLevel(Args);
+  // "-o OUT" is the one short flag: spell it --output for the parser.
+  for (std::string &A : Args)
+    if (A == "-o")
+      A = "--output";
+  ParsedArgs P = parseArgs(Args, {{"output", true, false},
+                                  {"target", true, false},
+                                  {"no-memory-plan", false, false},
+                                  {"help", false, false}});
+  if (P.has("help")) {
+    std::fputs(CompileUsage, stdout);
+    return 0;
+  }
+  if (P.positional.size() != 1)
+    throw UsageError(P.positional.empty()
+                         ? "compile: missing PROGRAM (a .rvir or .onnx file)"
+                         : "compile: expected one PROGRAM, got several");
+  if (!P.has("output"))
+    throw UsageError("compile: missing -o OUT.rvx");
+  std::string Target = P.get("target", "cpu");
+  if (Target != "cpu")
+    fail("compile: target '{}' is not supported yet (available: cpu)", Target);
+  std::string Out = P.get("output", "");
+  if (isRvxPath(P.positional[0]))
+    fail("{}: already an executable; compile takes a .onnx or .rvir file",
+         P.positional[0]);
+
+  Program Prog = loadProgram(P.positional[0]);
+  vm::CompileOptions Opts = compileOptionsFrom(Level, P);
+  std::shared_ptr<vm::Executable> Exe = compileProgram(Prog, Opts);
+  Exe->save(Out);
+  size_t Instrs = 0;
+  for (const vm::VMFunction &F : Exe->functions)
+    Instrs += F.code.size();
+  std::printf("%s: %zu functions, %zu instructions, %zu kernels, %zu "
+              "constants (-O%d%s) -> %s (%ju bytes)\n",
+              Prog.path.c_str(), Exe->functions.size(), Instrs,
+              Exe->kernels.size(), Exe->constants.size(), Opts.optLevel,
+              Opts.planMemory ? "" : ", no memory plan", Out.c_str(),
+              (uintmax_t)std::filesystem::file_size(Out));
+  return 0;
+}
+
+} // namespace rivet::cli

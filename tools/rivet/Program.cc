@@ -1,0 +1,308 @@
+//===- Program.cc - A model, program or executable for the CLI ------------===//
+#include "Program.h"
+
+#include "kernels/Error.h"
+#include "kernels/Npy.h"
+#include "kernels/Random.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <map>
+
+namespace rivet::cli {
+
+bool isRvxPath(const std::string &Path) {
+  std::string Ext = std::filesystem::path(Path).extension().string();
+  std::transform(Ext.begin(), Ext.end(), Ext.begin(),
+                 [](unsigned char C) { return std::tolower(C); });
+  return Ext == ".rvx";
+}
+
+size_t Program::numResults() const {
+  return std::max<size_t>(outputNames.size(), 1);
+}
+
+Program loadProgram(const std::string &Path) {
+  Program P;
+  P.path = Path;
+  if (isRvxPath(Path)) {
+    P.exe = vm::Executable::load(Path);
+    for (const vm::ParamInfo &I : P.exe->mainParams)
+      P.inputNames.push_back(I.name);
+    P.outputNames = P.exe->outputNames;
+    return P;
+  }
+  P.model = loadModel(Path);
+  P.inputNames = P.model->inputNames;
+  P.outputNames = P.model->outputNames;
+  return P;
+}
+
+std::shared_ptr<vm::Executable> compileProgram(Program &P,
+                                               const vm::CompileOptions &Opts) {
+  if (P.exe)
+    return P.exe;
+  std::shared_ptr<vm::Executable> Exe = vm::compile(P.model->module, Opts);
+  // The executable speaks the user's names: ONNX input and output names
+  // rather than the sanitized IR parameter names.
+  if (Exe->mainParams.size() == P.inputNames.size())
+    for (size_t I = 0; I < P.inputNames.size(); ++I)
+      Exe->mainParams[I].name = P.inputNames[I];
+  if (!P.outputNames.empty())
+    Exe->outputNames = P.outputNames;
+  P.exe = Exe;
+  return Exe;
+}
+
+std::optional<int> takeOptLevel(std::vector<std::string> &Args) {
+  std::optional<int> Level;
+  std::vector<std::string> Rest;
+  bool OnlyPositional = false;
+  for (const std::string &A : Args) {
+    if (A == "--")
+      OnlyPositional = true;
+    if (!OnlyPositional && A.rfind("-O", 0) == 0) {
+      if (A.size() != 3 || A[2] < '0' || A[2] > '3')
+        throw UsageError(fmt::format(
+            "unknown optimization level '{}' (use -O0, -O1, -O2 or -O3)", A));
+      Level = A[2] - '0';
+      continue;
+    }
+    Rest.push_back(A);
+  }
+  Args = std::move(Rest);
+  return Level;
+}
+
+vm::CompileOptions compileOptionsFrom(std::optional<int> Level,
+                                      const ParsedArgs &P) {
+  vm::CompileOptions O;
+  O.optLevel = Level.value_or(3);
+  O.planMemory = !P.has("no-memory-plan");
+  return O;
+}
+
+std::vector<FlagSpec> inputFlags() {
+  return {{"input", true, true},
+          {"random-inputs", false, false},
+          {"seed", true, false},
+          {"shape", true, true}};
+}
+
+InputOptions inputOptionsFrom(const ParsedArgs &P) {
+  InputOptions Opts;
+  for (const std::string &A : P.all("input")) {
+    auto [Name, File] = splitAssignment(A, "input");
+    if (!Opts.files.emplace(Name, File).second)
+      throw UsageError(fmt::format("input '{}' given more than once", Name));
+  }
+  for (const std::string &A : P.all("shape")) {
+    auto [Name, Spec] = splitAssignment(A, "shape");
+    Opts.shapes[Name] = parseShapeSpec(Spec, Name);
+  }
+  Opts.random = P.has("random-inputs");
+  if (P.has("seed"))
+    Opts.seed = parseUnsigned(P.get("seed", "0"), "seed");
+  return Opts;
+}
+
+std::vector<Tensor> prepareProgramInputs(const Program &P,
+                                         const InputOptions &Opts) {
+  if (P.model) {
+    const auto *Main =
+        P.model->module.function("main")->as<ir::FunctionNode>();
+    return prepareInputs(*Main, Opts, P.inputNames);
+  }
+  return prepareExecutableInputs(*P.exe, Opts);
+}
+
+namespace {
+
+std::string joinNames(const std::vector<vm::ParamInfo> &Params) {
+  std::string S;
+  for (const vm::ParamInfo &I : Params)
+    S += (S.empty() ? "" : ", ") + I.name;
+  return S.empty() ? "none" : S;
+}
+
+/// "tensor[(3, ?, 4), float32]"-like text when the executable has no type
+/// text for a parameter.
+std::string expectedText(const vm::ParamInfo &I) {
+  if (!I.typeText.empty())
+    return I.typeText;
+  std::string S = std::string(dtypeName(I.dtype));
+  if (!I.dims)
+    return S + "[?]";
+  S += "[";
+  for (size_t D = 0; D < I.dims->size(); ++D)
+    S += (D ? "x" : "") +
+         ((*I.dims)[D] < 0 ? std::string("?") : std::to_string((*I.dims)[D]));
+  return S + "]";
+}
+
+void checkAgainst(const vm::ParamInfo &I, const Shape &Sh, DType Dt) {
+  std::string Expected = expectedText(I);
+  std::string Given = Tensor::meta(Sh, Dt).typeString();
+  if (Dt != I.dtype)
+    fail("input '{}': expected {}, got {} (dtype {} instead of {})", I.name,
+         Expected, Given, dtypeName(Dt), dtypeName(I.dtype));
+  if (!I.dims)
+    return;
+  const std::vector<int64_t> &Dims = *I.dims;
+  if (Dims.size() != Sh.size())
+    fail("input '{}': expected {}, got {} (rank {} instead of {})", I.name,
+         Expected, Given, Sh.size(), Dims.size());
+  for (size_t D = 0; D < Dims.size(); ++D)
+    if (Dims[D] >= 0 && Dims[D] != Sh[D])
+      fail("input '{}': expected {}, got {} (dimension {} is {} instead of "
+           "{})",
+           I.name, Expected, Given, D, Sh[D], Dims[D]);
+}
+
+} // namespace
+
+std::vector<Tensor> prepareExecutableInputs(const vm::Executable &Exe,
+                                            const InputOptions &Opts) {
+  const std::vector<vm::ParamInfo> &Params = Exe.mainParams;
+  auto IsInput = [&](const std::string &Name) {
+    return std::any_of(Params.begin(), Params.end(),
+                       [&](const vm::ParamInfo &I) { return I.name == Name; });
+  };
+  for (const auto &[Name, _] : Opts.files)
+    if (!IsInput(Name))
+      fail("unknown input '{}': @main has inputs: {}", Name,
+           joinNames(Params));
+  for (const auto &[Name, _] : Opts.shapes)
+    if (!IsInput(Name))
+      fail("--shape for unknown input '{}': @main has inputs: {}", Name,
+           joinNames(Params));
+  std::vector<Tensor> Args;
+  for (size_t K = 0; K < Params.size(); ++K) {
+    const vm::ParamInfo &I = Params[K];
+    if (!I.isTensor)
+      fail("input '{}' has type {}: only tensor inputs can be given on the "
+           "command line",
+           I.name, expectedText(I));
+    if (auto It = Opts.files.find(I.name); It != Opts.files.end()) {
+      Tensor V = readNpy(It->second);
+      checkAgainst(I, V.shape(), V.dtype());
+      Args.push_back(std::move(V));
+      continue;
+    }
+    if (!Opts.random)
+      fail("missing input '{}' of type {} (give --input {}=FILE.npy or "
+           "--random-inputs)",
+           I.name, expectedText(I), I.name);
+    Shape S;
+    if (auto It = Opts.shapes.find(I.name); It != Opts.shapes.end()) {
+      S = It->second;
+    } else {
+      if (!I.dims)
+        fail("input '{}' has type {} of unknown rank: give its shape with "
+             "--shape {}=AxB",
+             I.name, expectedText(I), I.name);
+      for (int64_t D : *I.dims) {
+        if (D < 0)
+          fail("input '{}' has type {} with a dynamic dimension: give its "
+               "shape with --shape {}=AxB",
+               I.name, expectedText(I), I.name);
+        S.push_back(D);
+      }
+    }
+    checkAgainst(I, S, I.dtype);
+    // The same seed stream as prepareInputs, so that a .rvx file and its
+    // model get the same random inputs.
+    Args.push_back(randomTensor(S, I.dtype, Opts.seed * 1000003 + K));
+  }
+  return Args;
+}
+
+namespace {
+
+struct ObjectFlattener {
+  const vm::Executable &Exe;
+  std::vector<NamedOutput> &Out;
+  size_t Index = 0;
+
+  const vm::ConstructorInfo *ctorOf(const vm::ADTObj &A) {
+    if (A.tag < 0 || (size_t)A.tag >= Exe.constructors.size())
+      return nullptr;
+    return &Exe.constructors[(size_t)A.tag];
+  }
+
+  void flatten(const vm::ObjectRef &V, size_t Result) {
+    if (!V)
+      fail("output {} is missing (a null VM value)", Index);
+    if (const auto *T = V->as<vm::TensorObj>()) {
+      Out.push_back({fmt::format("output_{}", Index++), T->value, Result});
+      return;
+    }
+    const auto *A = V->as<vm::ADTObj>();
+    if (!A)
+      fail("output {} is a {}, which cannot be written as .npy (only "
+           "tensors, tuples, Options and Lists of tensors can)",
+           Index,
+           V->kind == vm::ObjectKind::Closure ? "closure" : "storage buffer");
+    if (A->tag == vm::ADTObj::kTupleTag) {
+      for (const vm::ObjectRef &F : A->fields)
+        flatten(F, Result);
+      return;
+    }
+    const vm::ConstructorInfo *C = ctorOf(*A);
+    if (C && C->adt == "Option") {
+      if (!A->fields.empty())
+        flatten(A->fields[0], Result);
+      else
+        Out.push_back({fmt::format("output_{}", Index++), Tensor(), Result});
+      return;
+    }
+    if (C && C->adt == "List") {
+      size_t J = 0;
+      const vm::ADTObj *Cur = A;
+      while (Cur && !Cur->fields.empty()) {
+        const vm::TensorObj *Head =
+            Cur->fields.size() == 2 && Cur->fields[0]
+                ? Cur->fields[0]->as<vm::TensorObj>()
+                : nullptr;
+        if (!Head)
+          fail("output {}: a List whose elements are not tensors cannot be "
+               "written as .npy files",
+               Index);
+        Out.push_back(
+            {fmt::format("output_{}_{}", Index, J++), Head->value, Result});
+        Cur = Cur->fields[1] ? Cur->fields[1]->as<vm::ADTObj>() : nullptr;
+        if (!Cur)
+          fail("output {}: a malformed List (its tail is not a List)", Index);
+      }
+      ++Index;
+      return;
+    }
+    fail("output {} is a value of constructor {} (tag {}), which cannot be "
+         "written as .npy (only tensors, tuples, Options and Lists of "
+         "tensors can)",
+         Index, C ? C->adt + "." + C->name : std::string("?"), A->tag);
+  }
+};
+
+} // namespace
+
+std::vector<NamedOutput> flattenObjectOutputs(const vm::ObjectRef &Result,
+                                              const vm::Executable &Exe,
+                                              size_t NumResults) {
+  std::vector<NamedOutput> Out;
+  ObjectFlattener F{Exe, Out};
+  const auto *A = Result ? Result->as<vm::ADTObj>() : nullptr;
+  if (NumResults > 1 && A && A->tag == vm::ADTObj::kTupleTag &&
+      A->fields.size() == NumResults) {
+    for (size_t R = 0; R < NumResults; ++R)
+      F.flatten(A->fields[R], R);
+    return Out;
+  }
+  F.flatten(Result, 0);
+  return Out;
+}
+
+} // namespace rivet::cli

@@ -1,0 +1,85 @@
+//===- Program.h - A model, program or executable for the CLI ---*- C++ -*-===//
+//
+// What every subcommand works on: an ONNX model or a .rvir program (an IR
+// module, compiled to bytecode on demand) or a .rvx executable (bytecode
+// only; no compiler pipeline). Input preparation and output flattening for
+// both executors: the reference interpreter and the VM.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "Inputs.h"
+#include "Options.h"
+
+#include "vm/Executable.h"
+#include "vm/Object.h"
+#include "vm/compiler/Compiler.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rivet::cli {
+
+/// True when Path names a compiled executable (by its ".rvx" extension).
+bool isRvxPath(const std::string &Path);
+
+/// A loaded program of any kind.
+struct Program {
+  std::string path;
+  /// The type-checked module of an ONNX model or .rvir program; absent for
+  /// a .rvx file.
+  std::optional<LoadedModel> model;
+  /// The bytecode: loaded from a .rvx file, or set by compileProgram.
+  std::shared_ptr<vm::Executable> exe;
+  /// Names of @main's inputs and (when known) outputs as the user sees them.
+  std::vector<std::string> inputNames, outputNames;
+
+  bool isExecutable() const { return !model.has_value(); }
+  /// How many top-level results @main returns (an ONNX graph's outputs).
+  size_t numResults() const;
+};
+
+/// Loads Path: a .rvx file is loaded (and validated) as an executable; any
+/// other file is parsed or imported and type-checked. Throws rivet::Error.
+Program loadProgram(const std::string &Path);
+
+/// Compiles the program's module to bytecode (once) with Opts, carrying the
+/// ONNX input and output names into the executable. A .rvx program is
+/// returned as loaded.
+std::shared_ptr<vm::Executable> compileProgram(Program &P,
+                                               const vm::CompileOptions &Opts);
+
+/// Removes "-O0".."-O3" from Args and returns the level given (the last one),
+/// if any; throws UsageError for another "-O..." spelling.
+std::optional<int> takeOptLevel(std::vector<std::string> &Args);
+/// The compile options of a command: Level (default 3) and
+/// --no-memory-plan.
+vm::CompileOptions compileOptionsFrom(std::optional<int> Level,
+                                      const ParsedArgs &P);
+
+/// The flags shared by every command that takes inputs (--input,
+/// --random-inputs, --seed, --shape) and their parsed form.
+std::vector<FlagSpec> inputFlags();
+InputOptions inputOptionsFrom(const ParsedArgs &P);
+
+/// The arguments of @main from Opts. For a module the declared IR types are
+/// checked (prepareInputs); for a .rvx file Executable::mainParams are:
+/// dtype, rank and known extents, each error naming the input.
+std::vector<Tensor> prepareProgramInputs(const Program &P,
+                                         const InputOptions &Opts);
+
+/// The same for an executable alone.
+std::vector<Tensor> prepareExecutableInputs(const vm::Executable &Exe,
+                                            const InputOptions &Opts);
+
+/// Flattens a VM result exactly as flattenOutputs flattens an interpreter
+/// value: tuples depth-first, Some(t) as t, None as an undefined tensor, a
+/// List as output_<i>_<j>. ADT values are recognized by the executable's
+/// constructor table.
+std::vector<NamedOutput> flattenObjectOutputs(const vm::ObjectRef &Result,
+                                              const vm::Executable &Exe,
+                                              size_t NumResults = 1);
+
+} // namespace rivet::cli

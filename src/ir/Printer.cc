@@ -223,24 +223,8 @@ public:
     if (!T)
       return "_";
     switch (T->kind) {
-    case TypeKind::Tensor: {
-      auto *TT = T->as<TensorTypeNode>();
-      std::string Dims;
-      if (!TT->shape) {
-        Dims = "?";
-      } else {
-        Dims = "(";
-        for (size_t I = 0; I < TT->shape->size(); ++I) {
-          if (I)
-            Dims += ", ";
-          Dims += (*TT->shape)[I].str();
-        }
-        if (TT->shape->size() == 1)
-          Dims += ",";
-        Dims += ")";
-      }
-      return fmt::format("Tensor[{}, {}]", Dims, dtypeName(TT->dtype));
-    }
+    case TypeKind::Tensor:
+      return typeToString(T); // no type variables inside: one spelling
     case TypeKind::Tuple: {
       auto *TT = T->as<TupleTypeNode>();
       if (TT->fields.size() == 1)

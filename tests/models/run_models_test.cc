@@ -15,6 +15,7 @@
 // match PyTorch on every model; adding the VM (at each opt level) is one line.
 //
 //===----------------------------------------------------------------------===//
+#include "support/RunRivet.h"
 #include "kernels/Npy.h"
 #include "kernels/Tensor.h"
 
@@ -33,11 +34,11 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using namespace rivet::testing;
 using namespace rivet;
 
 namespace {
 
-const std::string RivetBin = RIVET_BINARY_DIR "/tools/rivet";
 const fs::path CommittedDir = RIVET_SOURCE_DIR "/tests/models";
 constexpr double Rtol = 1e-4;
 constexpr double Atol = 1e-4;
@@ -65,40 +66,6 @@ fs::path modelCacheDir() {
   if (const char *H = std::getenv("HOME"); H && *H)
     return fs::path(H) / ".cache" / "rivet" / "models";
   return {};
-}
-
-struct RunResult {
-  int exitCode = -1; // -1: killed by a signal or not run
-  int signal = 0;
-  std::string output; // stdout and stderr together
-};
-
-std::string quote(const std::string &S) {
-  std::string Q = "'";
-  for (char C : S)
-    Q += C == '\'' ? std::string("'\\''") : std::string(1, C);
-  return Q + "'";
-}
-
-RunResult runRivet(const std::vector<std::string> &Args) {
-  std::string Cmd = quote(RivetBin);
-  for (const std::string &A : Args)
-    Cmd += " " + quote(A);
-  Cmd += " 2>&1";
-  RunResult R;
-  FILE *P = popen(Cmd.c_str(), "r");
-  if (!P)
-    return R;
-  std::array<char, 4096> Buf;
-  size_t N;
-  while ((N = fread(Buf.data(), 1, Buf.size(), P)) > 0)
-    R.output.append(Buf.data(), N);
-  int Status = pclose(P);
-  if (WIFEXITED(Status))
-    R.exitCode = WEXITSTATUS(Status);
-  else if (WIFSIGNALED(Status))
-    R.signal = WTERMSIG(Status);
-  return R;
 }
 
 std::set<std::string> npyFiles(const fs::path &Dir) {

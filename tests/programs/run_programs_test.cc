@@ -8,6 +8,7 @@
 // dies of a signal.
 //
 //===----------------------------------------------------------------------===//
+#include "support/RunRivet.h"
 #include "kernels/Npy.h"
 #include "kernels/Tensor.h"
 
@@ -25,46 +26,12 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using namespace rivet::testing;
 using namespace rivet;
 
 namespace {
 
-const std::string RivetBin = RIVET_BINARY_DIR "/tools/rivet";
 const fs::path ProgramsDir = RIVET_SOURCE_DIR "/tests/programs";
-
-struct RunResult {
-  int exitCode = -1;    // -1: killed by a signal or not run
-  int signal = 0;
-  std::string output;   // stdout and stderr together
-};
-
-std::string quote(const std::string &S) {
-  std::string Q = "'";
-  for (char C : S)
-    Q += C == '\'' ? std::string("'\\''") : std::string(1, C);
-  return Q + "'";
-}
-
-RunResult runRivet(const std::vector<std::string> &Args) {
-  std::string Cmd = quote(RivetBin);
-  for (const std::string &A : Args)
-    Cmd += " " + quote(A);
-  Cmd += " 2>&1";
-  RunResult R;
-  FILE *P = popen(Cmd.c_str(), "r");
-  if (!P)
-    return R;
-  std::array<char, 4096> Buf;
-  size_t N;
-  while ((N = fread(Buf.data(), 1, Buf.size(), P)) > 0)
-    R.output.append(Buf.data(), N);
-  int Status = pclose(P);
-  if (WIFEXITED(Status))
-    R.exitCode = WEXITSTATUS(Status);
-  else if (WIFSIGNALED(Status))
-    R.signal = WTERMSIG(Status);
-  return R;
-}
 
 fs::path freshTempDir(const std::string &Name) {
   fs::path D = fs::temp_directory_path() /

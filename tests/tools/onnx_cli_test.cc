@@ -7,6 +7,7 @@
 // symbolic dim given by --shape, and clear errors for unsupported operators.
 //
 //===----------------------------------------------------------------------===//
+#include "support/RunRivet.h"
 #include "kernels/Npy.h"
 #include "kernels/Tensor.h"
 
@@ -21,50 +22,12 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using namespace rivet::testing;
 using namespace rivet;
 
 namespace {
 
-const std::string RivetBin = RIVET_BINARY_DIR "/tools/rivet";
 const fs::path Fixtures = RIVET_SOURCE_DIR "/tests/models/cli";
-
-struct RunResult {
-  int exitCode = -1;
-  int signal = 0;
-  std::string output;
-};
-
-std::string quote(const std::string &S) {
-  std::string Q = "'";
-  for (char C : S)
-    Q += C == '\'' ? std::string("'\\''") : std::string(1, C);
-  return Q + "'";
-}
-
-RunResult runRivet(const std::vector<std::string> &Args) {
-  std::string Cmd = quote(RivetBin);
-  for (const std::string &A : Args)
-    Cmd += " " + quote(A);
-  Cmd += " 2>&1";
-  RunResult R;
-  FILE *P = popen(Cmd.c_str(), "r");
-  if (!P)
-    return R;
-  std::array<char, 4096> Buf;
-  size_t N;
-  while ((N = fread(Buf.data(), 1, Buf.size(), P)) > 0)
-    R.output.append(Buf.data(), N);
-  int Status = pclose(P);
-  if (WIFEXITED(Status))
-    R.exitCode = WEXITSTATUS(Status);
-  else if (WIFSIGNALED(Status))
-    R.signal = WTERMSIG(Status);
-  return R;
-}
-
-bool contains(const std::string &S, const std::string &Sub) {
-  return S.find(Sub) != std::string::npos;
-}
 
 class OnnxCli : public ::testing::Test {
 protected:

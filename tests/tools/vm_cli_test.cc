@@ -9,6 +9,7 @@
 // name the input.
 //
 //===----------------------------------------------------------------------===//
+#include "support/RunRivet.h"
 #include "kernels/Npy.h"
 #include "kernels/Tensor.h"
 
@@ -26,51 +27,12 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+using namespace rivet::testing;
 using namespace rivet;
 
 namespace {
 
-const std::string RivetBin = RIVET_BINARY_DIR "/tools/rivet";
 const fs::path Source = RIVET_SOURCE_DIR;
-
-struct RunResult {
-  int exitCode = -1;
-  int signal = 0;
-  std::string output;
-};
-
-std::string quote(const std::string &S) {
-  std::string Q = "'";
-  for (char C : S)
-    Q += C == '\'' ? std::string("'\\''") : std::string(1, C);
-  return Q + "'";
-}
-
-RunResult runRivet(const std::vector<std::string> &Args,
-                   bool WithStderr = true) {
-  std::string Cmd = quote(RivetBin);
-  for (const std::string &A : Args)
-    Cmd += " " + quote(A);
-  Cmd += WithStderr ? " 2>&1" : " 2>/dev/null";
-  RunResult R;
-  FILE *P = popen(Cmd.c_str(), "r");
-  if (!P)
-    return R;
-  std::array<char, 4096> Buf;
-  size_t N;
-  while ((N = fread(Buf.data(), 1, Buf.size(), P)) > 0)
-    R.output.append(Buf.data(), N);
-  int Status = pclose(P);
-  if (WIFEXITED(Status))
-    R.exitCode = WEXITSTATUS(Status);
-  else if (WIFSIGNALED(Status))
-    R.signal = WTERMSIG(Status);
-  return R;
-}
-
-bool contains(const std::string &S, const std::string &Sub) {
-  return S.find(Sub) != std::string::npos;
-}
 
 /// "--input NAME=FILE" for every FILE.npy in Dir, NAME being its stem.
 std::vector<std::string> inputArgs(const fs::path &Dir) {

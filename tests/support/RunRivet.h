@@ -1,0 +1,60 @@
+//===- RunRivet.h - Running the rivet CLI from tests ------------*- C++ -*-===//
+//
+// Test support shared by the tests that drive the command line: run it in a
+// separate process and collect its exit status and output.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+namespace rivet::testing {
+
+inline const std::string RivetBin = RIVET_BINARY_DIR "/tools/rivet";
+
+struct RunResult {
+  int exitCode = -1;  // -1: killed by a signal or not run
+  int signal = 0;     // the signal that killed it, if any
+  std::string output; // stdout (and stderr, unless dropped)
+};
+
+/// Single-quotes S for the shell.
+inline std::string shellQuote(const std::string &S) {
+  std::string Q = "'";
+  for (char C : S)
+    Q += C == '\'' ? std::string("'\\''") : std::string(1, C);
+  return Q + "'";
+}
+
+/// Runs `rivet Args...`; stderr joins the output unless WithStderr is false.
+inline RunResult runRivet(const std::vector<std::string> &Args,
+                          bool WithStderr = true) {
+  std::string Cmd = shellQuote(RivetBin);
+  for (const std::string &A : Args)
+    Cmd += " " + shellQuote(A);
+  Cmd += WithStderr ? " 2>&1" : " 2>/dev/null";
+  RunResult R;
+  FILE *P = popen(Cmd.c_str(), "r");
+  if (!P)
+    return R;
+  std::array<char, 4096> Buf;
+  size_t N;
+  while ((N = fread(Buf.data(), 1, Buf.size(), P)) > 0)
+    R.output.append(Buf.data(), N);
+  int Status = pclose(P);
+  if (WIFEXITED(Status))
+    R.exitCode = WEXITSTATUS(Status);
+  else if (WIFSIGNALED(Status))
+    R.signal = WTERMSIG(Status);
+  return R;
+}
+
+inline bool contains(const std::string &S, const std::string &Sub) {
+  return S.find(Sub) != std::string::npos;
+}
+
+} // namespace rivet::testing

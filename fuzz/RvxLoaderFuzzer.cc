@@ -28,7 +28,8 @@ namespace {
   std::abort();
 }
 
-template <typename T> bool readAt(const std::vector<uint8_t> &B, size_t Off, T &V) {
+template <typename T>
+bool readAt(const std::vector<uint8_t> &B, size_t Off, T &V) {
   if (Off > B.size() || B.size() - Off < sizeof(T))
     return false;
   std::memcpy(&V, B.data() + Off, sizeof(T));

@@ -149,7 +149,8 @@ class TupleNode : public ExprNode {
 public:
   static constexpr ExprKind Kind = ExprKind::Tuple;
   std::vector<Expr> fields;
-  explicit TupleNode(std::vector<Expr> F) : ExprNode(Kind), fields(std::move(F)) {}
+  explicit TupleNode(std::vector<Expr> F)
+      : ExprNode(Kind), fields(std::move(F)) {}
 };
 
 class TupleGetItemNode : public ExprNode {

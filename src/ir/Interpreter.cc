@@ -28,9 +28,9 @@ namespace rivet::ir {
 
 struct Interpreter::Frame {
   std::unordered_map<const VarNode *, Value> locals;
-  Value callee;                  // the closure being run, keeps it alive
-  const std::string *where;      // "@f" or a closure's name, for messages
-  const Expr *body = nullptr;    // the function body to run
+  Value callee;               // the closure being run, keeps it alive
+  const std::string *where;   // "@f" or a closure's name, for messages
+  const Expr *body = nullptr; // the function body to run
 };
 
 static const std::string TopLevelName = "<expression>";
@@ -130,8 +130,8 @@ std::unique_ptr<Interpreter::Frame>
 Interpreter::enterClosure(const Value &Callee, std::vector<Value> Args,
                           const std::string &Where) {
   if (!Callee.isClosure())
-    fail("in {}: cannot call {}: it is not a function",
-         Where, valueToString(Callee));
+    fail("in {}: cannot call {}: it is not a function", Where,
+         valueToString(Callee));
   const ValueNode &N = Callee.node();
   const FunctionNode *Fn = N.function();
   auto F = std::make_unique<Frame>();
@@ -183,7 +183,9 @@ const std::vector<const VarNode *> &Interpreter::freeVars(const Expr &FnExpr) {
     if (!Visited.insert(E).second)
       continue;
     switch (E->kind) {
-    case ExprKind::Var: Referenced.push_back(static_cast<const VarNode *>(E)); break;
+    case ExprKind::Var:
+      Referenced.push_back(static_cast<const VarNode *>(E));
+      break;
     case ExprKind::GlobalVar:
     case ExprKind::Constant:
     case ExprKind::Op:
@@ -272,9 +274,9 @@ Value Interpreter::makeClosure(const Expr &FnExpr, const Frame &F,
         }
     // Not found: bound nowhere visible; a use will report it.
   }
-  std::string Name =
-      SelfVar ? fmt::format("%{} in {}", SelfVar->nameHint, *F.where)
-              : fmt::format("fn in {}", *F.where);
+  std::string Name = SelfVar
+                         ? fmt::format("%{} in {}", SelfVar->nameHint, *F.where)
+                         : fmt::format("fn in {}", *F.where);
   return Value::closure(FnExpr, std::move(Captured), SelfVar, std::move(Name));
 }
 
@@ -289,8 +291,8 @@ bool Interpreter::matchPattern(const PatternNode &P, const Value &V, Frame &F) {
     if (C != P.ctor && (C->tag != P.ctor->tag || C->adt != P.ctor->adt))
       return false;
     if (V.fields().size() != P.children.size())
-      fail("in {}: match: pattern {} has {} fields, the value has {}",
-           *F.where, P.ctor->name, P.children.size(), V.fields().size());
+      fail("in {}: match: pattern {} has {} fields, the value has {}", *F.where,
+           P.ctor->name, P.children.size(), V.fields().size());
     for (size_t I = 0; I < P.children.size(); ++I)
       if (!matchPattern(*P.children[I], V.fields()[I], F))
         return false;
@@ -348,8 +350,7 @@ Value Interpreter::callOperator(const CallNode &C, const OpInfo &Op,
       L = &L->fields()[1];
     }
     if (!L || !L->isADT() || !L->fields().empty())
-      fail("in {}: operator '{}' expects a list of tensors", *F.where,
-           Op.name);
+      fail("in {}: operator '{}' expects a list of tensors", *F.where, Op.name);
   } else {
     for (size_t I = 0; I < Args.size(); ++I) {
       if (!Args[I].isTensor())
@@ -376,7 +377,8 @@ Value Interpreter::callOperator(const CallNode &C, const OpInfo &Op,
   }
   if (Op.listResult) {
     if (!M.findConstructor("Nil") || !M.findConstructor("Cons"))
-      fail("in {}: operator '{}' returns a List, but the module has no prelude", *F.where, Op.name);
+      fail("in {}: operator '{}' returns a List, but the module has no prelude",
+           *F.where, Op.name);
     Value L = Value::adt(M.findConstructor("Nil"), {});
     for (auto It = Outs.rbegin(); It != Outs.rend(); ++It)
       L = Value::adt(M.findConstructor("Cons"), {Value(std::move(*It)), L});

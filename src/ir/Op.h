@@ -30,7 +30,15 @@ enum class FusionPattern : uint8_t {
 
 /// One attribute an operator accepts.
 struct AttrSpec {
-  enum class Kind : uint8_t { Int, Float, String, Ints, Floats, Strings, Tensor };
+  enum class Kind : uint8_t {
+    Int,
+    Float,
+    String,
+    Ints,
+    Floats,
+    Strings,
+    Tensor
+  };
   std::string name;
   Kind kind;
   bool required = false;
@@ -70,7 +78,9 @@ public:
 
 namespace detail {
 struct OpRegistrar {
-  explicit OpRegistrar(OpInfo Info) { OpRegistry::global().add(std::move(Info)); }
+  explicit OpRegistrar(OpInfo Info) {
+    OpRegistry::global().add(std::move(Info));
+  }
 };
 } // namespace detail
 
@@ -78,9 +88,9 @@ struct OpRegistrar {
 
 #define RIVET_OP_CONCAT2(A, B) A##B
 #define RIVET_OP_CONCAT(A, B) RIVET_OP_CONCAT2(A, B)
-/// RIVET_REGISTER_OP(OpInfo{"add", "Elementwise sum", 2, {}, binaryBroadcastRel,
+/// RIVET_REGISTER_OP(OpInfo{"add", "Elementwise sum", 2, {},
+/// binaryBroadcastRel,
 ///                          FusionPattern::Broadcast});
 #define RIVET_REGISTER_OP(...)                                                 \
-  static ::rivet::ir::detail::OpRegistrar RIVET_OP_CONCAT(RivetOpReg_,         \
-                                                          __COUNTER__)(        \
-      __VA_ARGS__)
+  static ::rivet::ir::detail::OpRegistrar RIVET_OP_CONCAT(                     \
+      RivetOpReg_, __COUNTER__)(__VA_ARGS__)

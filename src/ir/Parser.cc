@@ -910,8 +910,8 @@ double floatValue(const Token &T, DType D, std::string &Err) {
           fmt::format("literal {} out of range for float16", describeToken(T));
     if (D == DType::BFloat16 && std::isfinite(V) &&
         std::isinf((float)BFloat16((float)V)))
-      Err = fmt::format("literal {} out of range for bfloat16",
-                        describeToken(T));
+      Err =
+          fmt::format("literal {} out of range for bfloat16", describeToken(T));
   }
   if (std::isinf(V))
     Err = fmt::format("literal {} out of range for {}", describeToken(T),

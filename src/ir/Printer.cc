@@ -73,9 +73,12 @@ std::string elementText(const Tensor &T, int64_t I) {
   case DType::Float16: return floatText((float)static_cast<const Half *>(P)[I]);
   case DType::Float32: return floatText(static_cast<const float *>(P)[I]);
   case DType::Float64: return floatText(static_cast<const double *>(P)[I]);
-  case DType::UInt16: return std::to_string(static_cast<const uint16_t *>(P)[I]);
-  case DType::UInt32: return std::to_string(static_cast<const uint32_t *>(P)[I]);
-  case DType::UInt64: return std::to_string(static_cast<const uint64_t *>(P)[I]);
+  case DType::UInt16:
+    return std::to_string(static_cast<const uint16_t *>(P)[I]);
+  case DType::UInt32:
+    return std::to_string(static_cast<const uint32_t *>(P)[I]);
+  case DType::UInt64:
+    return std::to_string(static_cast<const uint64_t *>(P)[I]);
   case DType::BFloat16:
     return floatText((float)static_cast<const BFloat16 *>(P)[I]);
   }

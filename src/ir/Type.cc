@@ -34,7 +34,8 @@ Type scalarType(DType T) { return tensorType({}, T); }
 Type tupleType(std::vector<Type> Fields) {
   return std::make_shared<TupleTypeNode>(std::move(Fields));
 }
-Type funcType(std::vector<Type> Params, Type Ret, std::vector<Type> TypeParams) {
+Type funcType(std::vector<Type> Params, Type Ret,
+              std::vector<Type> TypeParams) {
   return std::make_shared<FuncTypeNode>(std::move(Params), std::move(Ret),
                                         std::move(TypeParams));
 }

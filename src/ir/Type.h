@@ -103,8 +103,9 @@ public:
         typeParams(std::move(TP)) {}
 };
 
-/// An algebraic data type applied to type arguments: List[A], Option[Tensor...].
-/// The ADT is named by its global type name (resolved through the Module).
+/// An algebraic data type applied to type arguments: List[A],
+/// Option[Tensor...]. The ADT is named by its global type name (resolved
+/// through the Module).
 class TypeCallNode : public TypeNode {
 public:
   static constexpr TypeKind Kind = TypeKind::Call;
@@ -127,7 +128,8 @@ Type tensorType(std::vector<Dim> Shape, DType T);
 Type tensorTypeUnknownRank(DType T);
 Type scalarType(DType T);
 Type tupleType(std::vector<Type> Fields);
-Type funcType(std::vector<Type> Params, Type Ret, std::vector<Type> TypeParams = {});
+Type funcType(std::vector<Type> Params, Type Ret,
+              std::vector<Type> TypeParams = {});
 Type typeVar(std::string Name);
 Type typeCall(std::string Adt, std::vector<Type> Args);
 Type incompleteType();

@@ -111,12 +111,13 @@ public:
       auto *X = A->as<TensorTypeNode>(), *Y = B->as<TensorTypeNode>();
       return X->dtype == Y->dtype && X->shape == Y->shape;
     }
-    case TypeKind::Tuple: return equalLists(A->as<TupleTypeNode>()->fields,
-                                            B->as<TupleTypeNode>()->fields);
+    case TypeKind::Tuple:
+      return equalLists(A->as<TupleTypeNode>()->fields,
+                        B->as<TupleTypeNode>()->fields);
     case TypeKind::Func: {
       auto *X = A->as<FuncTypeNode>(), *Y = B->as<FuncTypeNode>();
-      return X->typeParams == Y->typeParams && equalLists(X->params, Y->params) &&
-             equal(X->ret, Y->ret);
+      return X->typeParams == Y->typeParams &&
+             equalLists(X->params, Y->params) && equal(X->ret, Y->ret);
     }
     case TypeKind::Call: {
       auto *X = A->as<TypeCallNode>(), *Y = B->as<TypeCallNode>();
@@ -204,7 +205,8 @@ public:
       return;
     }
     case TypeKind::Tuple: {
-      auto &X = P->as<TupleTypeNode>()->fields, &Y = A->as<TupleTypeNode>()->fields;
+      auto &X = P->as<TupleTypeNode>()->fields,
+           &Y = A->as<TupleTypeNode>()->fields;
       if (X.size() != Y.size())
         throw Mismatch("tuple sizes differ");
       for (size_t I = 0; I < X.size(); ++I)
@@ -347,7 +349,8 @@ private:
       return Same ? A : tensorType(std::move(Out), X->dtype);
     }
     case TypeKind::Tuple: {
-      auto &X = A->as<TupleTypeNode>()->fields, &Y = B->as<TupleTypeNode>()->fields;
+      auto &X = A->as<TupleTypeNode>()->fields,
+           &Y = B->as<TupleTypeNode>()->fields;
       if (X.size() != Y.size())
         throw Mismatch("tuple sizes differ");
       std::vector<Type> F;
@@ -410,7 +413,8 @@ Type substVars(const Type &T, const std::vector<Type> &Vars,
     for (size_t I = 0; I < Vars.size(); ++I) {
       bool Shadowed = false;
       for (const Type &TP : FT->typeParams)
-        Shadowed |= sameTypeVar(TP->as<TypeVarNode>(), Vars[I]->as<TypeVarNode>());
+        Shadowed |=
+            sameTypeVar(TP->as<TypeVarNode>(), Vars[I]->as<TypeVarNode>());
       if (!Shadowed) {
         V.push_back(Vars[I]);
         W.push_back(With[I]);
@@ -502,11 +506,13 @@ Type defaultHoles(const Type &T) {
 
 std::string describe(const ExprNode *E) {
   switch (E->kind) {
-  case ExprKind::Var: return "variable %" + static_cast<const VarNode *>(E)->nameHint;
+  case ExprKind::Var:
+    return "variable %" + static_cast<const VarNode *>(E)->nameHint;
   case ExprKind::GlobalVar:
     return "global @" + static_cast<const GlobalVarNode *>(E)->name;
   case ExprKind::Constant: return "a constant";
-  case ExprKind::Op: return "operator '" + static_cast<const OpNode *>(E)->name() + "'";
+  case ExprKind::Op:
+    return "operator '" + static_cast<const OpNode *>(E)->name() + "'";
   case ExprKind::Call: {
     auto *C = static_cast<const CallNode *>(E);
     if (auto *O = C->callee->as<OpNode>())
@@ -569,7 +575,8 @@ public:
     for (auto &[Node, T] : Recorded) {
       Type R = S.resolve(T);
       if (R->kind == TypeKind::Incomplete)
-        error("cannot infer the type of {} (nothing constrains it)", describe(Node));
+        error("cannot infer the type of {} (nothing constrains it)",
+              describe(Node));
       Solved.emplace_back(Node, defaultHoles(R));
     }
     for (auto &[Node, T] : Solved)
@@ -624,7 +631,8 @@ private:
     }
   }
 
-  template <typename CtxFn> Type joinOrFail(const Type &A, const Type &B, CtxFn Ctx) {
+  template <typename CtxFn>
+  Type joinOrFail(const Type &A, const Type &B, CtxFn Ctx) {
     try {
       return S.join(A, B);
     } catch (const Mismatch &E) {
@@ -655,14 +663,15 @@ private:
   const TypeData &adtOf(const ConstructorNode &C) {
     const TypeData *TD = M.findTypeData(C.adt);
     if (!TD)
-      error("constructor {} belongs to type '{}', which the module does not define",
+      error("constructor {} belongs to type '{}', which the module does not "
+            "define",
             C.name, C.adt);
     return *TD;
   }
 
   /// A constructor instantiated at K: its field types and its ADT type.
-  std::pair<std::vector<Type>, Type> instCtor(const ConstructorNode &C, NodeKey K,
-                                              int SlotBase) {
+  std::pair<std::vector<Type>, Type> instCtor(const ConstructorNode &C,
+                                              NodeKey K, int SlotBase) {
     const TypeData &TD = adtOf(C);
     std::vector<Type> Hs = instHoles(K, TD.typeParams.size(), SlotBase);
     std::vector<Type> Fields;
@@ -719,8 +728,8 @@ private:
       try {
         return S.flow(H, F);
       } catch (const Mismatch &E) {
-        error("the branches of 'if' have different types: {} and {} ({})", show(T),
-              show(F), E.what());
+        error("the branches of 'if' have different types: {} and {} ({})",
+              show(T), show(F), E.what());
       }
     }
     case ExprKind::Tuple: {
@@ -736,7 +745,8 @@ private:
         return hole(K, 0); // not known yet; a later pass will see the tuple
       auto *TT = T->as<TupleTypeNode>();
       if (!TT)
-        error("tuple item .{} of a value that is not a tuple: {}", G->index, show(T));
+        error("tuple item .{} of a value that is not a tuple: {}", G->index,
+              show(T));
       if (G->index < 0 || G->index >= (int64_t)TT->fields.size())
         error("tuple index {} is out of range for {} ({} fields)", G->index,
               show(T), TT->fields.size());
@@ -762,7 +772,8 @@ private:
     }
     auto *T = C->as<TensorTypeNode>();
     if (!T || (T->shape && !T->shape->empty()))
-      error("the condition of 'if' must be a scalar (rank-0) tensor, got {}", show(C));
+      error("the condition of 'if' must be a scalar (rank-0) tensor, got {}",
+            show(C));
   }
 
   void bind(const Var &V, const Type &T) {
@@ -784,13 +795,16 @@ private:
       Type T = bindingType(P, K, 1 + (int)I);
       Params.push_back(T);
       auto It = Env.find(P.get());
-      Saved.emplace_back(P.get(), It == Env.end() ? std::nullopt
-                                                  : std::optional<Type>(It->second));
+      Saved.emplace_back(P.get(), It == Env.end()
+                                      ? std::nullopt
+                                      : std::optional<Type>(It->second));
       bind(P, T);
     }
     Type Ret = F.retType ? F.retType : hole(K, 0);
     Type Body = visit(F.body);
-    check(Ret, Body, [] { return std::string("the function body does not match its return type"); });
+    check(Ret, Body, [] {
+      return std::string("the function body does not match its return type");
+    });
     for (auto It = Saved.rbegin(); It != Saved.rend(); ++It) {
       if (It->second)
         Env[It->first] = *It->second;
@@ -810,8 +824,9 @@ private:
       First = false;
       const Var &V = L->var;
       auto Prev = Env.find(V.get());
-      Chain.emplace_back(L, Prev == Env.end() ? std::nullopt
-                                              : std::optional<Type>(Prev->second));
+      Chain.emplace_back(L, Prev == Env.end()
+                                ? std::nullopt
+                                : std::optional<Type>(Prev->second));
       Type VT = bindingType(V, K, 0);
       auto Ctx = [&] { return fmt::format("let {}", varName(V)); };
       if (L->value && L->value->kind == ExprKind::Function) {
@@ -851,13 +866,17 @@ private:
       auto *FT = Sig->as<FuncTypeNode>();
       if (FT->params.size() != C.args.size())
         error("call to @{} expects {} argument{}, got {}", G->name,
-              FT->params.size(), FT->params.size() == 1 ? "" : "s", C.args.size());
+              FT->params.size(), FT->params.size() == 1 ? "" : "s",
+              C.args.size());
       std::map<std::string, std::optional<Dim>> Syms;
       for (size_t I = 0; I < C.args.size(); ++I) {
         Type A = visit(C.args[I]);
-        check(FT->params[I], A,
-              [&] { return fmt::format("call to @{}, argument {}", G->name, I + 1); },
-              &Syms);
+        check(
+            FT->params[I], A,
+            [&] {
+              return fmt::format("call to @{}, argument {}", G->name, I + 1);
+            },
+            &Syms);
       }
       return substSymbols(FT->ret, Syms);
     }
@@ -893,8 +912,9 @@ private:
             C.args.size(), C.args.size() == 1 ? "" : "s");
     for (size_t I = 0; I < C.args.size(); ++I) {
       Type A = visit(C.args[I]);
-      check(FT->params[I], A,
-            [&] { return fmt::format("call of a closure, argument {}", I + 1); });
+      check(FT->params[I], A, [&] {
+        return fmt::format("call of a closure, argument {}", I + 1);
+      });
     }
     return FT->ret;
   }
@@ -905,8 +925,8 @@ private:
     for (const Expr &A : C.args)
       Args.push_back(visit(A));
     if (Info.numInputs >= 0 && (size_t)Info.numInputs != C.args.size())
-      error("call to '{}' expects {} argument{}, got {}", Info.name, Info.numInputs,
-            Info.numInputs == 1 ? "" : "s", C.args.size());
+      error("call to '{}' expects {} argument{}, got {}", Info.name,
+            Info.numInputs, Info.numInputs == 1 ? "" : "s", C.args.size());
     if (!Info.relation)
       error("operator '{}' has no type relation", Info.name);
     std::vector<Type> Resolved;
@@ -916,16 +936,18 @@ private:
     try {
       R = Info.relation(Resolved, C.attrs);
     } catch (const ArgError &E) {
-      error("call to '{}', argument {}: {}", Info.name, E.ArgIndex + 1, E.what());
+      error("call to '{}', argument {}: {}", Info.name, E.ArgIndex + 1,
+            E.what());
     } catch (const Error &E) {
       error("call to '{}': {}", Info.name, E.what());
     }
     Type H = hole(K, 0);
     if (R)
       joinOrFail(H, R, [&] {
-        return fmt::format("call to '{}': its result conflicts with the type its "
-                           "uses require",
-                           Info.name);
+        return fmt::format(
+            "call to '{}': its result conflicts with the type its "
+            "uses require",
+            Info.name);
       });
     record(C.callee.get(), funcType(Args, H));
     return H;
@@ -959,8 +981,9 @@ private:
     return Result;
   }
 
-  void bindPattern(const Pattern &P, const Type &T, NodeKey K, int &Slot,
-                   std::vector<std::pair<const VarNode *, std::optional<Type>>> &Saved) {
+  void bindPattern(
+      const Pattern &P, const Type &T, NodeKey K, int &Slot,
+      std::vector<std::pair<const VarNode *, std::optional<Type>>> &Saved) {
     if (!P)
       error("a null pattern");
     switch (P->kind) {
@@ -974,8 +997,9 @@ private:
         VT = V->typeAnnotation;
       }
       auto It = Env.find(V.get());
-      Saved.emplace_back(V.get(), It == Env.end() ? std::nullopt
-                                                  : std::optional<Type>(It->second));
+      Saved.emplace_back(V.get(), It == Env.end()
+                                      ? std::nullopt
+                                      : std::optional<Type>(It->second));
       bind(V, VT);
       return;
     }
@@ -986,12 +1010,13 @@ private:
       try {
         S.compat(Adt, T, nullptr);
       } catch (const Mismatch &) {
-        error("pattern {} (of type '{}') cannot match a value of type {}", C.name,
-              C.adt, show(T));
+        error("pattern {} (of type '{}') cannot match a value of type {}",
+              C.name, C.adt, show(T));
       }
       if (Fields.size() != P->children.size())
         error("pattern {} has {} field{}, the constructor takes {}", C.name,
-              P->children.size(), P->children.size() == 1 ? "" : "s", Fields.size());
+              P->children.size(), P->children.size() == 1 ? "" : "s",
+              Fields.size());
       for (size_t I = 0; I < Fields.size(); ++I)
         bindPattern(P->children[I], Fields[I], K, Slot, Saved);
       return;
@@ -1009,8 +1034,8 @@ private:
       if (!TT)
         error("a tuple pattern cannot match a value of type {}", show(ST));
       if (TT->fields.size() != P->children.size())
-        error("a tuple pattern with {} fields cannot match {}", P->children.size(),
-              show(ST));
+        error("a tuple pattern with {} fields cannot match {}",
+              P->children.size(), show(ST));
       for (size_t I = 0; I < TT->fields.size(); ++I)
         bindPattern(P->children[I], TT->fields[I], K, Slot, Saved);
       return;
@@ -1027,14 +1052,16 @@ public:
 
   Type signature(const std::string &Name, const std::string &Where) {
     if (!M.hasFunction(Name))
-      throw Error(fmt::format("type error in {}: call to unknown global function @{}",
-                              Where, Name));
+      throw Error(
+          fmt::format("type error in {}: call to unknown global function @{}",
+                      Where, Name));
     auto *F = M.function(Name)->as<FunctionNode>();
     std::vector<Type> Params;
     for (const Var &P : F->params) {
       if (!P->typeAnnotation)
         throw Error(fmt::format(
-            "type error in @{}: parameter %{} of a global function needs a type "
+            "type error in @{}: parameter %{} of a global function needs a "
+            "type "
             "annotation (globals are typed by their declared signature)",
             Name, P->nameHint));
       Params.push_back(P->typeAnnotation);
@@ -1042,9 +1069,10 @@ public:
     if (F->retType)
       return funcType(std::move(Params), F->retType, F->typeParams);
     if (InProgress.count(Name))
-      throw Error(fmt::format("type error in {}: @{} is used recursively, so it "
-                              "needs a declared return type",
-                              Where, Name));
+      throw Error(
+          fmt::format("type error in {}: @{} is used recursively, so it "
+                      "needs a declared return type",
+                      Where, Name));
     return infer(Name);
   }
 
@@ -1059,7 +1087,8 @@ public:
     for (const Var &P : F->as<FunctionNode>()->params)
       if (!P->typeAnnotation)
         throw Error(fmt::format(
-            "type error in @{}: parameter %{} of a global function needs a type "
+            "type error in @{}: parameter %{} of a global function needs a "
+            "type "
             "annotation (globals are typed by their declared signature)",
             Name, P->nameHint));
     InProgress.insert(Name);

@@ -127,8 +127,9 @@ static void render(const Value &V, std::string &Out, int Depth, int &Budget) {
       Out += "<undefined tensor>";
     } else if (T.hasData() && T.numel() == 1 && T.rank() == 0) {
       Out += fmt::format("{}({})", dtypeName(T.dtype()),
-                         isFloat(T.dtype()) ? fmt::format("{}", T.elementAsDouble(0))
-                                            : fmt::format("{}", T.elementAsInt(0)));
+                         isFloat(T.dtype())
+                             ? fmt::format("{}", T.elementAsDouble(0))
+                             : fmt::format("{}", T.elementAsInt(0)));
     } else {
       Out += T.typeString();
     }

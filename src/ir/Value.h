@@ -72,13 +72,13 @@ private:
 class ValueNode {
 public:
   ValueKind kind;
-  Tensor tensor;                 // Tensor
-  std::vector<Value> fields;     // Tuple, ADT
-  Constructor ctor;              // ADT, ConstructorFn
-  Expr fn;                       // Closure: the FunctionNode
+  Tensor tensor;             // Tensor
+  std::vector<Value> fields; // Tuple, ADT
+  Constructor ctor;          // ADT, ConstructorFn
+  Expr fn;                   // Closure: the FunctionNode
   std::vector<std::pair<const VarNode *, Value>> captured; // Closure
-  Var selfVar;                   // Closure: recursive let binding or null
-  std::string name;              // Closure: "@f", "%loop in @main", ...
+  Var selfVar;      // Closure: recursive let binding or null
+  std::string name; // Closure: "@f", "%loop in @main", ...
 
   explicit ValueNode(ValueKind K) : kind(K) {}
   ~ValueNode();

@@ -10,7 +10,7 @@ namespace rivet {
 namespace {
 
 const char *kindName(const AttrValue &V) {
-  static const char *Names[] = {"int",   "float",   "string", "ints",
+  static const char *Names[] = {"int",    "float",   "string", "ints",
                                 "floats", "strings", "tensor"};
   return Names[V.index()];
 }
@@ -22,8 +22,8 @@ const char *kindName(const AttrValue &V) {
 }
 
 bool integralDouble(double D) {
-  return std::isfinite(D) && std::trunc(D) == D && D >= -9.2233720368547758e18 &&
-         D < 9.2233720368547758e18;
+  return std::isfinite(D) && std::trunc(D) == D &&
+         D >= -9.2233720368547758e18 && D < 9.2233720368547758e18;
 }
 
 } // namespace
@@ -73,8 +73,7 @@ std::vector<int64_t> Attrs::getInts(const std::string &Name) const {
     std::vector<int64_t> R;
     for (double D : *L) {
       if (!integralDouble(D))
-        fail("attribute '{}' must be ints, got non-integral float {}", Name,
-             D);
+        fail("attribute '{}' must be ints, got non-integral float {}", Name, D);
       R.push_back((int64_t)D);
     }
     return R;
@@ -121,9 +120,8 @@ std::string Attrs::getString(const std::string &Name,
                              const std::string &Default) const {
   return has(Name) ? getString(Name) : Default;
 }
-std::vector<int64_t>
-Attrs::getInts(const std::string &Name,
-               const std::vector<int64_t> &Default) const {
+std::vector<int64_t> Attrs::getInts(const std::string &Name,
+                                    const std::vector<int64_t> &Default) const {
   return has(Name) ? getInts(Name) : Default;
 }
 
@@ -243,15 +241,9 @@ Attrs Attrs::deserialize(const uint8_t *Data, size_t Size, size_t &Pos) {
       fail("attributes: duplicate attribute '{}'", Name);
     uint8_t Kind = R.pod<uint8_t>("attribute kind");
     switch (Kind) {
-    case 0:
-      A.set(Name, R.pod<int64_t>("int attribute"));
-      break;
-    case 1:
-      A.set(Name, R.pod<double>("float attribute"));
-      break;
-    case 2:
-      A.set(Name, R.str("string attribute"));
-      break;
+    case 0: A.set(Name, R.pod<int64_t>("int attribute")); break;
+    case 1: A.set(Name, R.pod<double>("float attribute")); break;
+    case 2: A.set(Name, R.str("string attribute")); break;
     case 3: {
       uint32_t C = R.count(8, "ints attribute");
       std::vector<int64_t> L(C);
@@ -287,14 +279,14 @@ Attrs Attrs::deserialize(const uint8_t *Data, size_t Size, size_t &Pos) {
       for (auto &D : Sh) {
         D = R.pod<int64_t>("tensor shape");
         if (D < 0)
-          fail("attributes: tensor attribute '{}' has negative extent {}",
-               Name, D);
+          fail("attributes: tensor attribute '{}' has negative extent {}", Name,
+               D);
       }
       int64_t NumEl = numElements(Sh);
       uint8_t HasData = R.pod<uint8_t>("tensor data flag");
       if (HasData > 1)
-        fail("attributes: tensor attribute '{}' has invalid data flag {}",
-             Name, HasData);
+        fail("attributes: tensor attribute '{}' has invalid data flag {}", Name,
+             HasData);
       if (!HasData) {
         A.set(Name, Tensor::meta(Sh, Dt));
         break;

@@ -10,21 +10,17 @@ size_t dtypeSize(DType T) {
   switch (T) {
   case DType::Bool:
   case DType::Int8:
-  case DType::UInt8:
-    return 1;
+  case DType::UInt8: return 1;
   case DType::Int16:
   case DType::UInt16:
   case DType::Float16:
-  case DType::BFloat16:
-    return 2;
+  case DType::BFloat16: return 2;
   case DType::Int32:
   case DType::UInt32:
-  case DType::Float32:
-    return 4;
+  case DType::Float32: return 4;
   case DType::Int64:
   case DType::UInt64:
-  case DType::Float64:
-    return 8;
+  case DType::Float64: return 8;
   }
   fail("invalid dtype code {}", (int)T);
 }
@@ -49,11 +45,11 @@ std::string_view dtypeName(DType T) {
 }
 
 DType parseDType(std::string_view Name) {
-  static const DType All[] = {
-      DType::Bool,    DType::Int8,    DType::Int16,   DType::Int32,
-      DType::Int64,   DType::UInt8,   DType::Float16, DType::Float32,
-      DType::Float64, DType::UInt16,  DType::UInt32,  DType::UInt64,
-      DType::BFloat16};
+  static const DType All[] = {DType::Bool,    DType::Int8,    DType::Int16,
+                              DType::Int32,   DType::Int64,   DType::UInt8,
+                              DType::Float16, DType::Float32, DType::Float64,
+                              DType::UInt16,  DType::UInt32,  DType::UInt64,
+                              DType::BFloat16};
   for (DType T : All)
     if (dtypeName(T) == Name)
       return T;

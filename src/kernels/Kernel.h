@@ -71,8 +71,9 @@ struct KernelRegistrar {
 
 #define RIVET_KERNEL_CONCAT2(A, B) A##B
 #define RIVET_KERNEL_CONCAT(A, B) RIVET_KERNEL_CONCAT2(A, B)
-/// RIVET_REGISTER_KERNEL("add", addKernel, broadcastShape, /*dataDependent=*/false);
+/// RIVET_REGISTER_KERNEL("add", addKernel, broadcastShape,
+/// /*dataDependent=*/false);
 #define RIVET_REGISTER_KERNEL(Name, Kernel, Shape, DataDependent)              \
-  static ::rivet::detail::KernelRegistrar RIVET_KERNEL_CONCAT(                 \
-      RivetKernelReg_, __COUNTER__)(                                           \
+  static ::rivet::detail::KernelRegistrar RIVET_KERNEL_CONCAT(RivetKernelReg_, \
+                                                              __COUNTER__)(    \
       ::rivet::KernelInfo{Name, Kernel, Shape, DataDependent})

@@ -43,14 +43,14 @@ DType parseDescr(const std::string &D, const std::string &What) {
   char Order = D[0];
   std::string Kind = D.substr(1);
   static const std::map<std::string, DType> Kinds = {
-      {"b1", DType::Bool},    {"?", DType::Bool},     {"i1", DType::Int8},
-      {"i2", DType::Int16},   {"i4", DType::Int32},   {"i8", DType::Int64},
-      {"u1", DType::UInt8},   {"u2", DType::UInt16},  {"u4", DType::UInt32},
-      {"u8", DType::UInt64},  {"f2", DType::Float16}, {"f4", DType::Float32},
+      {"b1", DType::Bool},   {"?", DType::Bool},     {"i1", DType::Int8},
+      {"i2", DType::Int16},  {"i4", DType::Int32},   {"i8", DType::Int64},
+      {"u1", DType::UInt8},  {"u2", DType::UInt16},  {"u4", DType::UInt32},
+      {"u8", DType::UInt64}, {"f2", DType::Float16}, {"f4", DType::Float32},
       {"f8", DType::Float64}};
   auto It = Kinds.find(Kind);
-  if (It == Kinds.end() || (Order != '<' && Order != '>' && Order != '|' &&
-                            Order != '='))
+  if (It == Kinds.end() ||
+      (Order != '<' && Order != '>' && Order != '|' && Order != '='))
     fail("{}: unsupported npy dtype '{}' (supported: |b1 |i1 <i2 <i4 <i8 |u1 "
          "<u2 <u4 <u8 <f2 <f4 <f8; bfloat16 has no NumPy dtype)",
          What, D);
@@ -118,9 +118,8 @@ private:
   }
   char peek() { return Pos < Text.size() ? Text[Pos] : '\0'; }
   void skipSpace() {
-    while (Pos < Text.size() &&
-           (Text[Pos] == ' ' || Text[Pos] == '\t' || Text[Pos] == '\n' ||
-            Text[Pos] == '\r'))
+    while (Pos < Text.size() && (Text[Pos] == ' ' || Text[Pos] == '\t' ||
+                                 Text[Pos] == '\n' || Text[Pos] == '\r'))
       ++Pos;
   }
   void expect(char C) {
@@ -254,8 +253,8 @@ Tensor readNpyBytes(const uint8_t *Data, size_t Size, const std::string &What) {
       fail("{}: malformed npy header: '{}' must be {}", What, Key, KindName);
     return It->second;
   };
-  DType T = parseDescr(Get("descr", HeaderParser::Value::Str, "a string").S,
-                       What);
+  DType T =
+      parseDescr(Get("descr", HeaderParser::Value::Str, "a string").S, What);
   bool Fortran =
       Get("fortran_order", HeaderParser::Value::Bool, "True or False").B;
   Shape Sh = Get("shape", HeaderParser::Value::Tuple, "a tuple").Ints;

@@ -11,7 +11,8 @@ namespace rivet {
 /// row-major. Symbolic shapes live in the IR (ir::Dim), not here.
 using Shape = std::vector<int64_t>;
 
-/// Product of the extents (1 for a scalar). Throws on overflow or a negative extent.
+/// Product of the extents (1 for a scalar). Throws on overflow or a negative
+/// extent.
 int64_t numElements(const Shape &S);
 /// "(2, 3, 4)"; "()" for a scalar.
 std::string shapeToString(const Shape &S);
@@ -19,7 +20,8 @@ std::string shapeToString(const Shape &S);
 std::vector<int64_t> contiguousStrides(const Shape &S);
 /// NumPy broadcasting of two shapes; throws rivet::Error naming both shapes.
 Shape broadcastShapes(const Shape &A, const Shape &B);
-/// Normalizes a possibly negative axis into [0, Rank); throws when out of range.
+/// Normalizes a possibly negative axis into [0, Rank); throws when out of
+/// range.
 int64_t normalizeAxis(int64_t Axis, int64_t Rank);
 
 } // namespace rivet

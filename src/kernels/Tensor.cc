@@ -16,8 +16,8 @@ namespace rivet {
 std::shared_ptr<Storage> Storage::allocate(size_t NBytes) {
   // aligned_alloc needs a size that is a multiple of the alignment; a
   // zero-byte request still gets a valid, unique pointer.
-  size_t Rounded = (NBytes + kStorageAlignment - 1) / kStorageAlignment *
-                   kStorageAlignment;
+  size_t Rounded =
+      (NBytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
   if (Rounded < NBytes)
     fail("cannot allocate {} bytes: size overflows", NBytes);
   if (Rounded == 0)
@@ -291,8 +291,7 @@ Tensor Tensor::fromDLPack(DLManagedTensor *M) {
   };
   const DLTensor &T = M->dl_tensor;
   try {
-    if (T.device.device_type != kDLCPU &&
-        T.device.device_type != kDLCUDAHost)
+    if (T.device.device_type != kDLCPU && T.device.device_type != kDLCUDAHost)
       fail("fromDLPack: unsupported device type {} (only CPU memory is "
            "accepted)",
            (int)T.device.device_type);

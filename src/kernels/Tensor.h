@@ -14,9 +14,9 @@
 
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <type_traits>
-#include <memory>
 #include <vector>
 
 struct DLManagedTensor;
@@ -105,13 +105,15 @@ public:
   Tensor reshape(const Shape &NewShape) const;
   /// A deep copy into fresh storage.
   Tensor clone() const;
-  /// Element I (row-major) converted to double / int64; for tests and shape code.
+  /// Element I (row-major) converted to double / int64; for tests and shape
+  /// code.
   double elementAsDouble(int64_t I) const;
   int64_t elementAsInt(int64_t I) const;
   /// All elements converted to int64 (shape tensors, axes).
   std::vector<int64_t> toIntVector() const;
   std::vector<double> toDoubleVector() const;
-  /// A copy converted to another dtype (C++ conversion rules; float->int truncates).
+  /// A copy converted to another dtype (C++ conversion rules; float->int
+  /// truncates).
   Tensor cast(DType To) const;
   /// "Tensor[(2, 3), float32]"
   std::string typeString() const;

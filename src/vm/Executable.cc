@@ -119,19 +119,18 @@ private:
 
   void check(const Instruction &I) {
     switch (I.op) {
-    case Opcode::Move: reg(I.dst); reg(I.a); return;
-    case Opcode::Ret: reg(I.a); return;
-    case Opcode::Invoke:
+    case Opcode::Move:
       reg(I.dst);
-      [[fallthrough]];
+      reg(I.a);
+      return;
+    case Opcode::Ret: reg(I.a); return;
+    case Opcode::Invoke: reg(I.dst); [[fallthrough]];
     case Opcode::TailInvoke:
       regList(I.a, I.b);
       func(I.c);
       arity(I.c, I.b);
       return;
-    case Opcode::InvokeClosure:
-      reg(I.dst);
-      [[fallthrough]];
+    case Opcode::InvokeClosure: reg(I.dst); [[fallthrough]];
     case Opcode::TailInvokeClosure:
       regList(I.a, I.b);
       reg(I.c);
@@ -200,8 +199,7 @@ private:
       func(I.c);
       if (I.b > Exe.functions[I.c].numParams)
         bad(fmt::format("{} captured values for @{}, which takes {}", I.b,
-                        Exe.functions[I.c].name,
-                        Exe.functions[I.c].numParams));
+                        Exe.functions[I.c].name, Exe.functions[I.c].numParams));
       return;
     case Opcode::GetField:
       reg(I.dst);
@@ -209,7 +207,10 @@ private:
       if (I.imm < 0)
         bad(fmt::format("negative field index {}", I.imm));
       return;
-    case Opcode::GetTag: reg(I.dst); reg(I.a); return;
+    case Opcode::GetTag:
+      reg(I.dst);
+      reg(I.a);
+      return;
     case Opcode::If:
       reg(I.a);
       reg(I.b);
@@ -226,9 +227,19 @@ private:
         bad(fmt::format("constant {} is undefined", I.c));
       return;
     case Opcode::LoadConsti: reg(I.dst); return;
-    case Opcode::ShapeOf: reg(I.dst); reg(I.a); return;
-    case Opcode::ReshapeTensor: reg(I.dst); reg(I.a); reg(I.b); return;
-    case Opcode::DeviceCopy: reg(I.dst); reg(I.a); return;
+    case Opcode::ShapeOf:
+      reg(I.dst);
+      reg(I.a);
+      return;
+    case Opcode::ReshapeTensor:
+      reg(I.dst);
+      reg(I.a);
+      reg(I.b);
+      return;
+    case Opcode::DeviceCopy:
+      reg(I.dst);
+      reg(I.a);
+      return;
     case Opcode::KillRegister: reg(I.dst); return;
     case Opcode::Fatal:
       if (I.c >= Exe.strings.size())
@@ -238,7 +249,6 @@ private:
     }
     bad(fmt::format("invalid opcode {}", (unsigned)I.op));
   }
-
 
   const Executable &Exe;
   const VMFunction &F;
@@ -314,8 +324,8 @@ private:
     for (uint64_t I = A; I < (uint64_t)A + B; ++I) {
       if (I != A)
         R += ", ";
-      R += I < F.pool.size() ? fmt::format("%{}", F.pool[I])
-                             : std::string("%?");
+      R +=
+          I < F.pool.size() ? fmt::format("%{}", F.pool[I]) : std::string("%?");
     }
     return R;
   }
@@ -397,11 +407,11 @@ private:
       return fmt::format("{} %{} = storage %{} + {}, shape %{}, {}", N, I.dst,
                          I.a, I.imm, I.b, dtypeText(I.c));
     case Opcode::AllocADT: {
-      std::string Ctor =
-          (int32_t)I.c == ADTObj::kTupleTag ? std::string("tuple")
-          : I.c < Exe.constructors.size()
-              ? Exe.constructors[I.c].name
-              : fmt::format("<constructor {}>", I.c);
+      std::string Ctor = (int32_t)I.c == ADTObj::kTupleTag
+                             ? std::string("tuple")
+                         : I.c < Exe.constructors.size()
+                             ? Exe.constructors[I.c].name
+                             : fmt::format("<constructor {}>", I.c);
       return fmt::format("{} %{} = {}({})", N, I.dst, Ctor, regs(F, I.a, I.b));
     }
     case Opcode::AllocClosure:
@@ -420,8 +430,7 @@ private:
                                  Exe.constants[I.c].defined()
                              ? Exe.constants[I.c].typeString()
                              : std::string("<missing>"));
-    case Opcode::LoadConsti:
-      return fmt::format("{} %{} = {}", N, I.dst, I.imm);
+    case Opcode::LoadConsti: return fmt::format("{} %{} = {}", N, I.dst, I.imm);
     case Opcode::ShapeOf:
       return fmt::format("{} %{} = shape %{}", N, I.dst, I.a);
     case Opcode::ReshapeTensor:
@@ -443,6 +452,8 @@ private:
 
 } // namespace
 
-std::string Executable::disassemble() const { return Disassembler(*this).run(); }
+std::string Executable::disassemble() const {
+  return Disassembler(*this).run();
+}
 
 } // namespace rivet::vm

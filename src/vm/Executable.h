@@ -26,7 +26,7 @@ struct VMFunction {
   uint32_t numParams = 0;
   uint32_t numRegisters = 0; // params occupy registers 0 .. numParams-1
   std::vector<Instruction> code;
-  std::vector<uint32_t> pool;  // register lists of Invoke*, InvokeKernel, Alloc*
+  std::vector<uint32_t> pool; // register lists of Invoke*, InvokeKernel, Alloc*
   std::vector<int64_t> shapes; // static shapes of AllocTensor
 };
 
@@ -100,9 +100,8 @@ public:
   /// Validates everything before use; a truncated, corrupted, wrong-version
   /// or wrong-target file is refused with rivet::Error, never a crash. The
   /// result is resolved.
-  static std::shared_ptr<Executable> deserialize(const uint8_t *Data,
-                                                 size_t Size,
-                                                 const std::string &What);
+  static std::shared_ptr<Executable>
+  deserialize(const uint8_t *Data, size_t Size, const std::string &What);
   static std::shared_ptr<Executable> load(const std::string &Path);
 };
 

@@ -1,4 +1,5 @@
-//===- ExecutableFile.cc - The .rvx file: save and load ---------------------===//
+//===- ExecutableFile.cc - The .rvx file: save and load
+//---------------------===//
 //
 // Writes an Executable as one self-contained .rvx file and reads it back,
 // validating every byte before use (docs/executable-format.md). load()
@@ -245,8 +246,8 @@ void Loader::readHeader() {
   H.bytes(sizeof(kMagic), "magic");
   uint32_t Version = H.pod<uint32_t>("format version");
   if (Version != kFormatVersion)
-    error("format version {} is not supported (this runtime reads {})",
-          Version, kFormatVersion);
+    error("format version {} is not supported (this runtime reads {})", Version,
+          kFormatVersion);
   uint32_t Checksum = H.pod<uint32_t>("header checksum");
   uint32_t HeaderSize = H.pod<uint32_t>("header size");
   if (HeaderSize < kFixedHeaderSize + 16)
@@ -284,8 +285,7 @@ void Loader::readHeader() {
             E.what(), Producer);
     }
     if (!Have)
-      error("the code needs CPU feature '{}', which this CPU does not have",
-            F);
+      error("the code needs CPU feature '{}', which this CPU does not have", F);
   }
   uint32_t NumSections = H.count(kSectionEntrySize, "section count");
   if (NumSections > kMaxSections)
@@ -314,8 +314,8 @@ void Loader::readHeader() {
       error("section '{}' size {} overflows", Name, S.size);
     uint64_t End = S.offset + S.size;
     if (End > Size)
-      error("truncated: section '{}' ends at byte {} but the file has {}",
-            Name, End, Size);
+      error("truncated: section '{}' ends at byte {} but the file has {}", Name,
+            End, Size);
     if (End > FileSize)
       error("section '{}' ends at byte {}, past the file size {} recorded in "
             "the header",
@@ -380,7 +380,8 @@ void Loader::readConstants() {
     if (Code > (uint8_t)kLastDType)
       R.error("constant {} has invalid dtype code {}", I, Code);
     D.dtype = (DType)Code;
-    if (R.pod<uint8_t>("constant padding") || R.pod<uint16_t>("constant padding"))
+    if (R.pod<uint8_t>("constant padding") ||
+        R.pod<uint16_t>("constant padding"))
       R.error("constant {} has nonzero reserved bytes", I);
     uint32_t Rank = R.pod<uint32_t>("constant rank");
     if (Rank > kMaxRank)
@@ -410,8 +411,8 @@ void Loader::readConstants() {
   for (uint32_t I = 0; I < N; ++I) {
     const Desc &D = Descs[I];
     if (D.offset % kAlignment)
-      R.error("constant {} data offset {} is not a multiple of {}", I,
-              D.offset, kAlignment);
+      R.error("constant {} data offset {} is not a multiple of {}", I, D.offset,
+              kAlignment);
     if (D.offset < DataStart)
       R.error("constant {} data at byte {} overlaps earlier data (which ends "
               "at {})",
@@ -601,9 +602,7 @@ void Loader::checkFunction(uint32_t FnIndex) const {
       Reg(I.dst, "dst");
       Reg(I.a, "source");
       break;
-    case Opcode::Ret:
-      Reg(I.a, "result");
-      break;
+    case Opcode::Ret: Reg(I.a, "result"); break;
     case Opcode::Invoke:
     case Opcode::TailInvoke: {
       if (I.op == Opcode::Invoke)
@@ -673,8 +672,7 @@ void Loader::checkFunction(uint32_t FnIndex) const {
                           I.c, E.constructors.size()));
         if (I.b != E.constructors[I.c].arity)
           Bad(fmt::format("{} fields for constructor '{}' of arity {}", I.b,
-                          E.constructors[I.c].name,
-                          E.constructors[I.c].arity));
+                          E.constructors[I.c].name, E.constructors[I.c].arity));
       }
       break;
     case Opcode::AllocClosure: {
@@ -700,18 +698,14 @@ void Loader::checkFunction(uint32_t FnIndex) const {
       Reg(I.b, "condition");
       Jump(I.imm);
       break;
-    case Opcode::Goto:
-      Jump(I.imm);
-      break;
+    case Opcode::Goto: Jump(I.imm); break;
     case Opcode::LoadConst:
       Reg(I.dst, "dst");
       if (I.c >= E.constants.size())
-        Bad(fmt::format("constant index {} is out of range ({} constants)",
-                        I.c, E.constants.size()));
+        Bad(fmt::format("constant index {} is out of range ({} constants)", I.c,
+                        E.constants.size()));
       break;
-    case Opcode::LoadConsti:
-      Reg(I.dst, "dst");
-      break;
+    case Opcode::LoadConsti: Reg(I.dst, "dst"); break;
     case Opcode::ShapeOf:
       Reg(I.dst, "dst");
       Reg(I.a, "tensor");
@@ -725,9 +719,7 @@ void Loader::checkFunction(uint32_t FnIndex) const {
       Reg(I.dst, "dst");
       Reg(I.a, "tensor");
       break;
-    case Opcode::KillRegister:
-      Reg(I.dst, "dst");
-      break;
+    case Opcode::KillRegister: Reg(I.dst, "dst"); break;
     case Opcode::Fatal:
       if (I.c >= E.strings.size())
         Bad(fmt::format("string index {} is out of range ({} strings)", I.c,
@@ -836,8 +828,8 @@ std::vector<uint8_t> Executable::serialize() const {
   uint32_t HS = (uint32_t)HeaderSize;
   std::memcpy(Out.data() + 16, &HS, 4);
   std::memcpy(Out.data() + 24, &FileSize, 8);
-  uint32_t Checksum =
-      crc32c(Out.data() + kHeaderChecksumStart, HeaderSize - kHeaderChecksumStart);
+  uint32_t Checksum = crc32c(Out.data() + kHeaderChecksumStart,
+                             HeaderSize - kHeaderChecksumStart);
   std::memcpy(Out.data() + kHeaderChecksumOffset, &Checksum, 4);
   Out.reserve(FileSize);
   for (size_t I = 0; I < Body.size(); ++I) {

@@ -1,4 +1,5 @@
-//===- RvxBytes.h - Little-endian byte writer and checked reader -*- C++ -*-===//
+//===- RvxBytes.h - Little-endian byte writer and checked reader -*- C++
+//-*-===//
 //
 // The encoding primitives of the .rvx file: fixed-width little-endian
 // integers and length-prefixed strings. The reader checks every access

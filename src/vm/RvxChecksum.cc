@@ -56,9 +56,8 @@ uint32_t crcSoftware(uint32_t C, const uint8_t *P, size_t N) {
 }
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) uint32_t crcHardware(uint32_t C,
-                                                      const uint8_t *P,
-                                                      size_t N) {
+__attribute__((target("sse4.2"))) uint32_t
+crcHardware(uint32_t C, const uint8_t *P, size_t N) {
   uint64_t C64 = C;
   while (N >= 8) {
     uint64_t W;

@@ -9,7 +9,6 @@
 
 #include "kernels/Error.h"
 
-
 namespace rivet::vm::rvx {
 
 bool hostHasCpuFeature(std::string_view Feature) {

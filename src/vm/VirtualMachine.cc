@@ -51,10 +51,10 @@ const ADTObj &asADT(const ObjectRef &O, const char *What) {
   if (O && O->kind == ObjectKind::ADT)
     return *static_cast<const ADTObj *>(O.get());
   fail("{}: expected an ADT value or tuple, got {}", What,
-       !O ? "an empty register"
-          : O->kind == ObjectKind::Tensor ? "a tensor"
-          : O->kind == ObjectKind::Closure ? "a closure"
-                                           : "a storage buffer");
+       !O                               ? "an empty register"
+       : O->kind == ObjectKind::Tensor  ? "a tensor"
+       : O->kind == ObjectKind::Closure ? "a closure"
+                                        : "a storage buffer");
 }
 
 const ClosureObj &asClosure(const ObjectRef &O) {
@@ -260,8 +260,8 @@ void VirtualMachine::checkMainArgs(const std::vector<ObjectRef> &Args) const {
   for (size_t I = Args.size(); I < Ps.size(); ++I)
     fail("missing input '{}' (expected {})", Ps[I].name, expectedType(Ps[I]));
   if (Args.size() > Ps.size())
-    fail("main takes {} input{}, got {}", Ps.size(),
-         Ps.size() == 1 ? "" : "s", Args.size());
+    fail("main takes {} input{}, got {}", Ps.size(), Ps.size() == 1 ? "" : "s",
+         Args.size());
   for (size_t I = 0; I < Ps.size(); ++I) {
     const ParamInfo &P = Ps[I];
     if (!Args[I])
@@ -281,7 +281,7 @@ void VirtualMachine::checkMainArgs(const std::vector<ObjectRef> &Args) const {
     }
     if (!Ok)
       fail("input '{}': expected {}, got {}", P.name, expectedType(P),
-           !T.defined()  ? std::string("an undefined tensor")
+           !T.defined()   ? std::string("an undefined tensor")
            : !T.hasData() ? T.typeString() + " without data"
                           : T.typeString());
   }
@@ -384,9 +384,7 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
       const Instruction &I = Code[Pc++];
       ++Count;
       switch (I.op) {
-      case Opcode::Move:
-        R[I.dst] = R[I.a];
-        break;
+      case Opcode::Move: R[I.dst] = R[I.a]; break;
 
       case Opcode::Ret: {
         ObjectRef V = std::move(R[I.a]);
@@ -431,9 +429,7 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
         break;
       }
 
-      case Opcode::InvokeKernel:
-        kernelCall(I, *F, R);
-        break;
+      case Opcode::InvokeKernel: kernelCall(I, *F, R); break;
 
       case Opcode::AllocStorage: {
         int64_t Size = I.imm;
@@ -510,17 +506,11 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
           Pc = Pc - 1 + (size_t)I.imm;
         break;
 
-      case Opcode::Goto:
-        Pc = Pc - 1 + (size_t)I.imm;
-        break;
+      case Opcode::Goto: Pc = Pc - 1 + (size_t)I.imm; break;
 
-      case Opcode::LoadConst:
-        R[I.dst] = Constants[I.c];
-        break;
+      case Opcode::LoadConst: R[I.dst] = Constants[I.c]; break;
 
-      case Opcode::LoadConsti:
-        R[I.dst] = intScalar(I.imm);
-        break;
+      case Opcode::LoadConsti: R[I.dst] = intScalar(I.imm); break;
 
       case Opcode::ShapeOf:
         R[I.dst] = shapeTensor(asTensor(R[I.a], "ShapeOf").shape());
@@ -542,12 +532,9 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
         R[I.dst] = R[I.a]; // CPU to CPU: tensors are immutable, share it
         break;
 
-      case Opcode::KillRegister:
-        R[I.dst].reset();
-        break;
+      case Opcode::KillRegister: R[I.dst].reset(); break;
 
-      case Opcode::Fatal:
-        fail("{}", E.strings[I.c]);
+      case Opcode::Fatal: fail("{}", E.strings[I.c]);
       }
     }
   } catch (const std::exception &Err) {

@@ -58,7 +58,8 @@ struct Running {
 /// Lists test directories (those with a model.onnx) under the four suites.
 std::vector<std::string> listTests(const Options &O) {
   std::vector<std::string> R;
-  for (const char *Suite : {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
+  for (const char *Suite :
+       {"node", "pytorch-converted", "pytorch-operator", "simple"}) {
     fs::path Dir = fs::path(O.dataDir) / Suite;
     if (!fs::is_directory(Dir))
       continue;
@@ -128,18 +129,27 @@ int main(int Argc, char **Argv) {
       }
       return Argv[++I];
     };
-    if (A == "--data") O.dataDir = next();
-    else if (A == "--executor") O.executor = next();
-    else if (A == "--filter") O.filters.push_back(next());
-    else if (A == "--jobs") O.jobs = std::max(1, std::stoi(next()));
-    else if (A == "--timeout") O.timeoutSec = std::stoi(next());
-    else if (A == "--pass-list") O.passList = next();
-    else if (A == "--write-pass-list") O.writePassList = next();
-    else if (A == "--verbose") O.verbose = true;
+    if (A == "--data")
+      O.dataDir = next();
+    else if (A == "--executor")
+      O.executor = next();
+    else if (A == "--filter")
+      O.filters.push_back(next());
+    else if (A == "--jobs")
+      O.jobs = std::max(1, std::stoi(next()));
+    else if (A == "--timeout")
+      O.timeoutSec = std::stoi(next());
+    else if (A == "--pass-list")
+      O.passList = next();
+    else if (A == "--write-pass-list")
+      O.writePassList = next();
+    else if (A == "--verbose")
+      O.verbose = true;
     else {
-      std::cerr << "usage: rivet_conformance [--data DIR] [--executor interp|vm] "
-                   "[--filter S]... [--jobs N] [--timeout SEC] [--pass-list F] "
-                   "[--write-pass-list F] [--verbose]\n";
+      std::cerr
+          << "usage: rivet_conformance [--data DIR] [--executor interp|vm] "
+             "[--filter S]... [--jobs N] [--timeout SEC] [--pass-list F] "
+             "[--write-pass-list F] [--verbose]\n";
       return 2;
     }
   }
@@ -225,9 +235,9 @@ int main(int Argc, char **Argv) {
         Out << Name << "\n";
   }
   int Skipped = 0;
-  std::cout << fmt::format("\n{} of {} ONNX backend tests pass ({:.1f}%)\n",
-                           Passed, Results.size(),
-                           Results.empty() ? 0.0 : 100.0 * Passed / Results.size());
+  std::cout << fmt::format(
+      "\n{} of {} ONNX backend tests pass ({:.1f}%)\n", Passed, Results.size(),
+      Results.empty() ? 0.0 : 100.0 * Passed / Results.size());
   if (!Regressions.empty()) {
     std::cout << Regressions.size() << " tests of the pass list fail:\n";
     for (auto &R : Regressions)

@@ -88,8 +88,8 @@ Value readValue(const ir::Module &M, const onnx::TypeProto &Type,
     }
   }
   default: {
-    Tensor T = frontend::tensorFromProto(parseProto<onnx::TensorProto>(P), "",
-                                         What);
+    Tensor T =
+        frontend::tensorFromProto(parseProto<onnx::TensorProto>(P), "", What);
     // ONNX <= 1.13 wrote bfloat16 test data as UINT16 bit patterns (NumPy
     // has no bfloat16): read them as the declared bfloat16.
     if (Type.has_tensor_type() &&
@@ -148,8 +148,9 @@ std::string compare(const Value &Actual, const Value &Expected, double Rtol,
 /// Both executors see only inputs that match @main's declared types: data
 /// that contradicts the model's declaration is refused, as `rivet run` does.
 void checkInput(const ir::Var &Param, const Value &V, const std::string &Name) {
-  auto *T = Param->typeAnnotation ? Param->typeAnnotation->as<ir::TensorTypeNode>()
-                                  : nullptr;
+  auto *T = Param->typeAnnotation
+                ? Param->typeAnnotation->as<ir::TensorTypeNode>()
+                : nullptr;
   if (!T || !V.isTensor())
     return;
   const Tensor &X = V.tensor();

@@ -56,7 +56,8 @@ struct Builder {
       N->add_output(O);
     return N;
   }
-  void initF(const std::string &Name, std::vector<float> V, std::vector<int64_t> Dims) {
+  void initF(const std::string &Name, std::vector<float> V,
+             std::vector<int64_t> Dims) {
     auto *T = G->add_initializer();
     T->set_name(Name);
     T->set_data_type(TP::FLOAT);
@@ -73,7 +74,8 @@ struct Builder {
   }
   ir::Module import() {
     std::string Bytes = M.SerializeAsString();
-    ir::Module Mod = frontend::importOnnxBytes(Bytes.data(), Bytes.size(), "", "test.onnx");
+    ir::Module Mod =
+        frontend::importOnnxBytes(Bytes.data(), Bytes.size(), "", "test.onnx");
     ir::inferTypes(Mod);
     return Mod;
   }
@@ -93,7 +95,8 @@ void setInt(onnx::NodeProto *N, const std::string &Name, int64_t V) {
   A->set_type(onnx::AttributeProto::INT);
   A->set_i(V);
 }
-void setFloats(onnx::NodeProto *N, const std::string &Name, std::vector<float> V) {
+void setFloats(onnx::NodeProto *N, const std::string &Name,
+               std::vector<float> V) {
   auto *A = N->add_attribute();
   A->set_name(Name);
   A->set_type(onnx::AttributeProto::FLOATS);
@@ -101,7 +104,9 @@ void setFloats(onnx::NodeProto *N, const std::string &Name, std::vector<float> V
     A->add_floats(F);
 }
 
-Tensor f32(std::vector<float> V, Shape S) { return Tensor::fromVector<float>(V, S); }
+Tensor f32(std::vector<float> V, Shape S) {
+  return Tensor::fromVector<float>(V, S);
+}
 
 } // namespace
 
@@ -114,7 +119,9 @@ TEST(ElementwiseImport, ClipWithComputedAndConstantBounds) {
   B.output("y", TP::FLOAT, {4});
   ir::Module Mod = B.import();
   ir::Interpreter I(Mod);
-  Tensor Y = I.call("main", {f32({-5, 0, 1, 9}, {4}), Tensor::scalar<float>(-1)}).tensor();
+  Tensor Y =
+      I.call("main", {f32({-5, 0, 1, 9}, {4}), Tensor::scalar<float>(-1)})
+          .tensor();
   EXPECT_TRUE(allClose(Y, f32({-1, 0, 1, 2}, {4})));
 }
 
@@ -131,10 +138,12 @@ TEST(ElementwiseImport, LegacyBroadcastAndPRelu) {
   ir::Module Mod = B.import();
   ir::Interpreter I(Mod);
   std::vector<float> A(12, -1.0f);
-  Tensor Y = I.call("main", {f32(A, {2, 3, 2}), f32({0, 0.5f, 3}, {3})}).tensor();
-  // s = [-1, -0.5, 2] per channel; prelu scales negatives by the channel's slope.
-  EXPECT_TRUE(allClose(Y, f32({-0.5f, -0.5f, -0.5f, -0.5f, 2, 2,
-                               -0.5f, -0.5f, -0.5f, -0.5f, 2, 2},
+  Tensor Y =
+      I.call("main", {f32(A, {2, 3, 2}), f32({0, 0.5f, 3}, {3})}).tensor();
+  // s = [-1, -0.5, 2] per channel; prelu scales negatives by the channel's
+  // slope.
+  EXPECT_TRUE(allClose(Y, f32({-0.5f, -0.5f, -0.5f, -0.5f, 2, 2, -0.5f, -0.5f,
+                               -0.5f, -0.5f, 2, 2},
                               {2, 3, 2})));
 }
 
@@ -159,7 +168,8 @@ TEST(ElementwiseImport, Refusals) {
     B.node("Dropout", {"x", "r", "t"}, {"y"});
     B.output("y", TP::FLOAT, {2});
     std::string E = B.importError();
-    EXPECT_NE(E.find("(Dropout, opset 13): training mode with ratio 0.5 drops at random"),
+    EXPECT_NE(E.find("(Dropout, opset 13): training mode with ratio 0.5 drops "
+                     "at random"),
               std::string::npos)
         << E;
   }
@@ -169,7 +179,8 @@ TEST(ElementwiseImport, Refusals) {
     setInt(B.node("Cast", {"x"}, {"y"}), "to", TP::COMPLEX64);
     B.output("y", TP::FLOAT, {2});
     std::string E = B.importError();
-    EXPECT_NE(E.find("(Cast, opset 13): attribute 'to': unsupported element type COMPLEX64"),
+    EXPECT_NE(E.find("(Cast, opset 13): attribute 'to': unsupported element "
+                     "type COMPLEX64"),
               std::string::npos)
         << E;
   }
@@ -183,8 +194,10 @@ TEST(ElementwiseImport, Refusals) {
     A->set_s("hi");
     B.output("y", TP::FLOAT, {2});
     std::string E = B.importError();
-    EXPECT_NE(E.find("(Constant, opset 13): attribute 'value_string' is not supported"),
-              std::string::npos)
+    EXPECT_NE(
+        E.find(
+            "(Constant, opset 13): attribute 'value_string' is not supported"),
+        std::string::npos)
         << E;
   }
 }

@@ -34,7 +34,8 @@ struct GraphBuilder {
     valueInfo(G->add_output(), Name, ElemType, Dims);
   }
   static void valueInfo(onnx::ValueInfoProto *V, const std::string &Name,
-                        int32_t ElemType, const std::vector<std::string> &Dims) {
+                        int32_t ElemType,
+                        const std::vector<std::string> &Dims) {
     V->set_name(Name);
     auto *T = V->mutable_type()->mutable_tensor_type();
     T->set_elem_type(ElemType);
@@ -52,7 +53,8 @@ struct GraphBuilder {
                         const std::string &Name = "") {
     auto *N = G->add_node();
     N->set_op_type(Op);
-    N->set_name(Name.empty() ? Op + "_" + std::to_string(G->node_size()) : Name);
+    N->set_name(Name.empty() ? Op + "_" + std::to_string(G->node_size())
+                             : Name);
     for (auto &I : Ins)
       N->add_input(I);
     for (auto &O : Outs)
@@ -116,7 +118,8 @@ void buildSumLoopBody(onnx::GraphProto *B, const std::string &Outer) {
   Body.node("Cast", {"i"}, {"i_f"})->add_attribute()->set_name("to");
   Body.G->mutable_node(0)->mutable_attribute(0)->set_type(
       onnx::AttributeProto::INT);
-  Body.G->mutable_node(0)->mutable_attribute(0)->set_i(onnx::TensorProto::FLOAT);
+  Body.G->mutable_node(0)->mutable_attribute(0)->set_i(
+      onnx::TensorProto::FLOAT);
   Body.node("Mul", {Outer, "i_f"}, {"xi"});
   Body.node("Add", {"acc", "xi"}, {"acc_out"});
   Body.node("Identity", {"c"}, {"c_out"});
@@ -140,9 +143,9 @@ TEST(OnnxImport, LoopWithScanOutputReadsOuterScope) {
 
   ir::Module Mod = import(M);
   ir::Interpreter I(Mod);
-  ir::Value R = I.call("main", {Tensor::fromVector<float>({1, 2}, {2}),
-                                Tensor::scalar<int64_t>(4),
-                                Tensor::scalar<bool>(true)});
+  ir::Value R =
+      I.call("main", {Tensor::fromVector<float>({1, 2}, {2}),
+                      Tensor::scalar<int64_t>(4), Tensor::scalar<bool>(true)});
   // sum = x + x*(0+1+2+3) = 7x; scan rows = x*i for i = 0..3.
   const Tensor &Sum = R.fields()[0].tensor();
   EXPECT_TRUE(allClose(Sum, Tensor::fromVector<float>({7, 14}, {2})));
@@ -239,7 +242,8 @@ TEST(OnnxImport, UnsupportedOpsetAndDomain) {
   G.input("x", onnx::TensorProto::FLOAT, {"2"});
   G.node("Relu", {"x"}, {"y"});
   G.output("y", onnx::TensorProto::FLOAT, {"2"});
-  EXPECT_NE(importError(M).find("opset 99 is not supported"), std::string::npos);
+  EXPECT_NE(importError(M).find("opset 99 is not supported"),
+            std::string::npos);
 
   onnx::ModelProto D = newModel(13);
   GraphBuilder DG{D.mutable_graph()};
@@ -262,8 +266,9 @@ TEST(OnnxImport, ShapeContradictingDeclaredTypeIsAnError) {
 TEST(OnnxImport, MalformedFilesAreErrors) {
   EXPECT_THROW(frontend::importOnnxFile("/nonexistent/model.onnx"), Error);
   std::string Garbage = "this is not a protobuf \xff\xff\xff\xff";
-  EXPECT_THROW(frontend::importOnnxBytes(Garbage.data(), Garbage.size(), "", "g"),
-               Error);
+  EXPECT_THROW(
+      frontend::importOnnxBytes(Garbage.data(), Garbage.size(), "", "g"),
+      Error);
   // Every truncation of a real model either imports or fails with Error.
   onnx::ModelProto M = newModel();
   GraphBuilder G{M.mutable_graph()};

@@ -15,8 +15,12 @@ Dim c(int64_t V) { return Dim::constant(V); }
 Dim s(const char *N) { return Dim::symbol(N); }
 Dim q() { return Dim::any(); }
 
-Type f32(std::vector<Dim> D) { return tensorType(std::move(D), DType::Float32); }
-Type f16(std::vector<Dim> D) { return tensorType(std::move(D), DType::Float16); }
+Type f32(std::vector<Dim> D) {
+  return tensorType(std::move(D), DType::Float32);
+}
+Type f16(std::vector<Dim> D) {
+  return tensorType(std::move(D), DType::Float16);
+}
 Type i32(std::vector<Dim> D) { return tensorType(std::move(D), DType::Int32); }
 Type i64(std::vector<Dim> D) { return tensorType(std::move(D), DType::Int64); }
 Type u8(std::vector<Dim> D) { return tensorType(std::move(D), DType::UInt8); }
@@ -27,7 +31,8 @@ std::string rel(const std::string &Op, std::vector<Type> Args, Attrs A = {}) {
   return T ? typeToString(T) : "null";
 }
 
-std::string relError(const std::string &Op, std::vector<Type> Args, Attrs A = {}) {
+std::string relError(const std::string &Op, std::vector<Type> Args,
+                     Attrs A = {}) {
   try {
     rel(Op, std::move(Args), std::move(A));
   } catch (const Error &E) {
@@ -40,19 +45,51 @@ std::string relError(const std::string &Op, std::vector<Type> Args, Attrs A = {}
   do {                                                                         \
     std::string Msg = Call;                                                    \
     EXPECT_NE(Msg.find(Substr), std::string::npos)                             \
-        << "message: '" << Msg << "', expected to contain: '" << Substr << "'"; \
+        << "message: '" << Msg << "', expected to contain: '" << Substr        \
+        << "'";                                                                \
   } while (false)
 
 } // namespace
 
 TEST(ActivationRelations, Registered) {
-  for (const char *Op :
-       {"elu", "selu", "celu", "leaky_relu", "hard_sigmoid", "hard_swish",
-        "thresholded_relu", "shrink", "softplus", "softsign", "clip", "prelu",
-        "dropout", "ceil", "floor", "round", "reciprocal", "erf", "sin", "cos",
-        "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
-        "sign", "isnan", "isinf", "mod", "left_shift", "right_shift",
-        "cast_like", "legacy_broadcast", "full_like"}) {
+  for (const char *Op : {"elu",
+                         "selu",
+                         "celu",
+                         "leaky_relu",
+                         "hard_sigmoid",
+                         "hard_swish",
+                         "thresholded_relu",
+                         "shrink",
+                         "softplus",
+                         "softsign",
+                         "clip",
+                         "prelu",
+                         "dropout",
+                         "ceil",
+                         "floor",
+                         "round",
+                         "reciprocal",
+                         "erf",
+                         "sin",
+                         "cos",
+                         "tan",
+                         "asin",
+                         "acos",
+                         "atan",
+                         "sinh",
+                         "cosh",
+                         "asinh",
+                         "acosh",
+                         "atanh",
+                         "sign",
+                         "isnan",
+                         "isinf",
+                         "mod",
+                         "left_shift",
+                         "right_shift",
+                         "cast_like",
+                         "legacy_broadcast",
+                         "full_like"}) {
     const OpInfo *I = OpRegistry::global().find(Op);
     ASSERT_NE(I, nullptr) << Op;
     EXPECT_NE(I->relation, nullptr) << Op;
@@ -63,8 +100,10 @@ TEST(ActivationRelations, Registered) {
 TEST(ActivationRelations, UnaryKeepPartialShapes) {
   EXPECT_EQ(rel("elu", {f32({s("n"), q(), c(3)})}, Attrs{{"alpha", 0.5}}),
             "Tensor[(n, ?, 3), float32]");
-  EXPECT_EQ(rel("softplus", {tensorTypeUnknownRank(DType::Float64)}), "Tensor[?, float64]");
-  EXPECT_EQ(rel("clip", {i64({c(2)})}, Attrs{{"min", 0.0}}), "Tensor[(2,), int64]");
+  EXPECT_EQ(rel("softplus", {tensorTypeUnknownRank(DType::Float64)}),
+            "Tensor[?, float64]");
+  EXPECT_EQ(rel("clip", {i64({c(2)})}, Attrs{{"min", 0.0}}),
+            "Tensor[(2,), int64]");
   EXPECT_EQ(rel("shrink", {i32({q()})}), "Tensor[(?,), int32]");
   EXPECT_EQ(rel("hard_sigmoid", {incompleteType()}), "null");
   EXPECT_EQ(rel("sin", {f16({c(4)})}), "Tensor[(4,), float16]");
@@ -75,20 +114,27 @@ TEST(ActivationRelations, UnaryKeepPartialShapes) {
 }
 
 TEST(ActivationRelations, UnaryErrors) {
-  EXPECT_REL_ERROR(relError("elu", {i64({c(2)})}), "elu: expects a float tensor");
-  EXPECT_REL_ERROR(relError("clip", {b8({c(2)})}), "clip: expects a numeric tensor");
+  EXPECT_REL_ERROR(relError("elu", {i64({c(2)})}),
+                   "elu: expects a float tensor");
+  EXPECT_REL_ERROR(relError("clip", {b8({c(2)})}),
+                   "clip: expects a numeric tensor");
   EXPECT_REL_ERROR(relError("selu", {f32({})}, Attrs{{"beta", 1.0}}), "selu");
-  EXPECT_REL_ERROR(relError("leaky_relu", {f32({})}, Attrs{{"alpha", std::string("x")}}),
-                   "alpha");
-  EXPECT_REL_ERROR(relError("round", {i64({c(1)})}), "round: expects a float tensor");
-  EXPECT_REL_ERROR(relError("isinf", {f32({})}, Attrs{{"detect", int64_t(1)}}), "detect");
+  EXPECT_REL_ERROR(
+      relError("leaky_relu", {f32({})}, Attrs{{"alpha", std::string("x")}}),
+      "alpha");
+  EXPECT_REL_ERROR(relError("round", {i64({c(1)})}),
+                   "round: expects a float tensor");
+  EXPECT_REL_ERROR(relError("isinf", {f32({})}, Attrs{{"detect", int64_t(1)}}),
+                   "detect");
 }
 
 TEST(ActivationRelations, PRelu) {
   EXPECT_EQ(rel("prelu", {f32({c(2), c(3), c(4)}), f32({c(3), c(1)})}),
             "Tensor[(2, 3, 4), float32]");
-  EXPECT_EQ(rel("prelu", {f32({s("n"), q()}), f32({c(1)})}), "Tensor[(n, ?), float32]");
-  EXPECT_REL_ERROR(relError("prelu", {f32({c(2), c(3)}), f32({c(4)})}), "prelu");
+  EXPECT_EQ(rel("prelu", {f32({s("n"), q()}), f32({c(1)})}),
+            "Tensor[(n, ?), float32]");
+  EXPECT_REL_ERROR(relError("prelu", {f32({c(2), c(3)}), f32({c(4)})}),
+                   "prelu");
   EXPECT_REL_ERROR(relError("prelu", {f32({c(3)}), f32({c(2), c(3)})}),
                    "prelu: slope Tensor[(2, 3), float32] has a higher rank");
   EXPECT_REL_ERROR(relError("prelu", {f32({c(1), c(3)}), f32({c(2), c(3)})}),
@@ -106,38 +152,49 @@ TEST(ActivationRelations, Dropout) {
 }
 
 TEST(ElementwiseExtRelations, BinaryOps) {
-  EXPECT_EQ(rel("mod", {i64({c(2), c(1)}), i64({c(3)})}, Attrs{{"fmod", int64_t(1)}}),
-            "Tensor[(2, 3), int64]");
+  EXPECT_EQ(
+      rel("mod", {i64({c(2), c(1)}), i64({c(3)})}, Attrs{{"fmod", int64_t(1)}}),
+      "Tensor[(2, 3), int64]");
   EXPECT_REL_ERROR(relError("mod", {i64({c(2)}), i32({c(2)})}), "mod");
-  EXPECT_REL_ERROR(relError("mod", {b8({c(2)}), b8({c(2)})}), "mod: expects a numeric tensor");
-  EXPECT_EQ(rel("left_shift", {u8({s("n")}), u8({c(1)})}), "Tensor[(n,), uint8]");
+  EXPECT_REL_ERROR(relError("mod", {b8({c(2)}), b8({c(2)})}),
+                   "mod: expects a numeric tensor");
+  EXPECT_EQ(rel("left_shift", {u8({s("n")}), u8({c(1)})}),
+            "Tensor[(n,), uint8]");
   EXPECT_REL_ERROR(relError("right_shift", {f32({c(1)}), f32({c(1)})}),
                    "right_shift: expects an integer tensor");
   // pow: exponent of another numeric dtype, result in the base's.
-  EXPECT_EQ(rel("pow", {i32({c(3)}), f32({c(2), c(1)})}), "Tensor[(2, 3), int32]");
+  EXPECT_EQ(rel("pow", {i32({c(3)}), f32({c(2), c(1)})}),
+            "Tensor[(2, 3), int32]");
   EXPECT_EQ(rel("pow", {f32({q()}), i64({})}), "Tensor[(?,), float32]");
-  EXPECT_REL_ERROR(relError("pow", {f32({c(2)}), b8({c(2)})}), "pow: expects a numeric tensor");
+  EXPECT_REL_ERROR(relError("pow", {f32({c(2)}), b8({c(2)})}),
+                   "pow: expects a numeric tensor");
   EXPECT_REL_ERROR(relError("pow", {f32({c(2)}), f32({c(3)})}), "pow");
 }
 
 TEST(ElementwiseExtRelations, CastLikeLegacyBroadcastFullLike) {
-  EXPECT_EQ(rel("cast_like", {f32({s("n")}), i64({c(7)})}), "Tensor[(n,), int64]");
+  EXPECT_EQ(rel("cast_like", {f32({s("n")}), i64({c(7)})}),
+            "Tensor[(n,), int64]");
   EXPECT_EQ(rel("legacy_broadcast", {f32({c(3)}), f32({c(2), c(3), q()})},
                 Attrs{{"axis", int64_t(1)}}),
             "Tensor[(1, 3, 1), float32]");
-  EXPECT_EQ(rel("legacy_broadcast", {f32({s("k"), c(4)}), f32({c(2), q(), q()})},
+  EXPECT_EQ(rel("legacy_broadcast",
+                {f32({s("k"), c(4)}), f32({c(2), q(), q()})},
                 Attrs{{"axis", int64_t(-2)}}),
             "Tensor[(1, k, 4), float32]");
-  EXPECT_EQ(rel("legacy_broadcast", {f32({c(3)}), tensorTypeUnknownRank(DType::Float32)},
+  EXPECT_EQ(rel("legacy_broadcast",
+                {f32({c(3)}), tensorTypeUnknownRank(DType::Float32)},
                 Attrs{{"axis", int64_t(1)}}),
             "Tensor[?, float32]");
-  EXPECT_REL_ERROR(relError("legacy_broadcast", {f32({c(3), c(2)}), f32({c(2), c(3)})},
+  EXPECT_REL_ERROR(relError("legacy_broadcast",
+                            {f32({c(3), c(2)}), f32({c(2), c(3)})},
                             Attrs{{"axis", int64_t(1)}}),
                    "legacy_broadcast: axis 1 does not fit");
-  EXPECT_REL_ERROR(relError("legacy_broadcast", {f32({c(3)}), f32({c(3)})}), "axis");
+  EXPECT_REL_ERROR(relError("legacy_broadcast", {f32({c(3)}), f32({c(3)})}),
+                   "axis");
   EXPECT_EQ(rel("full_like", {f32({s("n"), c(2)})},
                 Attrs{{"value", 1.0}, {"dtype", std::string("bool")}}),
             "Tensor[(n, 2), bool]");
-  EXPECT_EQ(rel("full_like", {i32({c(2)})}, Attrs{{"value", 0.0}}), "Tensor[(2,), int32]");
+  EXPECT_EQ(rel("full_like", {i32({c(2)})}, Attrs{{"value", 0.0}}),
+            "Tensor[(2,), int32]");
   EXPECT_REL_ERROR(relError("full_like", {i32({c(2)})}), "value");
 }

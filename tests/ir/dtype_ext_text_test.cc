@@ -71,7 +71,8 @@ def @f() {
 }
 
 TEST(DTypeExtText, CanonicalRoundTrip) {
-  expectCanonical(R"(def @f(%x: Tensor[(2,), uint16], %y: Tensor[(n,), bfloat16]) {
+  expectCanonical(
+      R"(def @f(%x: Tensor[(2,), uint16], %y: Tensor[(n,), bfloat16]) {
   let %c = (7u16, 4000000000u32, 18446744073709551615u64, 1.5bf16, 0.100097656bf16, -infbf16, nanbf16, 3.3895314e+38bf16);
   let %d = const[(3,), uint64]([0, 9223372036854775808, 18446744073709551615]);
   let %e = const[(2,), bfloat16]([0.5, -9.1835e-41]);
@@ -113,9 +114,9 @@ TEST(DTypeExtText, BitExactBFloat16RoundTrip) {
 TEST(DTypeExtText, OutOfRangeAndMisuseAreErrors) {
   EXPECT_NE(parseError("def @f() { 65536u16 }").find("out of range for uint16"),
             std::string::npos);
-  EXPECT_NE(parseError("def @f() { 4294967296u32 }")
-                .find("out of range for uint32"),
-            std::string::npos);
+  EXPECT_NE(
+      parseError("def @f() { 4294967296u32 }").find("out of range for uint32"),
+      std::string::npos);
   EXPECT_NE(parseError("def @f() { 18446744073709551616u64 }")
                 .find("out of range for uint64"),
             std::string::npos);
@@ -123,8 +124,9 @@ TEST(DTypeExtText, OutOfRangeAndMisuseAreErrors) {
             std::string::npos);
   EXPECT_NE(parseError("def @f() { 1.5u32 }").find("integer suffix 'u32'"),
             std::string::npos);
-  EXPECT_NE(parseError("def @f() { 4e38bf16 }").find("out of range for bfloat16"),
-            std::string::npos);
+  EXPECT_NE(
+      parseError("def @f() { 4e38bf16 }").find("out of range for bfloat16"),
+      std::string::npos);
   EXPECT_NE(parseError("def @f() { const[(1,), uint16]([-1]) }")
                 .find("out of range for uint16"),
             std::string::npos);

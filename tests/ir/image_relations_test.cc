@@ -14,7 +14,9 @@ Dim c(int64_t V) { return Dim::constant(V); }
 Dim s(const char *N) { return Dim::symbol(N); }
 Dim q() { return Dim::any(); }
 
-Type f32(std::vector<Dim> D) { return tensorType(std::move(D), DType::Float32); }
+Type f32(std::vector<Dim> D) {
+  return tensorType(std::move(D), DType::Float32);
+}
 Type i64(std::vector<Dim> D) { return tensorType(std::move(D), DType::Int64); }
 Type i32(std::vector<Dim> D) { return tensorType(std::move(D), DType::Int32); }
 Type absent() { return f32({c(0)}); }
@@ -38,7 +40,8 @@ std::string relError(const std::string &Op, std::vector<Type> Args,
   do {                                                                         \
     std::string Msg = Call;                                                    \
     EXPECT_NE(Msg.find(Substr), std::string::npos)                             \
-        << "message: '" << Msg << "', expected to contain: '" << Substr << "'"; \
+        << "message: '" << Msg << "', expected to contain: '" << Substr        \
+        << "'";                                                                \
   } while (false)
 
 TEST(ImageRelations, ResizeStatic) {
@@ -69,15 +72,16 @@ TEST(ImageRelations, ResizeStatic) {
 }
 
 TEST(ImageRelations, ResizeDynamic) {
-  EXPECT_EQ(rel("resize_dynamic",
-                {f32({c(1), c(3), c(4), c(4)}), absent(), f32({c(4)}), i64({c(0)})}),
+  EXPECT_EQ(rel("resize_dynamic", {f32({c(1), c(3), c(4), c(4)}), absent(),
+                                   f32({c(4)}), i64({c(0)})}),
             "Tensor[(?, ?, ?, ?), float32]");
-  EXPECT_EQ(rel("resize_dynamic",
-                {f32({c(1), c(3), c(4), c(4)}), absent(), f32({c(2)}), i64({c(0)})},
-                Attrs{{"axes", std::vector<int64_t>{2, 3}}}),
-            "Tensor[(1, 3, ?, ?), float32]");
-  EXPECT_REL_ERROR(relError("resize_dynamic",
-                            {f32({c(4)}), absent(), f32({c(1), c(1)}), i64({c(0)})}),
+  EXPECT_EQ(
+      rel("resize_dynamic",
+          {f32({c(1), c(3), c(4), c(4)}), absent(), f32({c(2)}), i64({c(0)})},
+          Attrs{{"axes", std::vector<int64_t>{2, 3}}}),
+      "Tensor[(1, 3, ?, ?), float32]");
+  EXPECT_REL_ERROR(relError("resize_dynamic", {f32({c(4)}), absent(),
+                                               f32({c(1), c(1)}), i64({c(0)})}),
                    "'scales' must be 1-D");
 }
 
@@ -91,10 +95,11 @@ TEST(ImageRelations, GridSampleRoiAlignNms) {
   EXPECT_REL_ERROR(relError("grid_sample", {f32({c(1), c(3), c(8), c(8)}),
                                             f32({c(1), c(5), c(6), c(3)})}),
                    "last dimension must be 2");
-  EXPECT_EQ(rel("roi_align", {f32({c(1), c(3), c(8), c(8)}), f32({q(), c(4)}),
-                              i64({s("r")})},
-                Attrs{{"output_height", int64_t(2)}, {"output_width", int64_t(3)}}),
-            "Tensor[(r, 3, 2, 3), float32]");
+  EXPECT_EQ(
+      rel("roi_align",
+          {f32({c(1), c(3), c(8), c(8)}), f32({q(), c(4)}), i64({s("r")})},
+          Attrs{{"output_height", int64_t(2)}, {"output_width", int64_t(3)}}),
+      "Tensor[(r, 3, 2, 3), float32]");
   EXPECT_REL_ERROR(relError("roi_align", {f32({c(1), c(3), c(8), c(8)}),
                                           f32({c(2), c(4)}), i64({c(3)})}),
                    "disagree on the number of rois");
@@ -113,33 +118,46 @@ TEST(ImageRelations, GridSampleRoiAlignNms) {
 
 TEST(RnnRelations, TupleResults) {
   // x [seq, batch, input], w [dirs, 4H, input], r [dirs, 4H, H].
-  std::vector<Type> Lstm = {f32({s("t"), c(2), c(3)}), f32({c(2), c(20), c(3)}),
-                            f32({c(2), c(20), c(5)}), absent(), i32({c(0)}),
-                            absent(), absent(), absent()};
-  EXPECT_EQ(rel("lstm", Lstm, Attrs{{"direction", std::string("bidirectional")}}),
-            "(Tensor[(t, 2, 2, 5), float32], Tensor[(2, 2, 5), float32], "
-            "Tensor[(2, 2, 5), float32])");
+  std::vector<Type> Lstm = {f32({s("t"), c(2), c(3)}),
+                            f32({c(2), c(20), c(3)}),
+                            f32({c(2), c(20), c(5)}),
+                            absent(),
+                            i32({c(0)}),
+                            absent(),
+                            absent(),
+                            absent()};
+  EXPECT_EQ(
+      rel("lstm", Lstm, Attrs{{"direction", std::string("bidirectional")}}),
+      "(Tensor[(t, 2, 2, 5), float32], Tensor[(2, 2, 5), float32], "
+      "Tensor[(2, 2, 5), float32])");
   EXPECT_REL_ERROR(relError("lstm", Lstm), "the direction count of w");
-  EXPECT_REL_ERROR(
-      relError("lstm", Lstm, Attrs{{"direction", std::string("bidirectional")},
-                                   {"hidden_size", int64_t(4)}}),
-      "w is");
-  std::vector<Type> Gru = {f32({c(4), c(2), c(3)}), f32({c(1), c(15), c(3)}),
-                           f32({c(1), c(15), c(5)}), absent(), i32({c(2)}),
+  EXPECT_REL_ERROR(relError("lstm", Lstm,
+                            Attrs{{"direction", std::string("bidirectional")},
+                                  {"hidden_size", int64_t(4)}}),
+                   "w is");
+  std::vector<Type> Gru = {f32({c(4), c(2), c(3)}),
+                           f32({c(1), c(15), c(3)}),
+                           f32({c(1), c(15), c(5)}),
+                           absent(),
+                           i32({c(2)}),
                            f32({c(2), c(1), c(5)})};
   EXPECT_EQ(rel("gru", Gru, Attrs{{"layout", int64_t(1)}}),
             "(Tensor[(4, 2, 1, 5), float32], Tensor[(4, 1, 5), float32])");
   Gru[4] = f32({c(2)});
   EXPECT_REL_ERROR(relError("gru", Gru), "int32 or int64");
-  std::vector<Type> Rnn = {f32({c(4), c(2), c(3)}), f32({c(1), c(5), c(3)}),
-                           f32({c(1), c(5), c(5)}), absent(), i32({c(0)}),
+  std::vector<Type> Rnn = {f32({c(4), c(2), c(3)}),
+                           f32({c(1), c(5), c(3)}),
+                           f32({c(1), c(5), c(5)}),
+                           absent(),
+                           i32({c(0)}),
                            absent()};
   EXPECT_EQ(rel("rnn", Rnn),
             "(Tensor[(4, 1, 2, 5), float32], Tensor[(1, 2, 5), float32])");
   Rnn[1] = f32({c(1), c(5), c(4)});
   EXPECT_REL_ERROR(relError("rnn", Rnn), "the input size of w");
-  EXPECT_REL_ERROR(relError("rnn", Rnn, Attrs{{"direction", std::string("up")}}),
-                   "direction must be");
+  EXPECT_REL_ERROR(
+      relError("rnn", Rnn, Attrs{{"direction", std::string("up")}}),
+      "direction must be");
 }
 
 TEST(SignalRelations, DftStftWindowsMel) {
@@ -152,14 +170,14 @@ TEST(SignalRelations, DftStftWindowsMel) {
             "Tensor[(2, ?, 2), float32]");
   EXPECT_REL_ERROR(relError("dft", {f32({c(2), c(8), c(3)})}),
                    "[..., N, 1] or [..., N, 2]");
-  EXPECT_REL_ERROR(relError("dft", {f32({c(2), c(8), c(1)})},
-                            Attrs{{"axis", int64_t(-1)}}),
-                   "axis -1 is out of range");
+  EXPECT_REL_ERROR(
+      relError("dft", {f32({c(2), c(8), c(1)})}, Attrs{{"axis", int64_t(-1)}}),
+      "axis -1 is out of range");
   EXPECT_EQ(rel("stft", {f32({c(1), c(128), c(1)}), f32({c(16)})},
                 Attrs{{"frame_step", int64_t(8)}}),
             "Tensor[(1, 15, 9, 2), float32]");
-  EXPECT_EQ(rel("stft_dynamic", {f32({c(1), c(128), c(1)}), i64({}), absent(),
-                                 i64({})}),
+  EXPECT_EQ(rel("stft_dynamic",
+                {f32({c(1), c(128), c(1)}), i64({}), absent(), i64({})}),
             "Tensor[(1, ?, ?, 2), float32]");
   EXPECT_REL_ERROR(relError("stft", {f32({c(1), c(128), c(1)}), absent()}),
                    "'frame_step'");
@@ -171,9 +189,11 @@ TEST(SignalRelations, DftStftWindowsMel) {
   EXPECT_REL_ERROR(relError("hamming_window_dynamic", {f32({})}),
                    "integer scalar");
   EXPECT_EQ(rel("mel_weight_matrix", {},
-                Attrs{{"num_mel_bins", int64_t(8)}, {"dft_length", int64_t(16)},
+                Attrs{{"num_mel_bins", int64_t(8)},
+                      {"dft_length", int64_t(16)},
                       {"sample_rate", int64_t(8000)},
-                      {"lower_edge_hertz", 0.0}, {"upper_edge_hertz", 4000.0}}),
+                      {"lower_edge_hertz", 0.0},
+                      {"upper_edge_hertz", 4000.0}}),
             "Tensor[(9, 8), float32]");
   EXPECT_EQ(rel("mel_weight_matrix_dynamic",
                 {i64({}), i64({}), i64({}), f32({}), f32({})}),

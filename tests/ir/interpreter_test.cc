@@ -75,7 +75,8 @@ struct ListADT {
 TEST(Interpreter, ConstantTupleAndOp) {
   Module M;
   Interpreter I(M);
-  Value V = I.eval(tuple({i64(3), callOp("add", {f32s({1, 2}), f32s({10, 20})})}));
+  Value V =
+      I.eval(tuple({i64(3), callOp("add", {f32s({1, 2}), f32s({10, 20})})}));
   ASSERT_TRUE(V.isTuple());
   ASSERT_EQ(V.fields().size(), 2u);
   EXPECT_EQ(asInt(V.fields()[0]), 3);
@@ -90,8 +91,8 @@ TEST(Interpreter, LetAndShadowing) {
   Interpreter I(M);
   // let %x = 1; let %x' = add(%x, 10) (same name); (%x', %x_outer...)
   Var X1 = var("x"), X2 = var("x");
-  Expr E = let(X1, i64(1),
-               let(X2, callOp("add", {X1, i64(10)}), tuple({X2, X1})));
+  Expr E =
+      let(X1, i64(1), let(X2, callOp("add", {X1, i64(10)}), tuple({X2, X1})));
   Value V = I.eval(E);
   EXPECT_EQ(asInt(V.fields()[0]), 11);
   EXPECT_EQ(asInt(V.fields()[1]), 1);
@@ -111,7 +112,8 @@ TEST(Interpreter, IfConditions) {
     I.eval(ifThenElse(f32s({1, 0}), i64(1), i64(2)));
     FAIL() << "expected an error";
   } catch (const Error &E) {
-    EXPECT_NE(std::string(E.what()).find("scalar"), std::string::npos) << E.what();
+    EXPECT_NE(std::string(E.what()).find("scalar"), std::string::npos)
+        << E.what();
   }
 }
 
@@ -154,29 +156,34 @@ TEST(Interpreter, MutualTailRecursionOnSmallStack) {
   Var N1 = var("n", i64Type()), N2 = var("n", i64Type());
   auto T = constant(Tensor::scalar<bool>(true));
   auto F = constant(Tensor::scalar<bool>(false));
-  M.addFunction("is_even",
-                function({N1}, ifThenElse(callOp("equal", {N1, i64(0)}), T,
-                                          call(globalVar("is_odd"),
-                                               {callOp("subtract", {N1, i64(1)})}))));
-  M.addFunction("is_odd",
-                function({N2}, ifThenElse(callOp("equal", {N2, i64(0)}), F,
-                                          call(globalVar("is_even"),
-                                               {callOp("subtract", {N2, i64(1)})}))));
+  M.addFunction(
+      "is_even",
+      function({N1}, ifThenElse(callOp("equal", {N1, i64(0)}), T,
+                                call(globalVar("is_odd"),
+                                     {callOp("subtract", {N1, i64(1)})}))));
+  M.addFunction(
+      "is_odd",
+      function({N2}, ifThenElse(callOp("equal", {N2, i64(0)}), F,
+                                call(globalVar("is_even"),
+                                     {callOp("subtract", {N2, i64(1)})}))));
   Interpreter I(M);
   onSmallStack(256 * 1024, [&] {
-    EXPECT_EQ(asInt(I.call("is_even", {Value(Tensor::scalar<int64_t>(100001))})), 0);
-    EXPECT_EQ(asInt(I.call("is_odd", {Value(Tensor::scalar<int64_t>(100001))})), 1);
+    EXPECT_EQ(
+        asInt(I.call("is_even", {Value(Tensor::scalar<int64_t>(100001))})), 0);
+    EXPECT_EQ(asInt(I.call("is_odd", {Value(Tensor::scalar<int64_t>(100001))})),
+              1);
   });
 }
 
 TEST(Interpreter, MillionIterationLocalLoopOnSmallStack) {
-  // let %loop = fn(%i, %acc) { if (less(%i, n)) { %loop(add(%i, 1), add(%acc, 2)) } else { %acc } };
+  // let %loop = fn(%i, %acc) { if (less(%i, n)) { %loop(add(%i, 1), add(%acc,
+  // 2)) } else { %acc } };
   Module M;
   Var Loop = var("loop"), Iv = var("i"), Acc = var("acc");
-  Expr Body = ifThenElse(callOp("less", {Iv, i64(1000000)}),
-                         call(Loop, {callOp("add", {Iv, i64(1)}),
-                                     callOp("add", {Acc, i64(2)})}),
-                         Acc);
+  Expr Body = ifThenElse(
+      callOp("less", {Iv, i64(1000000)}),
+      call(Loop, {callOp("add", {Iv, i64(1)}), callOp("add", {Acc, i64(2)})}),
+      Acc);
   Expr E = let(Loop, function({Iv, Acc}, Body), call(Loop, {i64(0), i64(0)}));
   Interpreter I(M);
   onSmallStack(256 * 1024, [&] { EXPECT_EQ(asInt(I.eval(E)), 2000000); });
@@ -188,11 +195,11 @@ TEST(Interpreter, DeepNonTailRecursionIsAnErrorNotACrash) {
   // @down(n) = if (n == 0) { 0 } else { add(@down(n - 1), 1) }
   M.addFunction(
       "down",
-      function({N},
-               ifThenElse(callOp("equal", {N, i64(0)}), i64(0),
-                          callOp("add", {call(globalVar("down"),
-                                              {callOp("subtract", {N, i64(1)})}),
-                                         i64(1)}))));
+      function({N}, ifThenElse(
+                        callOp("equal", {N, i64(0)}), i64(0),
+                        callOp("add", {call(globalVar("down"),
+                                            {callOp("subtract", {N, i64(1)})}),
+                                       i64(1)}))));
   Interpreter I(M);
   onSmallStack(256 * 1024, [&] {
     EXPECT_EQ(asInt(I.call("down", {Value(Tensor::scalar<int64_t>(50))})), 50);
@@ -214,36 +221,41 @@ TEST(Interpreter, ADTsMatchAndConstructorValues) {
   // @sum(l) = match (l) { Cons(h, t) => add(h, @sum(t)), Nil => 0 }
   Var Lv = var("l"), H = var("h"), T = var("t");
   M.addFunction(
-      "sum", function({Lv}, match(Lv, {{PatternNode::constructor(
-                                            L.cons, {PatternNode::bind(H),
-                                                     PatternNode::bind(T)}),
-                                        callOp("add", {H, call(globalVar("sum"), {T})})},
-                                       {PatternNode::constructor(L.nil, {}),
-                                        i64(0)}})));
+      "sum",
+      function(
+          {Lv},
+          match(Lv, {{PatternNode::constructor(
+                          L.cons, {PatternNode::bind(H), PatternNode::bind(T)}),
+                      callOp("add", {H, call(globalVar("sum"), {T})})},
+                     {PatternNode::constructor(L.nil, {}), i64(0)}})));
   Interpreter I(M);
   // Cons used as a function value: let %c = Cons; %c(1, Cons(2, Nil))
   Var C = var("c");
-  Expr List3 = let(C, L.cons,
-                   call(C, {i64(1), call(L.cons, {i64(2), call(L.cons, {i64(3), call(L.nil, {})})})}));
+  Expr List3 = let(
+      C, L.cons,
+      call(C,
+           {i64(1),
+            call(L.cons, {i64(2), call(L.cons, {i64(3), call(L.nil, {})})})}));
   Value Lst = I.eval(List3);
   ASSERT_TRUE(Lst.isADT());
-  EXPECT_EQ(valueToString(Lst), "Cons(int64(1), Cons(int64(2), Cons(int64(3), Nil)))");
+  EXPECT_EQ(valueToString(Lst),
+            "Cons(int64(1), Cons(int64(2), Cons(int64(3), Nil)))");
   EXPECT_EQ(asInt(I.call("sum", {Lst})), 6);
 
   // Wildcard, tuple patterns and first-match-wins.
   Var A = var("a");
-  Expr TupleMatch = match(tuple({i64(7), i64(8)}),
-                          {{PatternNode::tuple({PatternNode::wildcard(),
-                                                PatternNode::bind(A)}),
-                            A},
-                           {PatternNode::wildcard(), i64(0)}});
+  Expr TupleMatch = match(
+      tuple({i64(7), i64(8)}),
+      {{PatternNode::tuple({PatternNode::wildcard(), PatternNode::bind(A)}), A},
+       {PatternNode::wildcard(), i64(0)}});
   EXPECT_EQ(asInt(I.eval(TupleMatch)), 8);
 
   // No clause matches: an error that shows the value.
-  Expr NoMatch = match(call(L.nil, {}),
-                       {{PatternNode::constructor(L.cons, {PatternNode::wildcard(),
-                                                           PatternNode::wildcard()}),
-                         i64(1)}});
+  Expr NoMatch =
+      match(call(L.nil, {}),
+            {{PatternNode::constructor(
+                  L.cons, {PatternNode::wildcard(), PatternNode::wildcard()}),
+              i64(1)}});
   try {
     I.eval(NoMatch);
     FAIL() << "expected an error";
@@ -291,7 +303,8 @@ TEST(Interpreter, SplitYieldsATuple) {
   ASSERT_TRUE(V.isTuple());
   ASSERT_EQ(V.fields().size(), 3u);
   EXPECT_EQ(asDoubles(V.fields()[2]), (std::vector<double>{5, 6}));
-  Value One = I.eval(callOp("split", {f32s({1, 2})}, Attrs{{"sections", int64_t(1)}}));
+  Value One =
+      I.eval(callOp("split", {f32s({1, 2})}, Attrs{{"sections", int64_t(1)}}));
   ASSERT_TRUE(One.isTuple());
   EXPECT_EQ(One.fields().size(), 1u);
 }
@@ -302,11 +315,11 @@ TEST(Interpreter, LongListIsBuiltAndFreedOnSmallStack) {
   Module M;
   ListADT L(M);
   Var Loop = var("loop"), Iv = var("i"), Acc = var("acc");
-  Expr Body = ifThenElse(callOp("less", {Iv, i64(300000)}),
-                         call(Loop, {callOp("add", {Iv, i64(1)}),
-                                     call(L.cons, {Iv, Acc})}),
-                         Acc);
-  Expr E = let(Loop, function({Iv, Acc}, Body), call(Loop, {i64(0), call(L.nil, {})}));
+  Expr Body = ifThenElse(
+      callOp("less", {Iv, i64(300000)}),
+      call(Loop, {callOp("add", {Iv, i64(1)}), call(L.cons, {Iv, Acc})}), Acc);
+  Expr E = let(Loop, function({Iv, Acc}, Body),
+               call(Loop, {i64(0), call(L.nil, {})}));
   Interpreter I(M);
   onSmallStack(256 * 1024, [&] {
     Value V = I.eval(E);
@@ -346,7 +359,8 @@ def @main(%i: Tensor[(), int64]) -> Tensor[(), int64] {
     FAIL() << "expected an error";
   } catch (const Error &E) {
     std::string Msg = E.what();
-    EXPECT_NE(Msg.find("no clause matched value Nil"), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("no clause matched value Nil"), std::string::npos)
+        << Msg;
     EXPECT_NE(Msg.find("@nth"), std::string::npos) << Msg;
   }
 }

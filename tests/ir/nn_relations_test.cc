@@ -1,4 +1,5 @@
-//===- nn_relations_test.cc - Relations of the NN/linalg/quantize ops ------===//
+//===- nn_relations_test.cc - Relations of the NN/linalg/quantize ops
+//------===//
 #include "ir/Op.h"
 #include "ir/Type.h"
 #include "kernels/Error.h"
@@ -14,7 +15,9 @@ Dim c(int64_t V) { return Dim::constant(V); }
 Dim s(const char *N) { return Dim::symbol(N); }
 Dim q() { return Dim::any(); }
 
-Type f32(std::vector<Dim> D) { return tensorType(std::move(D), DType::Float32); }
+Type f32(std::vector<Dim> D) {
+  return tensorType(std::move(D), DType::Float32);
+}
 Type u8(std::vector<Dim> D) { return tensorType(std::move(D), DType::UInt8); }
 Type i8(std::vector<Dim> D) { return tensorType(std::move(D), DType::Int8); }
 Type i64(std::vector<Dim> D) { return tensorType(std::move(D), DType::Int64); }
@@ -24,7 +27,8 @@ std::string rel(const std::string &Op, std::vector<Type> Args, Attrs A = {}) {
   return T ? typeToString(T) : "null";
 }
 
-std::string relError(const std::string &Op, std::vector<Type> Args, Attrs A = {}) {
+std::string relError(const std::string &Op, std::vector<Type> Args,
+                     Attrs A = {}) {
   try {
     rel(Op, std::move(Args), std::move(A));
   } catch (const Error &E) {
@@ -37,7 +41,8 @@ std::string relError(const std::string &Op, std::vector<Type> Args, Attrs A = {}
   do {                                                                         \
     std::string Msg = Call;                                                    \
     EXPECT_NE(Msg.find(Substr), std::string::npos)                             \
-        << "message: '" << Msg << "', expected to contain: '" << Substr << "'"; \
+        << "message: '" << Msg << "', expected to contain: '" << Substr        \
+        << "'";                                                                \
   } while (false)
 
 Attrs window(std::vector<int64_t> Strides, std::vector<int64_t> Pads) {
@@ -50,13 +55,28 @@ Attrs window(std::vector<int64_t> Strides, std::vector<int64_t> Pads) {
 } // namespace
 
 TEST(NNRelations, EveryOperatorIsRegisteredWithADescription) {
-  for (const char *Op :
-       {"conv", "conv_integer", "qlinear_conv", "conv_transpose", "max_pool",
-        "avg_pool", "lp_pool", "global_avg_pool", "global_max_pool",
-        "max_unpool", "max_unpool_to_shape", "batch_norm", "instance_norm",
-        "layer_norm", "lrn", "mean_variance_norm", "gemm", "matmul_integer",
-        "qlinear_matmul", "quantize_linear", "dequantize_linear",
-        "dynamic_quantize_linear"}) {
+  for (const char *Op : {"conv",
+                         "conv_integer",
+                         "qlinear_conv",
+                         "conv_transpose",
+                         "max_pool",
+                         "avg_pool",
+                         "lp_pool",
+                         "global_avg_pool",
+                         "global_max_pool",
+                         "max_unpool",
+                         "max_unpool_to_shape",
+                         "batch_norm",
+                         "instance_norm",
+                         "layer_norm",
+                         "lrn",
+                         "mean_variance_norm",
+                         "gemm",
+                         "matmul_integer",
+                         "qlinear_matmul",
+                         "quantize_linear",
+                         "dequantize_linear",
+                         "dynamic_quantize_linear"}) {
     const OpInfo *I = OpRegistry::global().find(Op);
     ASSERT_NE(I, nullptr) << Op;
     EXPECT_NE(I->relation, nullptr) << Op;
@@ -88,21 +108,28 @@ TEST(NNRelations, ConvShapes) {
   EXPECT_EQ(rel("conv", {f32({c(1), c(4), c(10)}), f32({c(6), c(2), c(3)})}, G),
             "Tensor[(1, 6, 8), float32]");
   EXPECT_EQ(rel("conv", {incompleteType(), W}), "null");
-  EXPECT_EQ(rel("conv_integer", {u8({c(1), c(1), c(3), c(3)}), u8({c(1), c(1), c(2), c(2)})}),
+  EXPECT_EQ(rel("conv_integer",
+                {u8({c(1), c(1), c(3), c(3)}), u8({c(1), c(1), c(2), c(2)})}),
             "Tensor[(1, 1, 2, 2), int32]");
 }
 
 TEST(NNRelations, ConvErrors) {
   Type X = f32({c(1), c(3), c(8), c(8)});
-  EXPECT_REL_ERROR(relError("conv", {X, f32({c(4), c(2), c(3), c(3)})}),
-                   "conv: the weight Tensor[(4, 2, 3, 3), float32] expects 2 input channels, the input Tensor[(1, 3, 8, 8), float32] has 3");
-  EXPECT_REL_ERROR(relError("conv", {f32({c(1), c(3)}), f32({c(4), c(3), c(3)})}),
-                   "conv: the input must have rank >= 3");
-  EXPECT_REL_ERROR(relError("conv", {X, f32({c(4), c(3), c(3), c(3)}), f32({c(5)})}),
-                   "conv: the bias must have shape (4,)");
-  EXPECT_REL_ERROR(relError("conv", {X, f32({c(4), c(3), c(9), c(3)})}),
-                   "conv: the window (9 with dilation 1) is larger than the padded input");
-  EXPECT_REL_ERROR(relError("conv", {X, f32({c(4), c(3), c(3), c(3)})}, window({1}, {0, 0, 0, 0})),
+  EXPECT_REL_ERROR(
+      relError("conv", {X, f32({c(4), c(2), c(3), c(3)})}),
+      "conv: the weight Tensor[(4, 2, 3, 3), float32] expects 2 input "
+      "channels, the input Tensor[(1, 3, 8, 8), float32] has 3");
+  EXPECT_REL_ERROR(
+      relError("conv", {f32({c(1), c(3)}), f32({c(4), c(3), c(3)})}),
+      "conv: the input must have rank >= 3");
+  EXPECT_REL_ERROR(
+      relError("conv", {X, f32({c(4), c(3), c(3), c(3)}), f32({c(5)})}),
+      "conv: the bias must have shape (4,)");
+  EXPECT_REL_ERROR(
+      relError("conv", {X, f32({c(4), c(3), c(9), c(3)})}),
+      "conv: the window (9 with dilation 1) is larger than the padded input");
+  EXPECT_REL_ERROR(relError("conv", {X, f32({c(4), c(3), c(3), c(3)})},
+                            window({1}, {0, 0, 0, 0})),
                    "conv: attribute 'strides' must have 2 entries");
   Attrs Bad;
   Bad.set("auto_pad", std::string("SAME"));
@@ -110,11 +137,13 @@ TEST(NNRelations, ConvErrors) {
                    "conv: unknown auto_pad 'SAME'");
   Attrs Unknown;
   Unknown.set("padding", int64_t(1));
-  EXPECT_REL_ERROR(relError("conv", {X, f32({c(4), c(3), c(3), c(3)})}, Unknown),
-                   "conv: unknown attribute 'padding'");
-  EXPECT_REL_ERROR(relError("conv", {tensorType({c(1), c(3), c(8)}, DType::Int32),
-                                     tensorType({c(1), c(3), c(3)}, DType::Int32)}),
-                   "conv");
+  EXPECT_REL_ERROR(
+      relError("conv", {X, f32({c(4), c(3), c(3), c(3)})}, Unknown),
+      "conv: unknown attribute 'padding'");
+  EXPECT_REL_ERROR(
+      relError("conv", {tensorType({c(1), c(3), c(8)}, DType::Int32),
+                        tensorType({c(1), c(3), c(3)}, DType::Int32)}),
+      "conv");
 }
 
 TEST(NNRelations, ConvTranspose) {
@@ -125,9 +154,11 @@ TEST(NNRelations, ConvTranspose) {
             "Tensor[(1, 2, 7, ?), float32]");
   Attrs OS;
   OS.set("output_shape", std::vector<int64_t>{10, 8});
-  EXPECT_EQ(rel("conv_transpose", {X, W}, OS), "Tensor[(1, 2, 10, 8), float32]");
-  EXPECT_REL_ERROR(relError("conv_transpose", {X, f32({c(2), c(2), c(3), c(3)})}),
-                   "conv_transpose: the weight");
+  EXPECT_EQ(rel("conv_transpose", {X, W}, OS),
+            "Tensor[(1, 2, 10, 8), float32]");
+  EXPECT_REL_ERROR(
+      relError("conv_transpose", {X, f32({c(2), c(2), c(3), c(3)})}),
+      "conv_transpose: the weight");
 }
 
 TEST(NNRelations, Pools) {
@@ -143,23 +174,32 @@ TEST(NNRelations, Pools) {
             "(Tensor[(1, 3, 16, ?), float32], Tensor[(1, 3, 16, ?), int64])");
   EXPECT_EQ(rel("global_avg_pool", {X}), "Tensor[(1, 3, 1, 1), float32]");
   EXPECT_EQ(rel("max_pool", {u8({c(1), c(1), c(4)})},
-                [] { Attrs K; K.set("kernel_shape", std::vector<int64_t>{2}); return K; }()),
+                [] {
+                  Attrs K;
+                  K.set("kernel_shape", std::vector<int64_t>{2});
+                  return K;
+                }()),
             "Tensor[(1, 1, 3), uint8]");
   Attrs NoKernel;
   EXPECT_REL_ERROR(relError("max_pool", {X}, NoKernel),
                    "max_pool: attribute 'kernel_shape' is required");
   Attrs K1;
   K1.set("kernel_shape", std::vector<int64_t>{2});
-  EXPECT_REL_ERROR(relError("avg_pool", {X}, K1),
-                   "avg_pool: attribute 'kernel_shape' has 1 entries but the input");
-  EXPECT_REL_ERROR(relError("avg_pool", {u8({c(1), c(1), c(4)})}, K1), "avg_pool");
+  EXPECT_REL_ERROR(
+      relError("avg_pool", {X}, K1),
+      "avg_pool: attribute 'kernel_shape' has 1 entries but the input");
+  EXPECT_REL_ERROR(relError("avg_pool", {u8({c(1), c(1), c(4)})}, K1),
+                   "avg_pool");
   Attrs U;
   U.set("kernel_shape", std::vector<int64_t>{2, 2});
   U.set("strides", std::vector<int64_t>{2, 2});
-  EXPECT_EQ(rel("max_unpool", {f32({c(1), c(1), c(2), c(2)}), i64({c(1), c(1), c(2), c(2)})}, U),
+  EXPECT_EQ(rel("max_unpool",
+                {f32({c(1), c(1), c(2), c(2)}), i64({c(1), c(1), c(2), c(2)})},
+                U),
             "Tensor[(1, 1, 4, 4), float32]");
-  EXPECT_EQ(rel("max_unpool_to_shape", {f32({c(1), c(1), c(2), c(2)}),
-                                        i64({c(1), c(1), c(2), c(2)}), i64({c(4)})},
+  EXPECT_EQ(rel("max_unpool_to_shape",
+                {f32({c(1), c(1), c(2), c(2)}), i64({c(1), c(1), c(2), c(2)}),
+                 i64({c(4)})},
                 U),
             "Tensor[(1, 1, ?, ?), float32]");
 }
@@ -171,7 +211,8 @@ TEST(NNRelations, Normalizations) {
   Attrs T;
   T.set("training", int64_t(1));
   EXPECT_EQ(rel("batch_norm", {X, P, P, P, P}, T),
-            "(Tensor[(n, 4, ?), float32], Tensor[(4,), float32], Tensor[(4,), float32])");
+            "(Tensor[(n, 4, ?), float32], Tensor[(4,), float32], Tensor[(4,), "
+            "float32])");
   EXPECT_REL_ERROR(relError("batch_norm", {X, f32({c(3)}), P, P, P}),
                    "batch_norm: expected a vector of the 4 channels");
   EXPECT_EQ(rel("instance_norm", {X, P, P}), "Tensor[(n, 4, ?), float32]");
@@ -181,7 +222,8 @@ TEST(NNRelations, Normalizations) {
   EXPECT_EQ(rel("layer_norm", {X, f32({c(4), c(1)})}, L),
             "(Tensor[(n, 4, ?), float32], Tensor[(n, 1, 1), float32], "
             "Tensor[(n, 1, 1), float32])");
-  EXPECT_EQ(rel("layer_norm", {X, f32({c(1)}), f32({q()})}), "Tensor[(n, 4, ?), float32]");
+  EXPECT_EQ(rel("layer_norm", {X, f32({c(1)}), f32({q()})}),
+            "Tensor[(n, 4, ?), float32]");
   EXPECT_REL_ERROR(relError("layer_norm", {X, f32({c(3), c(1)})}, L),
                    "layer_norm: Tensor[(3, 1), float32] does not broadcast");
   Attrs Size;
@@ -195,20 +237,25 @@ TEST(NNRelations, Normalizations) {
 TEST(NNRelations, GemmAndIntegerMatmuls) {
   Attrs T;
   T.set("trans_a", int64_t(1));
-  EXPECT_EQ(rel("gemm", {f32({c(3), s("m")}), f32({c(3), c(5)}), f32({c(5)})}, T),
-            "Tensor[(m, 5), float32]");
-  EXPECT_EQ(rel("gemm", {f32({c(2), c(3)}), f32({c(3), q()})}), "Tensor[(2, ?), float32]");
+  EXPECT_EQ(
+      rel("gemm", {f32({c(3), s("m")}), f32({c(3), c(5)}), f32({c(5)})}, T),
+      "Tensor[(m, 5), float32]");
+  EXPECT_EQ(rel("gemm", {f32({c(2), c(3)}), f32({c(3), q()})}),
+            "Tensor[(2, ?), float32]");
   EXPECT_REL_ERROR(relError("gemm", {f32({c(2), c(3)}), f32({c(2), c(5)})}),
                    "gemm: inner dimensions differ");
-  EXPECT_REL_ERROR(relError("gemm", {f32({c(2), c(3)}), f32({c(3), c(5)}), f32({c(3)})}),
-                   "gemm: Tensor[(3,), float32] cannot be broadcast to the result (2, 5)");
+  EXPECT_REL_ERROR(
+      relError("gemm", {f32({c(2), c(3)}), f32({c(3), c(5)}), f32({c(3)})}),
+      "gemm: Tensor[(3,), float32] cannot be broadcast to the result (2, 5)");
   EXPECT_EQ(rel("matmul_integer", {u8({c(2), c(3)}), i8({c(3), c(4)})}),
             "Tensor[(2, 4), int32]");
-  EXPECT_EQ(rel("qlinear_matmul", {u8({c(2), c(3)}), f32({}), u8({}), i8({c(3), c(4)}),
-                                   f32({}), i8({}), f32({}), i8({})}),
+  EXPECT_EQ(rel("qlinear_matmul",
+                {u8({c(2), c(3)}), f32({}), u8({}), i8({c(3), c(4)}), f32({}),
+                 i8({}), f32({}), i8({})}),
             "Tensor[(2, 4), int8]");
-  EXPECT_REL_ERROR(relError("matmul_integer", {f32({c(2), c(3)}), u8({c(3), c(4)})}),
-                   "matmul_integer: argument must be uint8 or int8");
+  EXPECT_REL_ERROR(
+      relError("matmul_integer", {f32({c(2), c(3)}), u8({c(3), c(4)})}),
+      "matmul_integer: argument must be uint8 or int8");
 }
 
 TEST(NNRelations, Quantize) {
@@ -216,11 +263,14 @@ TEST(NNRelations, Quantize) {
   EXPECT_EQ(rel("quantize_linear", {X, f32({})}), "Tensor[(2, 3, ?), uint8]");
   EXPECT_EQ(rel("quantize_linear", {X, f32({c(3)}), i8({c(3)})}),
             "Tensor[(2, 3, ?), int8]");
-  EXPECT_REL_ERROR(relError("quantize_linear", {X, f32({c(4)})}),
-                   "quantize_linear: the scale Tensor[(4,), float32] does not match axis 1");
-  EXPECT_EQ(rel("dequantize_linear", {u8({c(2)}), f32({}), u8({})}), "Tensor[(2,), float32]");
+  EXPECT_REL_ERROR(
+      relError("quantize_linear", {X, f32({c(4)})}),
+      "quantize_linear: the scale Tensor[(4,), float32] does not match axis 1");
+  EXPECT_EQ(rel("dequantize_linear", {u8({c(2)}), f32({}), u8({})}),
+            "Tensor[(2,), float32]");
   EXPECT_REL_ERROR(relError("dequantize_linear", {X, f32({})}),
                    "dequantize_linear: the input must be uint8, int8 or int32");
-  EXPECT_EQ(rel("dynamic_quantize_linear", {X}),
-            "(Tensor[(2, 3, ?), uint8], Tensor[(), float32], Tensor[(), uint8])");
+  EXPECT_EQ(
+      rel("dynamic_quantize_linear", {X}),
+      "(Tensor[(2, 3, ?), uint8], Tensor[(), float32], Tensor[(), uint8])");
 }

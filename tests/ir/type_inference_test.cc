@@ -34,8 +34,9 @@ std::string inferError(const std::string &Text) {
 #define EXPECT_CONTAINS(Msg, Substr)                                           \
   do {                                                                         \
     std::string M_ = (Msg);                                                    \
-    EXPECT_NE(M_.find(Substr), std::string::npos)                             \
-        << "message: '" << M_ << "', expected to contain: '" << (Substr) << "'"; \
+    EXPECT_NE(M_.find(Substr), std::string::npos)                              \
+        << "message: '" << M_ << "', expected to contain: '" << (Substr)       \
+        << "'";                                                                \
   } while (false)
 
 /// Finds the first variable bound with NameHint anywhere under E.
@@ -92,7 +93,8 @@ const VarNode *findVar(const Expr &E, const std::string &Name) {
       if (auto *V = findVar(X, Name))
         return V;
     return nullptr;
-  case ExprKind::TupleGetItem: return findVar(E->as<TupleGetItemNode>()->tuple, Name);
+  case ExprKind::TupleGetItem:
+    return findVar(E->as<TupleGetItemNode>()->tuple, Name);
   case ExprKind::Match: {
     auto *Mt = E->as<MatchNode>();
     if (auto *V = findVar(Mt->data, Name))
@@ -109,7 +111,8 @@ const VarNode *findVar(const Expr &E, const std::string &Name) {
   }
 }
 
-std::string varType(const Module &M, const std::string &Fn, const std::string &Var) {
+std::string varType(const Module &M, const std::string &Fn,
+                    const std::string &Var) {
   const VarNode *V = findVar(M.function(Fn), Var);
   if (!V)
     return "<no var %" + Var + ">";
@@ -130,8 +133,8 @@ def @main(%x: Tensor[(n, 3), float32], %w: Tensor[(4, 3), float32]) -> Tensor[(n
   multiply(%d, %s)
 }
 )");
-  EXPECT_EQ(fnType(M, "main"),
-            "fn(Tensor[(n, 3), float32], Tensor[(4, 3), float32]) -> Tensor[(n, 4), float32]");
+  EXPECT_EQ(fnType(M, "main"), "fn(Tensor[(n, 3), float32], Tensor[(4, 3), "
+                               "float32]) -> Tensor[(n, 4), float32]");
   EXPECT_EQ(varType(M, "main", "y"), "Tensor[(n, 3), float32]");
   EXPECT_EQ(varType(M, "main", "d"), "Tensor[(n, 4), float32]");
   EXPECT_EQ(varType(M, "main", "s"), "Tensor[(n, 1), float32]");
@@ -157,7 +160,8 @@ def @main(%x: Tensor[(2, 3), float32], %c: Tensor[(), bool]) -> Tensor[(?, 3), f
   }
 }
 )");
-  EXPECT_EQ(varType(M, "main", "t"), "(Tensor[(2, 3), float32], Tensor[(), float32])");
+  EXPECT_EQ(varType(M, "main", "t"),
+            "(Tensor[(2, 3), float32], Tensor[(), float32])");
   EXPECT_EQ(varType(M, "main", "a"), "Tensor[(2, 3), float32]");
   // The branches (2, 3) and (4, 3) generalize to (?, 3).
   EXPECT_EQ(varType(M, "main", "b"), "Tensor[(?, 3), float32]");
@@ -179,8 +183,10 @@ def @main(%x: Tensor[(3,), float32]) -> Tensor[(3,), float32] {
   @apply(fn (%q) { tanh(%q) }, %r)
 }
 )");
-  EXPECT_EQ(varType(M, "main", "g"), "fn(Tensor[(3,), float32]) -> Tensor[(3,), float32]");
-  EXPECT_EQ(varType(M, "main", "h"), "fn(Tensor[(3,), float32]) -> Tensor[(3,), float32]");
+  EXPECT_EQ(varType(M, "main", "g"),
+            "fn(Tensor[(3,), float32]) -> Tensor[(3,), float32]");
+  EXPECT_EQ(varType(M, "main", "h"),
+            "fn(Tensor[(3,), float32]) -> Tensor[(3,), float32]");
   EXPECT_EQ(varType(M, "main", "q"), "Tensor[(3,), float32]");
   EXPECT_EQ(varType(M, "main", "r"), "Tensor[(3,), float32]");
 }
@@ -216,19 +222,21 @@ TEST(TypeInference, UserDefinedListMapFoldlWithBuilders) {
   TypeData TD;
   TD.name = "L";
   TD.typeParams = {TV};
-  auto C = std::make_shared<ConstructorNode>("C", "L", 0,
-                                             std::vector<Type>{TV, typeCall("L", {TV})});
+  auto C = std::make_shared<ConstructorNode>(
+      "C", "L", 0, std::vector<Type>{TV, typeCall("L", {TV})});
   auto N = std::make_shared<ConstructorNode>("N", "L", 1, std::vector<Type>{});
   TD.constructors = {C, N};
   M.addTypeData(TD);
   // def @fold[A, B](%f: fn(A, B) -> A, %z: A, %l: L[B]) -> A
   Type A = typeVar("A"), B = typeVar("B");
-  Var F = var("f", funcType({A, B}, A)), Z = var("z", A), L = var("l", typeCall("L", {B}));
+  Var F = var("f", funcType({A, B}, A)), Z = var("z", A),
+      L = var("l", typeCall("L", {B}));
   Var H = var("h"), T = var("t");
-  Expr Body = match(
-      L, {Clause{PatternNode::constructor(C, {PatternNode::bind(H), PatternNode::bind(T)}),
-                 call(globalVar("fold"), {F, call(F, {Z, H}), T})},
-          Clause{PatternNode::constructor(N, {}), Z}});
+  Expr Body =
+      match(L, {Clause{PatternNode::constructor(
+                           C, {PatternNode::bind(H), PatternNode::bind(T)}),
+                       call(globalVar("fold"), {F, call(F, {Z, H}), T})},
+                Clause{PatternNode::constructor(N, {}), Z}});
   M.addFunction("fold", function({F, Z, L}, Body, A, {A, B}));
   // def @main(%x: Tensor[(n,), float32]) -> Tensor[(n,), float32]
   Var X = var("x", tensorType({Dim::symbol("n")}, DType::Float32));
@@ -243,7 +251,8 @@ TEST(TypeInference, UserDefinedListMapFoldlWithBuilders) {
   EXPECT_EQ(str(Acc->checkedType), "Tensor[(n,), float32]");
   EXPECT_EQ(str(List->checkedType), "L[Tensor[(n,), float32]]");
   EXPECT_EQ(str(H->checkedType), "B");
-  EXPECT_EQ(str(M.function("fold")->checkedType), "fn[A, B](fn(A, B) -> A, A, L[B]) -> A");
+  EXPECT_EQ(str(M.function("fold")->checkedType),
+            "fn[A, B](fn(A, B) -> A, A, L[B]) -> A");
 }
 
 TEST(TypeInference, SelfAndMutualRecursionOfGlobals) {
@@ -264,7 +273,8 @@ def @main(%x: Tensor[(5,), float32]) {
 )");
   EXPECT_EQ(fnType(M, "odd"), "fn(Tensor[(), int64]) -> Tensor[(), bool]");
   // The symbol k of @count is bound to 5 by the argument.
-  EXPECT_EQ(fnType(M, "main"), "fn(Tensor[(5,), float32]) -> Tensor[(5,), float32]");
+  EXPECT_EQ(fnType(M, "main"),
+            "fn(Tensor[(5,), float32]) -> Tensor[(5,), float32]");
 }
 
 TEST(TypeInference, LetBoundLoopAccumulatorGeneralizesToAny) {
@@ -277,8 +287,8 @@ def @main(%x: Tensor[(1, 3), float32], %steps: Tensor[(), int64]) -> Tensor[(?, 
 }
 )");
   EXPECT_EQ(varType(M, "main", "acc"), "Tensor[(?, 3), float32]");
-  EXPECT_EQ(varType(M, "main", "loop"),
-            "fn(Tensor[(), int64], Tensor[(?, 3), float32]) -> Tensor[(?, 3), float32]");
+  EXPECT_EQ(varType(M, "main", "loop"), "fn(Tensor[(), int64], Tensor[(?, 3), "
+                                        "float32]) -> Tensor[(?, 3), float32]");
   // The caller's own variable keeps its precise type.
   EXPECT_EQ(varType(M, "main", "x"), "Tensor[(1, 3), float32]");
 }
@@ -292,15 +302,16 @@ def @main(%x: Tensor[(2, 3), float32]) {
   %loop(0i64, %x)
 }
 )");
-  EXPECT_EQ(fnType(M, "main"),
-            "fn(Tensor[(2, 3), float32]) -> (Tensor[(2, 3), float32], Tensor[(), int64])");
+  EXPECT_EQ(fnType(M, "main"), "fn(Tensor[(2, 3), float32]) -> (Tensor[(2, 3), "
+                               "float32], Tensor[(), int64])");
 }
 
 TEST(TypeInference, ClosedExpressionAndConstructorValues) {
   Module M = Module::withPrelude();
-  Expr E = parseExpr("let %f = Cons; let %g = fn (%a: Tensor[(), float32]) { %f(%a, Nil) }; "
-                     "%g(1.5)",
-                     M);
+  Expr E = parseExpr(
+      "let %f = Cons; let %g = fn (%a: Tensor[(), float32]) { %f(%a, Nil) }; "
+      "%g(1.5)",
+      M);
   EXPECT_EQ(str(inferType(E, M)), "List[Tensor[(), float32]]");
   EXPECT_EQ(str(E->checkedType), "List[Tensor[(), float32]]");
 }
@@ -310,8 +321,10 @@ TEST(TypeInference, GlobalWithoutReturnTypeIsInferred) {
 def @helper(%x: Tensor[(4,), float32]) { sigmoid(%x) }
 def @main(%x: Tensor[(4,), float32]) { @helper(%x) }
 )");
-  EXPECT_EQ(fnType(M, "helper"), "fn(Tensor[(4,), float32]) -> Tensor[(4,), float32]");
-  EXPECT_EQ(fnType(M, "main"), "fn(Tensor[(4,), float32]) -> Tensor[(4,), float32]");
+  EXPECT_EQ(fnType(M, "helper"),
+            "fn(Tensor[(4,), float32]) -> Tensor[(4,), float32]");
+  EXPECT_EQ(fnType(M, "main"),
+            "fn(Tensor[(4,), float32]) -> Tensor[(4,), float32]");
 }
 
 TEST(TypeInference, LongLetChainsDoNotExhaustTheStack) {
@@ -358,17 +371,21 @@ def @main(%x: Tensor[(n, 3), float32], %steps: Tensor[(), int64]) -> Tensor[(?, 
 // Errors: the message names the function, the operator or callee, the
 // argument and the types.
 TEST(TypeInferenceErrors, OperatorDTypeMismatch) {
-  EXPECT_CONTAINS(inferError("def @main(%a: Tensor[(2,), float32], %b: Tensor[(2,), int64]) "
-                             "{ add(%a, %b) }"),
-                  "type error in @main: call to 'add', argument 2: add: dtypes differ (no "
-                  "implicit promotion): Tensor[(2,), float32] and Tensor[(2,), int64]");
+  EXPECT_CONTAINS(
+      inferError(
+          "def @main(%a: Tensor[(2,), float32], %b: Tensor[(2,), int64]) "
+          "{ add(%a, %b) }"),
+      "type error in @main: call to 'add', argument 2: add: dtypes differ (no "
+      "implicit promotion): Tensor[(2,), float32] and Tensor[(2,), int64]");
 }
 
 TEST(TypeInferenceErrors, OperatorShapeMismatch) {
-  EXPECT_CONTAINS(inferError("def @main(%a: Tensor[(2, 3), float32], %b: Tensor[(4, 5), float32]) "
-                             "{ matmul(%a, %b) }"),
-                  "type error in @main: call to 'matmul': matmul: inner dimensions differ: "
-                  "Tensor[(2, 3), float32] and Tensor[(4, 5), float32]");
+  EXPECT_CONTAINS(
+      inferError(
+          "def @main(%a: Tensor[(2, 3), float32], %b: Tensor[(4, 5), float32]) "
+          "{ matmul(%a, %b) }"),
+      "type error in @main: call to 'matmul': matmul: inner dimensions differ: "
+      "Tensor[(2, 3), float32] and Tensor[(4, 5), float32]");
 }
 
 TEST(TypeInferenceErrors, ExpOfInteger) {
@@ -377,20 +394,24 @@ TEST(TypeInferenceErrors, ExpOfInteger) {
 }
 
 TEST(TypeInferenceErrors, MissingRequiredAttribute) {
-  EXPECT_CONTAINS(inferError("def @main(%a: Tensor[(6,), float32]) { reshape(%a) }"),
-                  "type error in @main: call to 'reshape': reshape: attribute 'newshape' "
-                  "is required");
+  EXPECT_CONTAINS(
+      inferError("def @main(%a: Tensor[(6,), float32]) { reshape(%a) }"),
+      "type error in @main: call to 'reshape': reshape: attribute 'newshape' "
+      "is required");
 }
 
 TEST(TypeInferenceErrors, WrongOperatorArity) {
-  EXPECT_CONTAINS(inferError("def @main(%a: Tensor[(6,), float32]) { add(%a) }"),
-                  "call to 'add' expects 2 arguments, got 1");
+  EXPECT_CONTAINS(
+      inferError("def @main(%a: Tensor[(6,), float32]) { add(%a) }"),
+      "call to 'add' expects 2 arguments, got 1");
 }
 
 TEST(TypeInferenceErrors, WrongFunctionArity) {
-  EXPECT_CONTAINS(inferError("def @f(%a: Tensor[(), float32]) -> Tensor[(), float32] { %a }\n"
-                             "def @main(%a: Tensor[(), float32]) { @f(%a, %a) }"),
-                  "type error in @main: call to @f expects 1 argument, got 2");
+  EXPECT_CONTAINS(
+      inferError(
+          "def @f(%a: Tensor[(), float32]) -> Tensor[(), float32] { %a }\n"
+          "def @main(%a: Tensor[(), float32]) { @f(%a, %a) }"),
+      "type error in @main: call to @f expects 1 argument, got 2");
 }
 
 TEST(TypeInferenceErrors, WrongConstructorArity) {
@@ -399,58 +420,69 @@ TEST(TypeInferenceErrors, WrongConstructorArity) {
 }
 
 TEST(TypeInferenceErrors, ArgumentDimensionMismatchAtCall) {
-  EXPECT_CONTAINS(inferError("def @f(%a: Tensor[(3,), float32]) -> Tensor[(3,), float32] { %a }\n"
-                             "def @main(%a: Tensor[(4,), float32]) { @f(%a) }"),
-                  "type error in @main: call to @f, argument 1: expected Tensor[(3,), "
-                  "float32], got Tensor[(4,), float32]");
+  EXPECT_CONTAINS(
+      inferError(
+          "def @f(%a: Tensor[(3,), float32]) -> Tensor[(3,), float32] { %a }\n"
+          "def @main(%a: Tensor[(4,), float32]) { @f(%a) }"),
+      "type error in @main: call to @f, argument 1: expected Tensor[(3,), "
+      "float32], got Tensor[(4,), float32]");
 }
 
 TEST(TypeInferenceErrors, ReturnTypeMismatch) {
-  EXPECT_CONTAINS(inferError("def @main(%a: Tensor[(4,), float32]) -> Tensor[(4,), int64] "
-                             "{ %a }"),
-                  "type error in @main: the function body does not match its return type: "
-                  "expected Tensor[(4,), int64], got Tensor[(4,), float32]");
+  EXPECT_CONTAINS(
+      inferError("def @main(%a: Tensor[(4,), float32]) -> Tensor[(4,), int64] "
+                 "{ %a }"),
+      "type error in @main: the function body does not match its return type: "
+      "expected Tensor[(4,), int64], got Tensor[(4,), float32]");
 }
 
 TEST(TypeInferenceErrors, LetAnnotationMismatch) {
-  EXPECT_CONTAINS(inferError("def @main(%a: Tensor[(4,), float32]) "
-                             "{ let %b: Tensor[(4, 1), float32] = %a; %b }"),
-                  "type error in @main: let %b: expected Tensor[(4, 1), float32], got "
-                  "Tensor[(4,), float32]");
+  EXPECT_CONTAINS(
+      inferError("def @main(%a: Tensor[(4,), float32]) "
+                 "{ let %b: Tensor[(4, 1), float32] = %a; %b }"),
+      "type error in @main: let %b: expected Tensor[(4, 1), float32], got "
+      "Tensor[(4,), float32]");
 }
 
 TEST(TypeInferenceErrors, BranchesWithDifferentDTypes) {
-  EXPECT_CONTAINS(inferError("def @main(%c: Tensor[(), bool], %a: Tensor[(4,), float32]) "
-                             "{ if (%c) { %a } else { cast(%a, dtype=\"int32\") } }"),
-                  "type error in @main: the branches of 'if' have different types: "
-                  "Tensor[(4,), float32] and Tensor[(4,), int32]");
+  EXPECT_CONTAINS(
+      inferError("def @main(%c: Tensor[(), bool], %a: Tensor[(4,), float32]) "
+                 "{ if (%c) { %a } else { cast(%a, dtype=\"int32\") } }"),
+      "type error in @main: the branches of 'if' have different types: "
+      "Tensor[(4,), float32] and Tensor[(4,), int32]");
 }
 
 TEST(TypeInference, BranchesWithDifferentRanksHaveAnUnknownRank) {
   // ONNX If branches (and sequence elements) may differ in rank.
-  Module M = parseAndInfer("def @main(%c: Tensor[(), bool], %a: Tensor[(4,), float32]) "
-                           "{ if (%c) { %a } else { sum(%a) } }");
+  Module M = parseAndInfer(
+      "def @main(%c: Tensor[(), bool], %a: Tensor[(4,), float32]) "
+      "{ if (%c) { %a } else { sum(%a) } }");
   auto *F = M.function("main")->as<FunctionNode>();
   EXPECT_EQ(str(F->body->checkedType), "Tensor[?, float32]");
 }
 
 TEST(TypeInferenceErrors, NonScalarCondition) {
-  EXPECT_CONTAINS(inferError("def @main(%c: Tensor[(2,), bool]) { if (%c) { 1 } else { 2 } }"),
-                  "type error in @main: the condition of 'if' must be a scalar (rank-0) "
-                  "tensor, got Tensor[(2,), bool]");
+  EXPECT_CONTAINS(
+      inferError(
+          "def @main(%c: Tensor[(2,), bool]) { if (%c) { 1 } else { 2 } }"),
+      "type error in @main: the condition of 'if' must be a scalar (rank-0) "
+      "tensor, got Tensor[(2,), bool]");
 }
 
 TEST(TypeInferenceErrors, TupleIndexOutOfRange) {
-  EXPECT_CONTAINS(inferError("def @main(%a: Tensor[(), float32]) { let %t = (%a, %a); %t.2 }"),
-                  "tuple index 2 is out of range for (Tensor[(), float32], "
-                  "Tensor[(), float32]) (2 fields)");
+  EXPECT_CONTAINS(
+      inferError(
+          "def @main(%a: Tensor[(), float32]) { let %t = (%a, %a); %t.2 }"),
+      "tuple index 2 is out of range for (Tensor[(), float32], "
+      "Tensor[(), float32]) (2 fields)");
 }
 
 TEST(TypeInferenceErrors, MatchClausesDisagree) {
-  EXPECT_CONTAINS(inferError("def @main(%o: Option[Tensor[(), float32]]) "
-                             "{ match (%o) { Some(%v) => %v, None => 1i64 } }"),
-                  "type error in @main: clause 2 of 'match' has a type different from the "
-                  "previous clauses");
+  EXPECT_CONTAINS(
+      inferError("def @main(%o: Option[Tensor[(), float32]]) "
+                 "{ match (%o) { Some(%v) => %v, None => 1i64 } }"),
+      "type error in @main: clause 2 of 'match' has a type different from the "
+      "previous clauses");
 }
 
 TEST(TypeInferenceErrors, PatternOfAnotherType) {
@@ -461,19 +493,23 @@ TEST(TypeInferenceErrors, PatternOfAnotherType) {
 }
 
 TEST(TypeInferenceErrors, CallingANonFunction) {
-  EXPECT_CONTAINS(inferError("def @main(%a: Tensor[(), float32]) { %a(%a) }"),
-                  "cannot call a value of type Tensor[(), float32]: it is not a function");
+  EXPECT_CONTAINS(
+      inferError("def @main(%a: Tensor[(), float32]) { %a(%a) }"),
+      "cannot call a value of type Tensor[(), float32]: it is not a function");
 }
 
 TEST(TypeInferenceErrors, UnannotatedGlobalParameter) {
-  EXPECT_CONTAINS(inferError("def @main(%a) { %a }"),
-                  "type error in @main: parameter %a of a global function needs a type "
-                  "annotation");
+  EXPECT_CONTAINS(
+      inferError("def @main(%a) { %a }"),
+      "type error in @main: parameter %a of a global function needs a type "
+      "annotation");
 }
 
 TEST(TypeInferenceErrors, UnconstrainedVariable) {
-  EXPECT_CONTAINS(inferError("def @main(%a: Tensor[(), float32]) { let %f = fn (%u) { %u }; %a }"),
-                  "type error in @main: cannot infer the type of variable %u");
+  EXPECT_CONTAINS(
+      inferError(
+          "def @main(%a: Tensor[(), float32]) { let %f = fn (%u) { %u }; %a }"),
+      "type error in @main: cannot infer the type of variable %u");
 }
 
 TEST(TypeInferenceErrors, RecursiveGlobalWithoutReturnType) {
@@ -490,14 +526,17 @@ def @main(%x: Tensor[(3,), float32]) {
   %loop(0i64, %x)
 }
 )"),
-                  "type error in @main: call to 'cast': its result conflicts with the type its uses "
-                  "require: Tensor[(3,), float32] and Tensor[(3,), float64] (dtypes differ)");
+                  "type error in @main: call to 'cast': its result conflicts "
+                  "with the type its uses "
+                  "require: Tensor[(3,), float32] and Tensor[(3,), float64] "
+                  "(dtypes differ)");
 }
 
 TEST(TypeInferenceErrors, GenericInstantiationConflict) {
-  EXPECT_CONTAINS(inferError("def @main(%a: Tensor[(), float32], %b: Tensor[(), int64]) "
-                             "{ Cons(%a, Cons(%b, Nil)) }"),
-                  "type error in @main: constructor Cons, argument 2");
+  EXPECT_CONTAINS(
+      inferError("def @main(%a: Tensor[(), float32], %b: Tensor[(), int64]) "
+                 "{ Cons(%a, Cons(%b, Nil)) }"),
+      "type error in @main: constructor Cons, argument 2");
 }
 
 } // namespace

@@ -56,8 +56,8 @@ inline void expectTensor(const Tensor &T, const Tensor &Expected,
                          double Rtol = 1e-6, double Atol = 1e-6) {
   EXPECT_EQ(T.typeString(), Expected.typeString());
   EXPECT_TRUE(allClose(T, Expected, Rtol, Atol))
-      << "got " << ::testing::PrintToString(T.toDoubleVector())
-      << " expected " << ::testing::PrintToString(Expected.toDoubleVector());
+      << "got " << ::testing::PrintToString(T.toDoubleVector()) << " expected "
+      << ::testing::PrintToString(Expected.toDoubleVector());
 }
 
 } // namespace rivet::test

@@ -178,8 +178,10 @@ TEST(BFloat16, NaNStaysNaN) {
   EXPECT_TRUE(std::isnan((float)BFloat16(NAN)));
   EXPECT_TRUE(std::isnan((float)BFloat16(-NAN)));
   // A payload only in the low 16 bits must not become infinity.
-  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBFloat16(bitsFloat(0x7f800001)))));
-  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBFloat16(bitsFloat(0xff800001)))));
+  EXPECT_TRUE(
+      std::isnan(bfloat16ToFloat(floatToBFloat16(bitsFloat(0x7f800001)))));
+  EXPECT_TRUE(
+      std::isnan(bfloat16ToFloat(floatToBFloat16(bitsFloat(0xff800001)))));
   EXPECT_EQ(floatToBFloat16(bitsFloat(0xffc00000)) & 0x8000, 0x8000);
 }
 
@@ -241,58 +243,73 @@ TEST(UnsignedConvert, CastKernelAcrossAllDTypes) {
 //===----------------------------------------------------------------------===//
 
 TEST(UnsignedKernels, ArithmeticWraps) {
-  EXPECT_EQ(values<uint16_t>(run("add", {u16({65535, 1}, {2}), u16({2, 2}, {2})})),
-            (std::vector<uint16_t>{1, 3}));
-  EXPECT_EQ(values<uint32_t>(
-                run("subtract", {u32({0, 5}, {2}), u32({1, 3}, {2})})),
-            (std::vector<uint32_t>{0xffffffffu, 2}));
+  EXPECT_EQ(
+      values<uint16_t>(run("add", {u16({65535, 1}, {2}), u16({2, 2}, {2})})),
+      (std::vector<uint16_t>{1, 3}));
+  EXPECT_EQ(
+      values<uint32_t>(run("subtract", {u32({0, 5}, {2}), u32({1, 3}, {2})})),
+      (std::vector<uint32_t>{0xffffffffu, 2}));
   EXPECT_EQ(values<uint64_t>(run("multiply", {u64({uint64_t(1) << 63, 3}, {2}),
                                               u64({2, 5}, {2})})),
             (std::vector<uint64_t>{0, 15}));
-  EXPECT_EQ(values<uint64_t>(run("divide", {u64({~uint64_t(0), 7}, {2}),
-                                            u64({2, 2}, {2})})),
+  EXPECT_EQ(values<uint64_t>(
+                run("divide", {u64({~uint64_t(0), 7}, {2}), u64({2, 2}, {2})})),
             (std::vector<uint64_t>{~uint64_t(0) / 2, 3}));
   EXPECT_EQ(values<uint32_t>(run("negative", {u32({1, 0}, {2})})),
             (std::vector<uint32_t>{0xffffffffu, 0}));
-  expectError([] { run("divide", {u16({1}, {1}), u16({0}, {1})}); },
-              "division by zero");
+  expectError(
+      [] {
+        run("divide", {u16({1}, {1}), u16({0}, {1})});
+      },
+      "division by zero");
 }
 
 TEST(UnsignedKernels, ModMaxMin) {
   // test_mod_uint*: x = [4, 7, 5], y = [2, 3, 8] -> [0, 1, 5].
-  EXPECT_EQ(values<uint32_t>(run("mod", {u32({4, 7, 5}, {3}), u32({2, 3, 8}, {3})})),
-            (std::vector<uint32_t>{0, 1, 5}));
+  EXPECT_EQ(
+      values<uint32_t>(run("mod", {u32({4, 7, 5}, {3}), u32({2, 3, 8}, {3})})),
+      (std::vector<uint32_t>{0, 1, 5}));
   EXPECT_EQ(values<uint64_t>(run("mod", {u64({~uint64_t(0)}, {1}),
                                          u64({uint64_t(1) << 63}, {1})})),
             (std::vector<uint64_t>{(uint64_t(1) << 63) - 1}));
-  expectError([] { run("mod", {u64({1}, {1}), u64({0}, {1})}); },
-              "modulo by zero");
+  expectError(
+      [] {
+        run("mod", {u64({1}, {1}), u64({0}, {1})});
+      },
+      "modulo by zero");
   // Above 2^63 still compares as unsigned.
   uint64_t Big = (uint64_t(1) << 63) + 5;
-  EXPECT_EQ(values<uint64_t>(run("maximum", {u64({Big, 1}, {2}), u64({3, 2}, {2})})),
-            (std::vector<uint64_t>{Big, 2}));
-  EXPECT_EQ(values<uint64_t>(run("minimum", {u64({Big, 1}, {2}), u64({3, 2}, {2})})),
-            (std::vector<uint64_t>{3, 1}));
-  EXPECT_EQ(values<uint16_t>(run("maximum", {u16({60000, 1}, {2}), u16({2}, {1})})),
-            (std::vector<uint16_t>{60000, 2}));
+  EXPECT_EQ(
+      values<uint64_t>(run("maximum", {u64({Big, 1}, {2}), u64({3, 2}, {2})})),
+      (std::vector<uint64_t>{Big, 2}));
+  EXPECT_EQ(
+      values<uint64_t>(run("minimum", {u64({Big, 1}, {2}), u64({3, 2}, {2})})),
+      (std::vector<uint64_t>{3, 1}));
+  EXPECT_EQ(
+      values<uint16_t>(run("maximum", {u16({60000, 1}, {2}), u16({2}, {1})})),
+      (std::vector<uint16_t>{60000, 2}));
 }
 
 TEST(UnsignedKernels, BitShifts) {
   // test_bitshift_*: x = [16, 4, 1], y = [1, 2, 3].
-  EXPECT_EQ(values<uint16_t>(run("right_shift", {u16({16, 4, 1}, {3}),
-                                                 u16({1, 2, 3}, {3})})),
+  EXPECT_EQ(values<uint16_t>(run("right_shift",
+                                 {u16({16, 4, 1}, {3}), u16({1, 2, 3}, {3})})),
             (std::vector<uint16_t>{8, 1, 0}));
-  EXPECT_EQ(values<uint32_t>(run("left_shift", {u32({16, 4, 1}, {3}),
-                                                u32({1, 2, 3}, {3})})),
+  EXPECT_EQ(values<uint32_t>(
+                run("left_shift", {u32({16, 4, 1}, {3}), u32({1, 2, 3}, {3})})),
             (std::vector<uint32_t>{32, 16, 8}));
-  EXPECT_EQ(values<uint64_t>(run("left_shift", {u64({1, 1, 3}, {3}),
-                                                u64({63, 64, 1000}, {3})})),
+  EXPECT_EQ(values<uint64_t>(run(
+                "left_shift", {u64({1, 1, 3}, {3}), u64({63, 64, 1000}, {3})})),
             (std::vector<uint64_t>{uint64_t(1) << 63, 0, 0}));
-  EXPECT_EQ(values<uint16_t>(run("left_shift", {u16({0x8001}, {1}), u16({1}, {1})})),
-            (std::vector<uint16_t>{2}));
-  expectError([] { run("left_shift", {tensor<BFloat16>({BFloat16(1.0f)}, {1}),
-                                      tensor<BFloat16>({BFloat16(1.0f)}, {1})}); },
-              "integer dtype");
+  EXPECT_EQ(
+      values<uint16_t>(run("left_shift", {u16({0x8001}, {1}), u16({1}, {1})})),
+      (std::vector<uint16_t>{2}));
+  expectError(
+      [] {
+        run("left_shift", {tensor<BFloat16>({BFloat16(1.0f)}, {1}),
+                           tensor<BFloat16>({BFloat16(1.0f)}, {1})});
+      },
+      "integer dtype");
 }
 
 TEST(UnsignedKernels, PowWithUnsignedExponent) {
@@ -304,8 +321,9 @@ TEST(UnsignedKernels, PowWithUnsignedExponent) {
   Tensor R = run("pow", {i64({2, 3, -1}, {3}),
                          u64({64, 2, (uint64_t(1) << 63) + 1}, {3})});
   EXPECT_EQ(values<int64_t>(R), (std::vector<int64_t>{0, 9, -1}));
-  EXPECT_EQ(values<uint16_t>(run("pow", {u16({3, 256}, {2}), u16({3, 2}, {2})})),
-            (std::vector<uint16_t>{27, 0}));
+  EXPECT_EQ(
+      values<uint16_t>(run("pow", {u16({3, 256}, {2}), u16({3, 2}, {2})})),
+      (std::vector<uint16_t>{27, 0}));
 }
 
 TEST(UnsignedKernels, ReductionsAndComparisons) {
@@ -345,8 +363,9 @@ TEST(BFloat16Kernels, ComputeThroughFloat) {
 
 TEST(DTypeExtNpy, UnsignedRoundTrip) {
   uint64_t Big = ~uint64_t(0) - 1;
-  for (const Tensor &T : {u16({0, 65535, 7}, {3}), u32({0, 0xfffffffeu}, {2, 1}),
-                          u64({Big, 1, 2, 3}, {2, 2})}) {
+  for (const Tensor &T :
+       {u16({0, 65535, 7}, {3}), u32({0, 0xfffffffeu}, {2, 1}),
+        u64({Big, 1, 2, 3}, {2, 2})}) {
     std::vector<uint8_t> B = npyBytes(T);
     std::string Header(B.begin(), B.begin() + std::min<size_t>(B.size(), 128));
     std::string Descr = T.dtype() == DType::UInt16   ? "'<u2'"
@@ -375,10 +394,11 @@ TEST(DTypeExtDLPack, CodesAndRoundTrip) {
     DType T;
     uint8_t Code, Bits;
   };
-  for (Case C : {Case{DType::UInt8, kDLUInt, 8}, Case{DType::UInt16, kDLUInt, 16},
-                 Case{DType::UInt32, kDLUInt, 32}, Case{DType::UInt64, kDLUInt, 64},
-                 Case{DType::BFloat16, kDLBfloat, 16},
-                 Case{DType::Float16, kDLFloat, 16}, Case{DType::Int16, kDLInt, 16}}) {
+  for (Case C :
+       {Case{DType::UInt8, kDLUInt, 8}, Case{DType::UInt16, kDLUInt, 16},
+        Case{DType::UInt32, kDLUInt, 32}, Case{DType::UInt64, kDLUInt, 64},
+        Case{DType::BFloat16, kDLBfloat, 16},
+        Case{DType::Float16, kDLFloat, 16}, Case{DType::Int16, kDLInt, 16}}) {
     Tensor T = Tensor::fromVector<int32_t>({1, 2, 3}, {3}).cast(C.T);
     DLManagedTensor *M = T.toDLPack();
     EXPECT_EQ(M->dl_tensor.dtype.code, C.Code) << dtypeName(C.T);
@@ -405,7 +425,8 @@ TEST(DTypeExtAttrs, TensorAttributesSerializeNewDTypes) {
 }
 
 TEST(DTypeExtRandom, InRangeForEveryNewDType) {
-  for (DType T : {DType::UInt16, DType::UInt32, DType::UInt64, DType::BFloat16}) {
+  for (DType T :
+       {DType::UInt16, DType::UInt32, DType::UInt64, DType::BFloat16}) {
     Tensor R = randomTensor({1000}, T, 42);
     for (double V : R.toDoubleVector()) {
       if (T == DType::BFloat16) {

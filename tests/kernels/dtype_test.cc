@@ -41,7 +41,7 @@ TEST(Half, KnownBitPatterns) {
   EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);
   EXPECT_EQ(floatToHalf(0.0f), 0x0000);
   EXPECT_EQ(floatToHalf(-0.0f), 0x8000);
-  EXPECT_EQ(floatToHalf(6.103515625e-05f), 0x0400);  // smallest normal
+  EXPECT_EQ(floatToHalf(6.103515625e-05f), 0x0400);       // smallest normal
   EXPECT_EQ(floatToHalf(5.960464477539063e-08f), 0x0001); // smallest subnormal
   EXPECT_EQ(floatToHalf(INFINITY), 0x7c00);
   EXPECT_EQ(floatToHalf(-INFINITY), 0xfc00);

@@ -26,17 +26,20 @@ TEST(Elementwise, BinaryArithmeticWithBroadcast) {
   // Rank-3 broadcast against rank-1 and rank-2 middle broadcast.
   Tensor X = f32({1, 2, 3, 4}, {2, 1, 2});
   Tensor Y = f32({10, 20, 30, 40, 50, 60}, {3, 2});
-  expectTensor(run("add", {X, Y}), f32({11, 22, 31, 42, 51, 62, 13, 24, 33,
-                                        44, 53, 64},
-                                       {2, 3, 2}));
+  expectTensor(
+      run("add", {X, Y}),
+      f32({11, 22, 31, 42, 51, 62, 13, 24, 33, 44, 53, 64}, {2, 3, 2}));
 }
 
 TEST(Elementwise, IntegerSemantics) {
   Tensor A = i64({7, -7, 7, -7}, {4});
   Tensor B = i64({2, 2, -2, -2}, {4});
   expectTensor(run("divide", {A, B}), i64({3, -3, -3, 3}, {4}));
-  expectError([&] { run("divide", {A, i64({0}, {})}); },
-              "divide: integer division by zero");
+  expectError(
+      [&] {
+        run("divide", {A, i64({0}, {})});
+      },
+      "divide: integer division by zero");
   expectTensor(run("pow", {i64({2, 3, -2, 2}, {4}), i64({10, 0, 3, -1}, {4})}),
                i64({1024, 1, -8, 0}, {4}));
   // int8 wraps.
@@ -58,9 +61,8 @@ TEST(Elementwise, FloatUnary) {
   Tensor X = f32({-1, 0, 0.5f, 2}, {4});
   expectTensor(run("exp", {X}),
                f32({std::exp(-1.f), 1, std::exp(0.5f), std::exp(2.f)}, {4}));
-  expectTensor(run("tanh", {X}), f32({std::tanh(-1.f), 0, std::tanh(0.5f),
-                                      std::tanh(2.f)},
-                                     {4}));
+  expectTensor(run("tanh", {X}),
+               f32({std::tanh(-1.f), 0, std::tanh(0.5f), std::tanh(2.f)}, {4}));
   expectTensor(run("sigmoid", {f32({0, 100, -100, 2}, {4})}),
                f32({0.5f, 1, 0, 0.880797077977882f}, {4}));
   expectTensor(run("sqrt", {f32({4, 2}, {2})}), f32({2, std::sqrt(2.f)}, {2}));
@@ -116,14 +118,20 @@ TEST(Elementwise, WhereAndCast) {
   expectTensor(run("cast", {f32({0, -0.5f}, {2})},
                    Attrs{{"dtype", std::string("bool")}}),
                b8({0, 1}, {2}));
-  expectTensor(run("cast", {b8({1, 0}, {2})},
-                   Attrs{{"dtype", std::string("float16")}}),
-               f32({1, 0}, {2}).cast(DType::Float16));
+  expectTensor(
+      run("cast", {b8({1, 0}, {2})}, Attrs{{"dtype", std::string("float16")}}),
+      f32({1, 0}, {2}).cast(DType::Float16));
   expectError([&] { run("cast", {X}); }, "cast: attribute 'dtype' is missing");
-  expectError([&] { run("cast", {X}, Attrs{{"dtype", std::string("f7")}}); },
-              "cast: unknown dtype 'f7'");
-  expectError([&] { run("cast", {X}, Attrs{{"dtype", int64_t(1)}}); },
-              "cast: attribute 'dtype' must be a string, got int");
+  expectError(
+      [&] {
+        run("cast", {X}, Attrs{{"dtype", std::string("f7")}});
+      },
+      "cast: unknown dtype 'f7'");
+  expectError(
+      [&] {
+        run("cast", {X}, Attrs{{"dtype", int64_t(1)}});
+      },
+      "cast: attribute 'dtype' must be a string, got int");
 }
 
 TEST(Elementwise, Errors) {
@@ -133,15 +141,24 @@ TEST(Elementwise, Errors) {
   } catch (const Error &E) {
     EXPECT_STREQ(E.what(), "add: cannot broadcast (2, 3) and (4,)");
   }
-  expectError([] { run("add", {f32({1}, {1}), i64({1}, {1})}); },
-              "add: inputs 'a' and 'b' must have the same dtype, got float32 "
-              "and int64");
-  expectError([] { run("add", {b8({1}, {1}), b8({1}, {1})}); },
-              "add: input 'a' must have a numeric dtype, got bool");
+  expectError(
+      [] {
+        run("add", {f32({1}, {1}), i64({1}, {1})});
+      },
+      "add: inputs 'a' and 'b' must have the same dtype, got float32 "
+      "and int64");
+  expectError(
+      [] {
+        run("add", {b8({1}, {1}), b8({1}, {1})});
+      },
+      "add: input 'a' must have a numeric dtype, got bool");
   expectError([] { run("exp", {i64({1}, {1})}); },
               "exp: input 'x' must have a float dtype, got int64");
-  expectError([] { run("logical_and", {i64({1}, {1}), i64({1}, {1})}); },
-              "must have bool");
+  expectError(
+      [] {
+        run("logical_and", {i64({1}, {1}), i64({1}, {1})});
+      },
+      "must have bool");
   expectError([] { run("relu", {}); }, "relu: expected 1 input, got 0");
 }
 
@@ -151,8 +168,8 @@ TEST(Elementwise, ShapeFunctionsWorkOnMetaTensors) {
   ASSERT_EQ(M.size(), 1u);
   EXPECT_EQ(M[0].shape, (Shape{5, 4, 3}));
   EXPECT_EQ(M[0].dtype, DType::Float32);
-  auto C = shapeOf("less", {Tensor::meta({2}, DType::Int8),
-                            Tensor::meta({}, DType::Int8)});
+  auto C = shapeOf(
+      "less", {Tensor::meta({2}, DType::Int8), Tensor::meta({}, DType::Int8)});
   EXPECT_EQ(C[0].dtype, DType::Bool);
   EXPECT_FALSE(KernelRegistry::global().get("add").dataDependentShape);
 }

@@ -25,19 +25,19 @@ TEST(ResizeKernel, LinearUpsampleHalfPixel) {
   Tensor Y = run("resize", {X},
                  Attrs{{"mode", std::string("linear")},
                        {"scales", std::vector<double>{1, 1, 2, 2}}});
-  expectTensor(Y, f32({1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5,
-                       2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4},
+  expectTensor(Y, f32({1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25,
+                       3.5, 3, 3.25, 3.75, 4},
                       {1, 1, 4, 4}));
 }
 
 TEST(ResizeKernel, AlignCornersUsesScaledLength) {
   // The reference's output length is scale * input (2.4 here, not 2).
   Tensor X = f32({1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 2, 4});
-  Tensor Y = run("resize", {X},
-                 Attrs{{"mode", std::string("linear")},
-                       {"coordinate_transformation_mode",
-                        std::string("align_corners")},
-                       {"scales", std::vector<double>{1, 1, 0.6, 0.6}}});
+  Tensor Y = run(
+      "resize", {X},
+      Attrs{{"mode", std::string("linear")},
+            {"coordinate_transformation_mode", std::string("align_corners")},
+            {"scales", std::vector<double>{1, 1, 0.6, 0.6}}});
   expectTensor(Y, f32({1, 3.1428571f}, {1, 1, 1, 2}), 1e-5);
 }
 
@@ -69,11 +69,11 @@ TEST(ResizeKernel, CubicIdentityAndIntegers) {
                        {"scales", std::vector<double>{1, 1}}});
   expectTensor(Y, tensor<int32_t>({1, 5, -3, 7}, {2, 2}));
   Tensor H = Tensor::fromVector<Half>({Half(1.f), Half(3.f)}, {2});
-  Tensor HY = run("resize", {H},
-                  Attrs{{"mode", std::string("linear")},
-                        {"coordinate_transformation_mode",
-                         std::string("align_corners")},
-                        {"sizes", std::vector<int64_t>{3}}});
+  Tensor HY = run(
+      "resize", {H},
+      Attrs{{"mode", std::string("linear")},
+            {"coordinate_transformation_mode", std::string("align_corners")},
+            {"sizes", std::vector<int64_t>{3}}});
   EXPECT_EQ(HY.toDoubleVector(), (std::vector<double>{1, 2, 3}));
 }
 
@@ -97,8 +97,8 @@ TEST(ResizeKernel, DynamicMatchesStatic) {
   Tensor D = run("resize_dynamic", {X, emptyF(), Scales, emptyI()}, A);
   A.set("scales", std::vector<double>{1, 1, 2, 2});
   expectTensor(D, run("resize", {X}, A));
-  Tensor S = run("resize_dynamic", {X, emptyF(), emptyF(), i64({1, 1, 3, 1}, {4})},
-                 Attrs{});
+  Tensor S = run("resize_dynamic",
+                 {X, emptyF(), emptyF(), i64({1, 1, 3, 1}, {4})}, Attrs{});
   EXPECT_EQ(S.shape(), (Shape{1, 1, 3, 1}));
 }
 
@@ -115,23 +115,36 @@ TEST(ResizeKernel, Errors) {
   Tensor X = f32({1, 2, 3, 4}, {2, 2});
   expectError([&] { run("resize", {X}, Attrs{}); }, "exactly one of");
   expectError(
-      [&] { run("resize", {X}, Attrs{{"scales", std::vector<double>{2}}}); },
+      [&] {
+        run("resize", {X}, Attrs{{"scales", std::vector<double>{2}}});
+      },
       "'scales' has 1 values, expected 2");
-  expectError([&] {
-    run("resize", {X}, Attrs{{"mode", std::string("area")},
-                             {"scales", std::vector<double>{2, 2}}});
-  }, "unknown mode 'area'");
-  expectError([&] {
-    run("resize", {X}, Attrs{{"scales", std::vector<double>{0, 2}}});
-  }, "scales must be positive");
-  expectError([&] {
-    run("resize", {X}, Attrs{{"coordinate_transformation_mode",
-                              std::string("tf_crop_and_resize")},
-                             {"scales", std::vector<double>{2, 2}}});
-  }, "needs 'roi'");
-  expectError([&] { run("resize", {b8({true}, {1})},
-                        Attrs{{"scales", std::vector<double>{2}}}); },
-              "numeric");
+  expectError(
+      [&] {
+        run("resize", {X},
+            Attrs{{"mode", std::string("area")},
+                  {"scales", std::vector<double>{2, 2}}});
+      },
+      "unknown mode 'area'");
+  expectError(
+      [&] {
+        run("resize", {X}, Attrs{{"scales", std::vector<double>{0, 2}}});
+      },
+      "scales must be positive");
+  expectError(
+      [&] {
+        run("resize", {X},
+            Attrs{{"coordinate_transformation_mode",
+                   std::string("tf_crop_and_resize")},
+                  {"scales", std::vector<double>{2, 2}}});
+      },
+      "needs 'roi'");
+  expectError(
+      [&] {
+        run("resize", {b8({true}, {1})},
+            Attrs{{"scales", std::vector<double>{2}}});
+      },
+      "numeric");
 }
 
 TEST(GridSampleKernel, ModesAndPadding) {
@@ -157,11 +170,17 @@ TEST(GridSampleKernel, ModesAndPadding) {
   std::vector<double> C = R("bicubic", "border", 1);
   EXPECT_NEAR(C[0], 1, 1e-6);
   EXPECT_NEAR(C[2], 4, 1e-6);
-  expectError([&] { run("grid_sample", {X, f32({0, 0}, {1, 1, 1, 1, 2})}); },
-              "grid [N, H_out, W_out, 2]");
-  expectError([&] {
-    run("grid_sample", {X, G}, Attrs{{"padding_mode", std::string("wrap")}});
-  }, "unknown padding_mode 'wrap'");
+  expectError(
+      [&] {
+        run("grid_sample", {X, f32({0, 0}, {1, 1, 1, 1, 2})});
+      },
+      "grid [N, H_out, W_out, 2]");
+  expectError(
+      [&] {
+        run("grid_sample", {X, G},
+            Attrs{{"padding_mode", std::string("wrap")}});
+      },
+      "unknown padding_mode 'wrap'");
 }
 
 TEST(RoiAlignKernel, AverageOfBilinearSamples) {
@@ -178,35 +197,42 @@ TEST(RoiAlignKernel, AverageOfBilinearSamples) {
   A.set("coordinate_transformation_mode", std::string("half_pixel"));
   // Shifted by half a pixel: the sample is at (1, 1).
   expectTensor(run("roi_align", {X, Rois, Idx}, A), f32({5}, {1, 1, 1, 1}));
-  expectError([&] { run("roi_align", {X, Rois, i64({3}, {1})}, A); },
-              "batch index 3 of roi 0 is out of range");
-  expectError([&] { run("roi_align", {X, f32({0, 0, 1}, {1, 3}), Idx}, A); },
-              "rois [R, 4]");
+  expectError(
+      [&] {
+        run("roi_align", {X, Rois, i64({3}, {1})}, A);
+      },
+      "batch index 3 of roi 0 is out of range");
+  expectError(
+      [&] {
+        run("roi_align", {X, f32({0, 0, 1}, {1, 3}), Idx}, A);
+      },
+      "rois [R, 4]");
 }
 
 TEST(NmsKernel, SuppressByIou) {
   // ONNX test_nonmaxsuppression_suppress_by_IOU.
-  Tensor Boxes = f32({0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f,
-                      0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101},
+  Tensor Boxes = f32({0, 0,  1, 1,  0, 0.1f,  1, 1.1f,  0, -0.1f, 1, 0.9f,
+                      0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100,   1, 101},
                      {1, 6, 4});
   Tensor Scores = f32({0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f}, {1, 1, 6});
-  Tensor Y = run("non_max_suppression",
-                 {Boxes, Scores, i64({3}, {1}), f32({0.5f}, {1}), f32({0}, {1})});
+  Tensor Y = run("non_max_suppression", {Boxes, Scores, i64({3}, {1}),
+                                         f32({0.5f}, {1}), f32({0}, {1})});
   expectTensor(Y, i64({0, 0, 3, 0, 0, 0, 0, 0, 5}, {3, 3}));
   // At most two per class; a score threshold of 0.7 keeps boxes 3 and 0.
-  Tensor Y2 = run("non_max_suppression",
-                  {Boxes, Scores, i64({2}, {1}), f32({0.5f}, {1}),
-                   f32({0.7f}, {1})});
+  Tensor Y2 = run("non_max_suppression", {Boxes, Scores, i64({2}, {1}),
+                                          f32({0.5f}, {1}), f32({0.7f}, {1})});
   expectTensor(Y2, i64({0, 0, 3, 0, 0, 0}, {2, 3}));
   // Absent max_output_boxes_per_class selects nothing.
-  EXPECT_EQ(run("non_max_suppression",
-                {Boxes, Scores, emptyI(), emptyF(), emptyF()})
-                .shape(),
-            (Shape{0, 3}));
-  expectError([&] {
-    run("non_max_suppression",
-        {Boxes, f32({1, 2}, {1, 1, 2}), emptyI(), emptyF(), emptyF()});
-  }, "expected boxes [B, S, 4] and scores [B, C, S]");
+  EXPECT_EQ(
+      run("non_max_suppression", {Boxes, Scores, emptyI(), emptyF(), emptyF()})
+          .shape(),
+      (Shape{0, 3}));
+  expectError(
+      [&] {
+        run("non_max_suppression",
+            {Boxes, f32({1, 2}, {1, 1, 2}), emptyI(), emptyF(), emptyF()});
+      },
+      "expected boxes [B, S, 4] and scores [B, C, S]");
 }
 
 } // namespace

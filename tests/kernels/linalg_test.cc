@@ -24,10 +24,16 @@ TEST(Linalg, Dense) {
   // Leading batch dims.
   Tensor X3 = X.reshape({2, 1, 3});
   EXPECT_EQ(run("dense", {X3, W}).shape(), (Shape{2, 1, 2}));
-  expectError([&] { run("dense", {X, f32({1, 2}, {1, 2})}); },
-              "dense: reduction dimensions differ");
-  expectError([&] { run("dense", {i64({1}, {1, 1}), i64({1}, {1, 1})}); },
-              "dense: input 'x' must have a float dtype");
+  expectError(
+      [&] {
+        run("dense", {X, f32({1, 2}, {1, 2})});
+      },
+      "dense: reduction dimensions differ");
+  expectError(
+      [&] {
+        run("dense", {i64({1}, {1, 1}), i64({1}, {1, 1})});
+      },
+      "dense: input 'x' must have a float dtype");
 }
 
 TEST(Linalg, Matmul2DAgainstNaive) {
@@ -35,10 +41,11 @@ TEST(Linalg, Matmul2DAgainstNaive) {
   Tensor B = randomTensor({7, 3}, DType::Float64, 2);
   Tensor C = run("matmul", {A, B});
   EXPECT_EQ(C.shape(), (Shape{5, 3}));
-  expectTensor(C, Tensor::fromVector(naive(A.toDoubleVector(),
-                                           B.toDoubleVector(), 5, 7, 3),
-                                     {5, 3}),
-               1e-12, 1e-12);
+  expectTensor(
+      C,
+      Tensor::fromVector(naive(A.toDoubleVector(), B.toDoubleVector(), 5, 7, 3),
+                         {5, 3}),
+      1e-12, 1e-12);
 }
 
 TEST(Linalg, MatmulNumPySemantics) {
@@ -63,9 +70,9 @@ TEST(Linalg, MatmulNumPySemantics) {
         EXPECT_NEAR(CD[(I * 3 + J) * 2 + K], R[K], 1e-5);
     }
   // Integers and float16.
-  expectTensor(run("matmul", {i64({1, 2, 3, 4}, {2, 2}), i64({5, 6, 7, 8},
-                                                             {2, 2})}),
-               i64({19, 22, 43, 50}, {2, 2}));
+  expectTensor(
+      run("matmul", {i64({1, 2, 3, 4}, {2, 2}), i64({5, 6, 7, 8}, {2, 2})}),
+      i64({19, 22, 43, 50}, {2, 2}));
   Tensor H = f32({1, 2, 3, 4}, {2, 2}).cast(DType::Float16);
   expectTensor(run("matmul", {H, H}),
                f32({7, 10, 15, 22}, {2, 2}).cast(DType::Float16));
@@ -75,10 +82,16 @@ TEST(Linalg, MatmulNumPySemantics) {
 }
 
 TEST(Linalg, MatmulErrors) {
-  expectError([] { run("matmul", {f32({1, 2}, {1, 2}), f32({1, 2}, {1, 2})}); },
-              "matmul: inner dimensions differ: (1, 2) and (1, 2)");
-  expectError([] { run("matmul", {f32({1}, {}), f32({1}, {1})}); },
-              "rank >= 1");
+  expectError(
+      [] {
+        run("matmul", {f32({1, 2}, {1, 2}), f32({1, 2}, {1, 2})});
+      },
+      "matmul: inner dimensions differ: (1, 2) and (1, 2)");
+  expectError(
+      [] {
+        run("matmul", {f32({1}, {}), f32({1}, {1})});
+      },
+      "rank >= 1");
   expectError(
       [] {
         shapeOf("matmul", {Tensor::meta({2, 2, 3}, DType::Float32),

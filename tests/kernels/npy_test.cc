@@ -11,8 +11,7 @@ using namespace rivet;
 using namespace rivet::test;
 
 static std::string fixture(const std::string &Name) {
-  return std::string(RIVET_SOURCE_DIR) + "/tests/kernels/data/" + Name +
-         ".npy";
+  return std::string(RIVET_SOURCE_DIR) + "/tests/kernels/data/" + Name + ".npy";
 }
 
 static std::vector<uint8_t> fileBytes(const std::string &Path) {
@@ -47,9 +46,9 @@ TEST(Npy, ReadsNumPyFixtures) {
 }
 
 TEST(Npy, WritesByteIdenticalToNumPy) {
-  for (const char *Name : {"f32_2x3", "f64_scalar", "f16_4", "i64_3",
-                           "i32_2x2", "i16_2", "i8_3", "u8_3", "bool_2x2",
-                           "f32_empty_0x3"}) {
+  for (const char *Name :
+       {"f32_2x3", "f64_scalar", "f16_4", "i64_3", "i32_2x2", "i16_2", "i8_3",
+        "u8_3", "bool_2x2", "f32_empty_0x3"}) {
     std::vector<uint8_t> Expected = fileBytes(fixture(Name));
     EXPECT_EQ(npyBytes(readNpy(fixture(Name))), Expected) << Name;
   }
@@ -105,15 +104,24 @@ TEST(Npy, ErrorsNameTheFileAndProblem) {
   expectError(
       [&] { Parse(WithHeader("{'descr': '<f4', 'shape': (1,), }\n", "1234")); },
       "missing key 'fortran_order'");
-  expectError([&] { Parse(WithHeader("{'descr': '<f4', 'fortran_order': "
-                                     "False, 'shape': (1,), 'x': 'y'}")); },
-              "unexpected key 'x'");
-  expectError([&] { Parse(WithHeader("{'descr': '<f4', 'fortran_order': "
-                                     "Maybe, 'shape': (1,)}")); },
-              "malformed npy header");
-  expectError([&] { Parse(WithHeader("{'descr': '<f4', 'fortran_order': "
-                                     "False, 'shape': (-1,)}")); },
-              "malformed npy header");
+  expectError(
+      [&] {
+        Parse(WithHeader("{'descr': '<f4', 'fortran_order': "
+                         "False, 'shape': (1,), 'x': 'y'}"));
+      },
+      "unexpected key 'x'");
+  expectError(
+      [&] {
+        Parse(WithHeader("{'descr': '<f4', 'fortran_order': "
+                         "Maybe, 'shape': (1,)}"));
+      },
+      "malformed npy header");
+  expectError(
+      [&] {
+        Parse(WithHeader("{'descr': '<f4', 'fortran_order': "
+                         "False, 'shape': (-1,)}"));
+      },
+      "malformed npy header");
   expectError(
       [&] {
         Parse(WithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': "
@@ -133,8 +141,9 @@ TEST(Npy, ErrorsNameTheFileAndProblem) {
   expectError([&] { Parse(std::string("\x93NUMPY\x01\x00\xff\x00{", 11)); },
               "truncated npy file");
   // Accepted spellings: '<u1', '|i1', '=f4', no trailing comma, extra spaces.
-  Tensor T = Parse(WithHeader(
-      "{ 'shape' : ( 2 , ) ,'descr':'<u1','fortran_order':False}\n", "\x01\x02"));
+  Tensor T = Parse(
+      WithHeader("{ 'shape' : ( 2 , ) ,'descr':'<u1','fortran_order':False}\n",
+                 "\x01\x02"));
   EXPECT_EQ(T.toIntVector(), (std::vector<int64_t>{1, 2}));
 }
 

@@ -8,15 +8,17 @@ TEST(QuantizeOps, QuantizeRoundsHalfToEvenAndSaturates) {
   Tensor X = f32({0, 1.5, 2.5, -3, 300, 3.5}, {6});
   expectTensor(run("quantize_linear", {X, f32({1}, {})}),
                tensor<uint8_t>({0, 2, 2, 0, 255, 4}, {6}));
-  expectTensor(run("quantize_linear", {X, f32({1}, {}), tensor<int8_t>({-1}, {})}),
-               tensor<int8_t>({-1, 1, 1, -4, 127, 3}, {6}));
+  expectTensor(
+      run("quantize_linear", {X, f32({1}, {}), tensor<int8_t>({-1}, {})}),
+      tensor<int8_t>({-1, 1, 1, -4, 127, 3}, {6}));
   // Scale 2, zero point 128: x / 2 + 128.
   expectTensor(run("quantize_linear", {f32({-256, 2, 3}, {3}), f32({2}, {1}),
                                        tensor<uint8_t>({128}, {1})}),
                tensor<uint8_t>({0, 129, 130}, {3}));
   // int32 input.
-  expectTensor(run("quantize_linear", {tensor<int32_t>({10, -10}, {2}), f32({4}, {})}),
-               tensor<uint8_t>({2, 0}, {2}));
+  expectTensor(
+      run("quantize_linear", {tensor<int32_t>({10, -10}, {2}), f32({4}, {})}),
+      tensor<uint8_t>({2, 0}, {2}));
 }
 
 TEST(QuantizeOps, PerAxis) {
@@ -32,22 +34,36 @@ TEST(QuantizeOps, PerAxis) {
   A.set("axis", int64_t(-1));
   expectTensor(run("quantize_linear", {X, S, Z}, A),
                tensor<uint8_t>({1, 11, 4, 14}, {1, 2, 2}));
-  expectError([&] { run("quantize_linear", {X, f32({1, 2, 3}, {3})}); },
-              "quantize_linear: 'scale' has 3 elements but axis 1");
-  expectError([&] { run("quantize_linear", {X, S, tensor<uint8_t>({0}, {1})}); },
-              "quantize_linear: 'zero_point' (1,) must have the shape of 'scale' (2,)");
-  expectError([&] { run("quantize_linear", {X, f32({1}, {}), tensor<int32_t>({0}, {})}); },
-              "quantize_linear: 'zero_point' must be uint8 or int8");
+  expectError(
+      [&] {
+        run("quantize_linear", {X, f32({1, 2, 3}, {3})});
+      },
+      "quantize_linear: 'scale' has 3 elements but axis 1");
+  expectError(
+      [&] {
+        run("quantize_linear", {X, S, tensor<uint8_t>({0}, {1})});
+      },
+      "quantize_linear: 'zero_point' (1,) must have the shape of 'scale' (2,)");
+  expectError(
+      [&] {
+        run("quantize_linear", {X, f32({1}, {}), tensor<int32_t>({0}, {})});
+      },
+      "quantize_linear: 'zero_point' must be uint8 or int8");
 }
 
 TEST(QuantizeOps, Dequantize) {
-  expectTensor(run("dequantize_linear", {tensor<uint8_t>({0, 3, 128, 255}, {4}),
-                                         f32({2}, {}), tensor<uint8_t>({128}, {})}),
-               f32({-256, -250, 0, 254}, {4}));
-  expectTensor(run("dequantize_linear", {tensor<int32_t>({-5, 7}, {2}), f32({0.5}, {})}),
-               f32({-2.5, 3.5}, {2}));
-  expectError([&] { run("dequantize_linear", {f32({1}, {1}), f32({1}, {})}); },
-              "dequantize_linear: input 'x' must be uint8, int8 or int32");
+  expectTensor(
+      run("dequantize_linear", {tensor<uint8_t>({0, 3, 128, 255}, {4}),
+                                f32({2}, {}), tensor<uint8_t>({128}, {})}),
+      f32({-256, -250, 0, 254}, {4}));
+  expectTensor(
+      run("dequantize_linear", {tensor<int32_t>({-5, 7}, {2}), f32({0.5}, {})}),
+      f32({-2.5, 3.5}, {2}));
+  expectError(
+      [&] {
+        run("dequantize_linear", {f32({1}, {1}), f32({1}, {})});
+      },
+      "dequantize_linear: input 'x' must be uint8, int8 or int32");
 }
 
 TEST(QuantizeOps, DynamicQuantize) {
@@ -77,12 +93,19 @@ TEST(QuantizeOps, IntegerAndQuantizedMatmul) {
                tensor<int32_t>({3, -1, 5, -2}, {2, 2}));
   // qlinear_matmul: [[3, 2], [7, 4]] * (0.5 * 1 / 2) = [[0.75, 0.5], [1.75, 1]]
   // -> round half to even [[1, 0], [2, 1]] + 10.
-  expectTensor(run("qlinear_matmul",
-                   {A, f32({0.5}, {}), tensor<uint8_t>({1}, {}), B, f32({1}, {}),
-                    tensor<int8_t>({0}, {}), f32({2}, {}), tensor<uint8_t>({10}, {})}),
-               tensor<uint8_t>({11, 10, 12, 11}, {2, 2}));
-  expectError([&] { run("matmul_integer", {A, B, tensor<uint8_t>({1, 2, 3}, {3})}); },
-              "matmul_integer: zero point (3,) of 'a' does not match its shape (2, 2)");
-  expectError([&] { run("matmul_integer", {A.cast(DType::Int32), B}); },
-              "matmul_integer: input 'a' must be uint8 or int8");
+  expectTensor(
+      run("qlinear_matmul",
+          {A, f32({0.5}, {}), tensor<uint8_t>({1}, {}), B, f32({1}, {}),
+           tensor<int8_t>({0}, {}), f32({2}, {}), tensor<uint8_t>({10}, {})}),
+      tensor<uint8_t>({11, 10, 12, 11}, {2, 2}));
+  expectError(
+      [&] {
+        run("matmul_integer", {A, B, tensor<uint8_t>({1, 2, 3}, {3})});
+      },
+      "matmul_integer: zero point (3,) of 'a' does not match its shape (2, 2)");
+  expectError(
+      [&] {
+        run("matmul_integer", {A.cast(DType::Int32), B});
+      },
+      "matmul_integer: input 'a' must be uint8 or int8");
 }

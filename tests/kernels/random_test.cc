@@ -33,7 +33,8 @@ TEST(Random, DeterministicAndInRange) {
     for (int S : Seen)
       EXPECT_GT(S, 20);
   }
-  std::vector<int64_t> Bits = randomTensor({1000}, DType::Bool, 4).toIntVector();
+  std::vector<int64_t> Bits =
+      randomTensor({1000}, DType::Bool, 4).toIntVector();
   int64_t Ones = 0;
   for (int64_t X : Bits)
     Ones += X;

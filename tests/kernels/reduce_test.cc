@@ -20,8 +20,8 @@ TEST(Reduce, SumMeanMaxMin) {
   expectTensor(run("min", {X}, {{"axis", Ints{1, 0}}}), f32({1}, {}));
   // 3-D middle axis.
   Tensor Y = f32({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
-  expectTensor(run("sum", {Y}, {{"axis", Ints{1}}}), f32({4, 6, 12, 14},
-                                                         {2, 2}));
+  expectTensor(run("sum", {Y}, {{"axis", Ints{1}}}),
+               f32({4, 6, 12, 14}, {2, 2}));
   expectTensor(run("max", {Y}, {{"axis", Ints{0, 2}}}), f32({6, 8}, {2}));
   // Integers.
   expectTensor(run("sum", {i64({1, 2, 3}, {3})}), i64({6}, {}));
@@ -32,12 +32,16 @@ TEST(Reduce, SumMeanMaxMin) {
   expectTensor(run("sum", {f32({}, {0, 2})}, {{"axis", Ints{0}}}),
                f32({0, 0}, {2}));
   EXPECT_TRUE(std::isnan(run("mean", {f32({}, {0})}).elementAsDouble(0)));
-  expectError([] { run("max", {f32({}, {0, 2})}, {{"axis", Ints{0}}}); },
-              "max: reduction over zero elements of (0, 2)");
+  expectError(
+      [] {
+        run("max", {f32({}, {0, 2})}, {{"axis", Ints{0}}});
+      },
+      "max: reduction over zero elements of (0, 2)");
   EXPECT_EQ(run("max", {f32({}, {0, 2})}, {{"axis", Ints{1}}}).shape(),
             (Shape{0}));
   // NaN propagates through max.
-  EXPECT_TRUE(std::isnan(run("max", {f32({1, NAN, 3}, {3})}).elementAsDouble(0)));
+  EXPECT_TRUE(
+      std::isnan(run("max", {f32({1, NAN, 3}, {3})}).elementAsDouble(0)));
   // float16.
   expectTensor(run("sum", {f32({1, 2, 3}, {3}).cast(DType::Float16)}),
                f32({6}, {}).cast(DType::Float16));
@@ -45,14 +49,26 @@ TEST(Reduce, SumMeanMaxMin) {
 
 TEST(Reduce, Errors) {
   Tensor X = f32({1, 2}, {2});
-  expectError([&] { run("sum", {X}, {{"axis", Ints{1}}}); },
-              "sum: axis 1 is out of range for rank 1");
-  expectError([&] { run("sum", {X}, {{"axis", Ints{0, -1}}}); },
-              "appears twice");
-  expectError([&] { run("sum", {X}, {{"keepdims", int64_t(2)}}); },
-              "must be 0 or 1");
-  expectError([&] { run("sum", {X}, {{"axis", std::string("x")}}); },
-              "sum: attribute 'axis' must be an ints, got string");
+  expectError(
+      [&] {
+        run("sum", {X}, {{"axis", Ints{1}}});
+      },
+      "sum: axis 1 is out of range for rank 1");
+  expectError(
+      [&] {
+        run("sum", {X}, {{"axis", Ints{0, -1}}});
+      },
+      "appears twice");
+  expectError(
+      [&] {
+        run("sum", {X}, {{"keepdims", int64_t(2)}});
+      },
+      "must be 0 or 1");
+  expectError(
+      [&] {
+        run("sum", {X}, {{"axis", std::string("x")}});
+      },
+      "sum: attribute 'axis' must be an ints, got string");
   expectError([&] { run("sum", {b8({1}, {1})}); }, "numeric dtype");
 }
 
@@ -61,9 +77,9 @@ TEST(Reduce, ArgMaxArgMin) {
   expectTensor(run("argmax", {X}), i64({4}, {}));
   expectTensor(run("argmin", {X}), i64({5}, {}));
   expectTensor(run("argmax", {X}, {{"axis", int64_t(1)}}), i64({1, 1}, {2}));
-  expectTensor(run("argmax", {X}, {{"axis", int64_t(0)},
-                                   {"keepdims", int64_t(1)}}),
-               i64({0, 1, 0}, {1, 3}));
+  expectTensor(
+      run("argmax", {X}, {{"axis", int64_t(0)}, {"keepdims", int64_t(1)}}),
+      i64({0, 1, 0}, {1, 3}));
   expectTensor(run("argmin", {X}, {{"axis", int64_t(-1)}}), i64({0, 2}, {2}));
   expectTensor(run("argmax", {X}, {{"keepdims", int64_t(1)}}),
                i64({4}, {1, 1}));

@@ -21,7 +21,8 @@ Tensor ramp(Shape S, double Start, double Step) {
   return f32(V, S);
 }
 
-void expectNear(const Tensor &T, const std::vector<double> &E, double Tol = 1e-5) {
+void expectNear(const Tensor &T, const std::vector<double> &E,
+                double Tol = 1e-5) {
   std::vector<double> V = T.toDoubleVector();
   ASSERT_EQ(V.size(), E.size());
   for (size_t I = 0; I < E.size(); ++I)
@@ -70,11 +71,11 @@ TEST(RnnKernel, BidirectionalWithSequenceLengths) {
              Attrs{{"direction", std::string("bidirectional")}});
   EXPECT_EQ(Out[0].shape(), (Shape{3, 2, 2, 1}));
   // Steps past a sequence's length are zero.
-  expectNear(Out[0], {0.46211715726000974, 0.7615941559557649,
-                      -0.5653435583817118, -0.7322038416181024,
-                      0.9205200777639946, 0.9733483940675081,
-                      -0.8516308441836609, -0.8336546070121552,
-                      0.9907183179544911, 0.0, -0.9051482536448665, 0.0});
+  expectNear(Out[0],
+             {0.46211715726000974, 0.7615941559557649, -0.5653435583817118,
+              -0.7322038416181024, 0.9205200777639946, 0.9733483940675081,
+              -0.8516308441836609, -0.8336546070121552, 0.9907183179544911, 0.0,
+              -0.9051482536448665, 0.0});
   expectNear(Out[1], {0.9907183179544911, 0.9733483940675081,
                       -0.5653435583817118, -0.7322038416181024});
 }
@@ -103,27 +104,40 @@ TEST(RnnKernel, LayoutActivationsAndClip) {
 TEST(RnnKernel, Errors) {
   Tensor X = f32({1, 2}, {2, 1, 1});
   Tensor W = f32({1}, {1, 1, 1}), R = f32({1}, {1, 1, 1});
-  expectError([&] {
-    runAll("rnn", {X, f32({1, 2}, {1, 2, 1}), R, emptyF(), emptyI(), emptyF()});
-  }, "w must be (1, 1, 1)");
-  expectError([&] {
-    runAll("rnn", {X, W, R, emptyF(), emptyI(), emptyF()},
-           Attrs{{"direction", std::string("sideways")}});
-  }, "direction must be forward, reverse or bidirectional");
-  expectError([&] {
-    runAll("rnn", {X, W, R, emptyF(), emptyI(), emptyF()},
-           Attrs{{"activations", std::vector<std::string>{"Gelu"}}});
-  }, "unknown activation function 'Gelu'");
-  expectError([&] {
-    runAll("rnn", {X, W, R, emptyF(), tensor<int32_t>({5}, {1}), emptyF()});
-  }, "sequence length 5 is out of range");
-  expectError([&] {
-    runAll("gru", {X, W, R, emptyF(), emptyI(), emptyF()});
-  }, "w must be (1, 3, 1)");
-  expectError([&] {
-    runAll("lstm", {tensor<int32_t>({1}, {1, 1, 1}), W, R, emptyF(), emptyI(),
-                    emptyF(), emptyF(), emptyF()});
-  }, "float");
+  expectError(
+      [&] {
+        runAll("rnn",
+               {X, f32({1, 2}, {1, 2, 1}), R, emptyF(), emptyI(), emptyF()});
+      },
+      "w must be (1, 1, 1)");
+  expectError(
+      [&] {
+        runAll("rnn", {X, W, R, emptyF(), emptyI(), emptyF()},
+               Attrs{{"direction", std::string("sideways")}});
+      },
+      "direction must be forward, reverse or bidirectional");
+  expectError(
+      [&] {
+        runAll("rnn", {X, W, R, emptyF(), emptyI(), emptyF()},
+               Attrs{{"activations", std::vector<std::string>{"Gelu"}}});
+      },
+      "unknown activation function 'Gelu'");
+  expectError(
+      [&] {
+        runAll("rnn", {X, W, R, emptyF(), tensor<int32_t>({5}, {1}), emptyF()});
+      },
+      "sequence length 5 is out of range");
+  expectError(
+      [&] {
+        runAll("gru", {X, W, R, emptyF(), emptyI(), emptyF()});
+      },
+      "w must be (1, 3, 1)");
+  expectError(
+      [&] {
+        runAll("lstm", {tensor<int32_t>({1}, {1, 1, 1}), W, R, emptyF(),
+                        emptyI(), emptyF(), emptyF(), emptyF()});
+      },
+      "float");
 }
 
 } // namespace

@@ -19,11 +19,22 @@ TEST(SearchOps, TopK) {
   R = runAll("dyn_topk", {i64({5, 7, 6}, {3}), i64({2}, {1})});
   expectTensor(R[0], i64({7, 6}, {2}));
   expectTensor(R[1], i64({1, 2}, {2}));
-  expectError([&] { runAll("topk", {X}, {{"k", int64_t(5)}}); },
-              "topk: k = 5 is out of range for an axis of extent 4");
-  expectError([&] { runAll("dyn_topk", {X, i64({-1}, {})}); }, "k = -1 is out of range");
+  expectError(
+      [&] {
+        runAll("topk", {X}, {{"k", int64_t(5)}});
+      },
+      "topk: k = 5 is out of range for an axis of extent 4");
+  expectError(
+      [&] {
+        runAll("dyn_topk", {X, i64({-1}, {})});
+      },
+      "k = -1 is out of range");
   expectError([&] { runAll("dyn_topk", {X, f32({1}, {})}); }, "int32 or int64");
-  expectError([&] { runAll("topk", {f32({1}, {})}, {{"k", int64_t(1)}}); }, "rank >= 1");
+  expectError(
+      [&] {
+        runAll("topk", {f32({1}, {})}, {{"k", int64_t(1)}});
+      },
+      "rank >= 1");
 }
 
 TEST(SearchOps, UniqueFlat) {
@@ -40,7 +51,8 @@ TEST(SearchOps, UniqueFlat) {
   expectTensor(R[2], i64({0, 1, 1, 2, 3, 2}, {6}));
   expectTensor(R[3], i64({1, 2, 2, 1}, {4}));
   // Shape function on a 2-D input flattens.
-  EXPECT_EQ(shapeOf("unique", {i64({1, 1, 2, 2}, {2, 2})})[0].shape, (Shape{2}));
+  EXPECT_EQ(shapeOf("unique", {i64({1, 1, 2, 2}, {2, 2})})[0].shape,
+            (Shape{2}));
 }
 
 TEST(SearchOps, UniqueAxis) {
@@ -54,8 +66,14 @@ TEST(SearchOps, UniqueAxis) {
   R = runAll("unique", {X}, {{"axis", int64_t(-1)}});
   expectTensor(R[0], i64({0, 0, 1, 0, 0, 1, 3, 4, 2}, {3, 3}));
   expectTensor(R[2], i64({2, 0, 1}, {3}));
-  expectError([] { runAll("unique", {f32({1}, {})}, {{"axis", int64_t(0)}}); },
-              "unique: cannot take unique slices of a scalar");
-  expectError([&] { runAll("unique", {X}, {{"axis", int64_t(2)}}); },
-              "unique: axis 2 is out of range for rank 2");
+  expectError(
+      [] {
+        runAll("unique", {f32({1}, {})}, {{"axis", int64_t(0)}});
+      },
+      "unique: cannot take unique slices of a scalar");
+  expectError(
+      [&] {
+        runAll("unique", {X}, {{"axis", int64_t(2)}});
+      },
+      "unique: axis 2 is out of range for rank 2");
 }

@@ -6,7 +6,8 @@ using namespace rivet::test;
 
 namespace {
 
-void expectNear(const Tensor &T, const std::vector<double> &E, double Tol = 1e-5) {
+void expectNear(const Tensor &T, const std::vector<double> &E,
+                double Tol = 1e-5) {
   std::vector<double> V = T.toDoubleVector();
   ASSERT_EQ(V.size(), E.size());
   for (size_t I = 0; I < E.size(); ++I)
@@ -37,10 +38,16 @@ TEST(DftKernel, AxisAndFloat64) {
   EXPECT_EQ(Y.dtype(), DType::Float64);
   // Columns [1, 1] and [0, 0]: fft = [2, 0] and [0, 0].
   expectNear(Y, {2, 0, 0, 0, 0, 0, 0, 0});
-  expectError([&] { run("dft", {X}, Attrs{{"axis", int64_t(2)}}); },
-              "axis 2 is out of range");
-  expectError([&] { run("dft", {f32({1, 2, 3}, {1, 3})}); },
-              "[..., N, 1] (real) or [..., N, 2] (complex)");
+  expectError(
+      [&] {
+        run("dft", {X}, Attrs{{"axis", int64_t(2)}});
+      },
+      "axis 2 is out of range");
+  expectError(
+      [&] {
+        run("dft", {f32({1, 2, 3}, {1, 3})});
+      },
+      "[..., N, 1] (real) or [..., N, 2] (complex)");
   expectError([&] { run("dft", {i64({1, 2}, {2, 1})}); }, "float");
 }
 
@@ -52,15 +59,21 @@ TEST(StftKernel, FramesAndWindow) {
   // Frames [1, 2] and [3, 4]: fft = [3, -1] and [7, -1].
   expectNear(Y, {3, 0, -1, 0, 7, 0, -1, 0});
   Tensor W = f32({0.5f, 1}, {2});
-  Tensor YW = run("stft_dynamic", {X, i64({2}, {}), W,
-                                   Tensor::zeros({0}, DType::Int64)});
+  Tensor YW = run("stft_dynamic",
+                  {X, i64({2}, {}), W, Tensor::zeros({0}, DType::Int64)});
   // Windowed frames [0.5, 2] and [1.5, 4].
   expectNear(YW, {2.5, 0, -1.5, 0, 5.5, 0, -2.5, 0});
-  expectError([&] { run("stft", {X, Tensor::zeros({0}, DType::Float32)},
-                        Attrs{{"frame_step", int64_t(2)}}); },
-              "one of 'window' and 'frame_length'");
-  expectError([&] { run("stft", {X, W}, Attrs{{"frame_step", int64_t(0)}}); },
-              "frame_step must be positive");
+  expectError(
+      [&] {
+        run("stft", {X, Tensor::zeros({0}, DType::Float32)},
+            Attrs{{"frame_step", int64_t(2)}});
+      },
+      "one of 'window' and 'frame_length'");
+  expectError(
+      [&] {
+        run("stft", {X, W}, Attrs{{"frame_step", int64_t(0)}});
+      },
+      "frame_step must be positive");
 }
 
 TEST(WindowKernels, PeriodicAndSymmetric) {
@@ -81,16 +94,19 @@ TEST(WindowKernels, PeriodicAndSymmetric) {
                  Attrs{{"dtype", std::string("float64")}});
   EXPECT_EQ(D.dtype(), DType::Float64);
   expectNear(D, {0, 0.5, 1, 0.5});
-  expectError([&] { run("hann_window", {}, Attrs{{"size", int64_t(-1)}}); },
-              "must be non-negative");
+  expectError(
+      [&] {
+        run("hann_window", {}, Attrs{{"size", int64_t(-1)}});
+      },
+      "must be non-negative");
   expectError([&] { run("hann_window_dynamic", {f32({4}, {})}); },
               "must be an integer scalar");
 }
 
 TEST(MelWeightMatrixKernel, MatchesReference) {
   // The ONNX reference implementation for (3, 16, 8000, 0, 4000).
-  std::vector<double> E = {1, 0, 0, 0, 1, 0, 0, 0.5, 0.5, 0, 0, 1, 0, 0, 0.5,
-                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  std::vector<double> E = {1,   0, 0, 0, 1, 0, 0, 0.5, 0.5, 0, 0, 1, 0, 0,
+                           0.5, 0, 0, 0, 0, 0, 0, 0,   0,   0, 0, 0, 0};
   Tensor S = run("mel_weight_matrix", {},
                  Attrs{{"num_mel_bins", int64_t(3)},
                        {"dft_length", int64_t(16)},
@@ -103,11 +119,13 @@ TEST(MelWeightMatrixKernel, MatchesReference) {
                  {i64({3}, {}), i64({16}, {}), i64({8000}, {}), f32({0}, {}),
                   f32({4000}, {})});
   expectNear(D, E);
-  expectError([&] {
-    run("mel_weight_matrix_dynamic",
-        {i64({0}, {}), i64({16}, {}), i64({8000}, {}), f32({0}, {}),
-         f32({4000}, {})});
-  }, "must be positive");
+  expectError(
+      [&] {
+        run("mel_weight_matrix_dynamic",
+            {i64({0}, {}), i64({16}, {}), i64({8000}, {}), f32({0}, {}),
+             f32({4000}, {})});
+      },
+      "must be positive");
 }
 
 } // namespace

@@ -85,8 +85,7 @@ TEST(Tensor, Cast) {
   EXPECT_EQ(Big.cast(DType::Int8).toIntVector(),
             (std::vector<int64_t>{127, -128, 0}));
   Tensor I = i64({-1, 256}, {2});
-  EXPECT_EQ(I.cast(DType::UInt8).toIntVector(),
-            (std::vector<int64_t>{255, 0}));
+  EXPECT_EQ(I.cast(DType::UInt8).toIntVector(), (std::vector<int64_t>{255, 0}));
 }
 
 TEST(Tensor, AllClose) {

@@ -12,12 +12,9 @@ using Ints = std::vector<int64_t>;
 Attrs tfidf(std::string Mode, int64_t Min, int64_t Max, int64_t Skip,
             Ints Counts, Ints Indexes, Ints Pool,
             std::vector<double> Weights = {}) {
-  Attrs A{{"mode", Mode},
-          {"min_gram_length", Min},
-          {"max_gram_length", Max},
-          {"max_skip_count", Skip},
-          {"ngram_counts", Counts},
-          {"ngram_indexes", Indexes},
+  Attrs A{{"mode", Mode},           {"min_gram_length", Min},
+          {"max_gram_length", Max}, {"max_skip_count", Skip},
+          {"ngram_counts", Counts}, {"ngram_indexes", Indexes},
           {"pool_int64s", Pool}};
   if (!Weights.empty())
     A.set("weights", Weights);
@@ -32,22 +29,22 @@ const Ints kIdx = {0, 1, 2, 3, 4, 5, 6};
 TEST(TfIdfKernel, BackendTestCases) {
   Tensor X = tensor<int32_t>({1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8}, {12});
   // Bigrams without skips: (7,8), (6,7), (5,6) once each.
-  expectTensor(run("tfidf_vectorizer", {X},
-                   tfidf("TF", 2, 2, 0, {0, 4}, kIdx, kPool)),
-               f32({0, 0, 0, 0, 1, 1, 1}, {7}));
+  expectTensor(
+      run("tfidf_vectorizer", {X}, tfidf("TF", 2, 2, 0, {0, 4}, kIdx, kPool)),
+      f32({0, 0, 0, 0, 1, 1, 1}, {7}));
   // With up to 5 skips (7, 8) is found at token distances 1, 3 and 6.
-  expectTensor(run("tfidf_vectorizer", {X},
-                   tfidf("TF", 2, 2, 5, {0, 4}, kIdx, kPool)),
-               f32({0, 0, 0, 0, 1, 3, 1}, {7}));
+  expectTensor(
+      run("tfidf_vectorizer", {X}, tfidf("TF", 2, 2, 5, {0, 4}, kIdx, kPool)),
+      f32({0, 0, 0, 0, 1, 3, 1}, {7}));
   // Unigrams are counted once, not once per skip distance.
-  expectTensor(run("tfidf_vectorizer", {X},
-                   tfidf("TF", 1, 2, 5, {0, 4}, kIdx, kPool)),
-               f32({0, 3, 1, 0, 1, 3, 1}, {7}));
+  expectTensor(
+      run("tfidf_vectorizer", {X}, tfidf("TF", 1, 2, 5, {0, 4}, kIdx, kPool)),
+      f32({0, 3, 1, 0, 1, 3, 1}, {7}));
   // Batched int64 rows.
   Tensor B = i64({1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8}, {2, 6});
-  expectTensor(run("tfidf_vectorizer", {B},
-                   tfidf("TF", 1, 2, 5, {0, 4}, kIdx, kPool)),
-               f32({0, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 1}, {2, 7}));
+  expectTensor(
+      run("tfidf_vectorizer", {B}, tfidf("TF", 1, 2, 5, {0, 4}, kIdx, kPool)),
+      f32({0, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 1}, {2, 7}));
   // An empty unigram level.
   expectTensor(run("tfidf_vectorizer", {X},
                    tfidf("TF", 2, 2, 0, {0, 0}, {0, 1, 2}, {5, 6, 7, 8, 6, 7})),
@@ -133,32 +130,66 @@ TEST(TfIdfKernel, Errors) {
   };
   Attrs Good = tfidf("TF", 1, 2, 0, {0, 4}, kIdx, kPool);
   expectError([&] { Run(f32({1, 2}, {2}), Good); }, "int32 or int64");
-  expectError([&] { Run(Tensor::zeros({1, 2, 2}, DType::Int64), Good); },
-              "[C] or [N, C]");
-  expectError([&] { Run(X, tfidf("BM25", 1, 2, 0, {0, 4}, kIdx, kPool)); },
-              "mode must be");
-  expectError([&] { Run(X, tfidf("TF", 0, 2, 0, {0, 4}, kIdx, kPool)); },
-              "min_gram_length");
-  expectError([&] { Run(X, tfidf("TF", 2, 1, 0, {0, 4}, kIdx, kPool)); },
-              "min_gram_length");
-  expectError([&] { Run(X, tfidf("TF", 1, 2, -1, {0, 4}, kIdx, kPool)); },
-              "max_skip_count");
-  expectError([&] { Run(X, tfidf("TF", 1, 2, 0, {0, 3}, kIdx, kPool)); },
-              "not a whole number of 2-grams");
-  expectError([&] { Run(X, tfidf("TF", 1, 2, 0, {0, 11}, kIdx, kPool)); },
-              "ngram_counts");
-  expectError([&] { Run(X, tfidf("TF", 1, 2, 0, {0, 4}, {0, 1}, kPool)); },
-              "holds 7 n-grams but ngram_indexes has 2");
-  expectError([&] { Run(X, tfidf("TF", 1, 2, 0, {0, 4}, {0, 1, 2, 3, 4, 5, -1},
-                                  kPool)); },
-              "non-negative");
-  expectError([&] { Run(X, tfidf("TF", 1, 1, 0, {0}, {0, 1}, {3, 3})); },
-              "duplicate 1-gram");
   expectError(
-      [&] { Run(X, tfidf("IDF", 1, 2, 0, {0, 4}, kIdx, kPool, {1, 2})); },
-              "weights has 2 values");
-  expectError([&] { Run(X, Attrs{{"mode", std::string("TF")}}); },
-              "tfidf_vectorizer");
+      [&] {
+        Run(Tensor::zeros({1, 2, 2}, DType::Int64), Good);
+      },
+      "[C] or [N, C]");
+  expectError(
+      [&] {
+        Run(X, tfidf("BM25", 1, 2, 0, {0, 4}, kIdx, kPool));
+      },
+      "mode must be");
+  expectError(
+      [&] {
+        Run(X, tfidf("TF", 0, 2, 0, {0, 4}, kIdx, kPool));
+      },
+      "min_gram_length");
+  expectError(
+      [&] {
+        Run(X, tfidf("TF", 2, 1, 0, {0, 4}, kIdx, kPool));
+      },
+      "min_gram_length");
+  expectError(
+      [&] {
+        Run(X, tfidf("TF", 1, 2, -1, {0, 4}, kIdx, kPool));
+      },
+      "max_skip_count");
+  expectError(
+      [&] {
+        Run(X, tfidf("TF", 1, 2, 0, {0, 3}, kIdx, kPool));
+      },
+      "not a whole number of 2-grams");
+  expectError(
+      [&] {
+        Run(X, tfidf("TF", 1, 2, 0, {0, 11}, kIdx, kPool));
+      },
+      "ngram_counts");
+  expectError(
+      [&] {
+        Run(X, tfidf("TF", 1, 2, 0, {0, 4}, {0, 1}, kPool));
+      },
+      "holds 7 n-grams but ngram_indexes has 2");
+  expectError(
+      [&] {
+        Run(X, tfidf("TF", 1, 2, 0, {0, 4}, {0, 1, 2, 3, 4, 5, -1}, kPool));
+      },
+      "non-negative");
+  expectError(
+      [&] {
+        Run(X, tfidf("TF", 1, 1, 0, {0}, {0, 1}, {3, 3}));
+      },
+      "duplicate 1-gram");
+  expectError(
+      [&] {
+        Run(X, tfidf("IDF", 1, 2, 0, {0, 4}, kIdx, kPool, {1, 2}));
+      },
+      "weights has 2 values");
+  expectError(
+      [&] {
+        Run(X, Attrs{{"mode", std::string("TF")}});
+      },
+      "tfidf_vectorizer");
 }
 
 } // namespace

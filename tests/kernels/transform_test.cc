@@ -21,17 +21,25 @@ TEST(Transform, Reshape) {
   EXPECT_EQ(run("reshape", {X}, {{"newshape", Ints{0, 0, 2, 2}}}).shape(),
             (Shape{2, 3, 2, 2}));
   expectTensor(run("reshape", {X}, {{"newshape", Ints{24}}}), iota({24}));
-  expectError([&] { run("reshape", {X}, {{"newshape", Ints{5, -1}}}); },
-              "reshape: cannot reshape (2, 3, 4) to (5, -1)");
-  expectError([&] { run("reshape", {X}, {{"newshape", Ints{-1, -1}}}); },
-              "more than one -1");
+  expectError(
+      [&] {
+        run("reshape", {X}, {{"newshape", Ints{5, -1}}});
+      },
+      "reshape: cannot reshape (2, 3, 4) to (5, -1)");
+  expectError(
+      [&] {
+        run("reshape", {X}, {{"newshape", Ints{-1, -1}}});
+      },
+      "more than one -1");
   expectError([&] { run("reshape", {X}); },
               "reshape: attribute 'newshape' is missing");
-  EXPECT_EQ(run("reshape", {iota({0, 3})}, {{"newshape", Ints{0, 5}}})
-                .shape(),
+  EXPECT_EQ(run("reshape", {iota({0, 3})}, {{"newshape", Ints{0, 5}}}).shape(),
             (Shape{0, 5}));
-  expectError([&] { run("reshape", {X}, {{"newshape", Ints{2, 3, 4, 0}}}); },
-              "copies dimension 3 (0) but the input (2, 3, 4) has rank 3");
+  expectError(
+      [&] {
+        run("reshape", {X}, {{"newshape", Ints{2, 3, 4, 0}}});
+      },
+      "copies dimension 3 (0) but the input (2, 3, 4) has rank 3");
 }
 
 TEST(Transform, Transpose) {
@@ -47,23 +55,31 @@ TEST(Transform, Transpose) {
         EXPECT_EQ(T.elementAsDouble((I * 4 + J) * 2 + K), 12 * K + 4 * I + J);
   EXPECT_EQ(run("transpose", {Y}, {{"axes", Ints{-1, 0, 1}}}).shape(),
             (Shape{4, 2, 3}));
-  expectError([&] { run("transpose", {Y}, {{"axes", Ints{0, 0, 1}}}); },
-              "not a permutation");
-  expectError([&] { run("transpose", {Y}, {{"axes", Ints{0, 1}}}); },
-              "one entry per dimension");
+  expectError(
+      [&] {
+        run("transpose", {Y}, {{"axes", Ints{0, 0, 1}}});
+      },
+      "not a permutation");
+  expectError(
+      [&] {
+        run("transpose", {Y}, {{"axes", Ints{0, 1}}});
+      },
+      "one entry per dimension");
 }
 
 TEST(Transform, ConcatenateAndStack) {
   Tensor A = iota({2, 2}), B = f32({9, 8}, {2, 1});
   expectTensor(run("concatenate", {A, B}, {{"axis", int64_t(1)}}),
                f32({0, 1, 9, 2, 3, 8}, {2, 3}));
-  expectTensor(run("concatenate", {A, A}), f32({0, 1, 2, 3, 0, 1, 2, 3},
-                                               {4, 2}));
-  expectTensor(run("concatenate", {A, f32({}, {2, 0})},
-                   {{"axis", int64_t(-1)}}),
-               A);
-  expectError([&] { run("concatenate", {A, B}); },
-              "concatenate: input 1 has shape (2, 1), incompatible");
+  expectTensor(run("concatenate", {A, A}),
+               f32({0, 1, 2, 3, 0, 1, 2, 3}, {4, 2}));
+  expectTensor(
+      run("concatenate", {A, f32({}, {2, 0})}, {{"axis", int64_t(-1)}}), A);
+  expectError(
+      [&] {
+        run("concatenate", {A, B});
+      },
+      "concatenate: input 1 has shape (2, 1), incompatible");
   expectError([&] { run("concatenate", {}); }, "at least one input");
   Tensor C = f32({4, 5}, {2});
   expectTensor(run("stack", {iota({2}), C}), f32({0, 1, 4, 5}, {2, 2}));
@@ -71,17 +87,22 @@ TEST(Transform, ConcatenateAndStack) {
                f32({0, 4, 1, 5}, {2, 2}));
   expectTensor(run("stack", {iota({2}), C}, {{"axis", int64_t(-1)}}),
                f32({0, 4, 1, 5}, {2, 2}));
-  expectError([&] { run("stack", {C}, {{"axis", int64_t(2)}}); },
-              "stack: axis 2 is out of range");
+  expectError(
+      [&] {
+        run("stack", {C}, {{"axis", int64_t(2)}});
+      },
+      "stack: axis 2 is out of range");
   expectError([&] { run("stack", {C, A}); }, "stack: input 1");
 }
 
 TEST(Transform, Split) {
   Tensor X = iota({2, 6});
-  auto P = runAll("split", {X}, {{"axis", int64_t(1)}, {"sections", int64_t(3)}});
+  auto P =
+      runAll("split", {X}, {{"axis", int64_t(1)}, {"sections", int64_t(3)}});
   ASSERT_EQ(P.size(), 3u);
   expectTensor(P[1], f32({2, 3, 8, 9}, {2, 2}));
-  auto Q = runAll("split", {X}, {{"axis", int64_t(1)}, {"indices", Ints{1, 4}}});
+  auto Q =
+      runAll("split", {X}, {{"axis", int64_t(1)}, {"indices", Ints{1, 4}}});
   ASSERT_EQ(Q.size(), 3u);
   expectTensor(Q[0], f32({0, 6}, {2, 1}));
   expectTensor(Q[1], f32({1, 2, 3, 7, 8, 9}, {2, 3}));
@@ -94,8 +115,11 @@ TEST(Transform, Split) {
   EXPECT_EQ(R[2].shape(), (Shape{4}));
   EXPECT_EQ(R[3].shape(), (Shape{0}));
   expectTensor(R[2], f32({1, 2, 3, 4}, {4}));
-  expectError([&] { runAll("split", {X}, {{"sections", int64_t(4)}}); },
-              "cannot be split into 4 equal sections");
+  expectError(
+      [&] {
+        runAll("split", {X}, {{"sections", int64_t(4)}});
+      },
+      "cannot be split into 4 equal sections");
   expectError([&] { runAll("split", {X}); }, "exactly one of");
   expectError(
       [&] {
@@ -106,26 +130,31 @@ TEST(Transform, Split) {
 
 TEST(Transform, StridedSlice) {
   Tensor X = iota({3, 4});
-  expectTensor(run("strided_slice", {X},
-                   {{"begin", Ints{1, 1}}, {"end", Ints{3, 3}}}),
-               f32({5, 6, 9, 10}, {2, 2}));
+  expectTensor(
+      run("strided_slice", {X}, {{"begin", Ints{1, 1}}, {"end", Ints{3, 3}}}),
+      f32({5, 6, 9, 10}, {2, 2}));
   // Negative indices, clamping, negative strides.
   expectTensor(run("strided_slice", {X},
-                   {{"begin", Ints{-1}}, {"end", Ints{-100}},
-                    {"strides", Ints{-1}}, {"axes", Ints{1}}}),
+                   {{"begin", Ints{-1}},
+                    {"end", Ints{-100}},
+                    {"strides", Ints{-1}},
+                    {"axes", Ints{1}}}),
                f32({3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8}, {3, 4}));
   expectTensor(run("strided_slice", {X},
-                   {{"begin", Ints{0}}, {"end", Ints{INT64_MAX}},
-                    {"strides", Ints{2}}, {"axes", Ints{-1}}}),
+                   {{"begin", Ints{0}},
+                    {"end", Ints{INT64_MAX}},
+                    {"strides", Ints{2}},
+                    {"axes", Ints{-1}}}),
                f32({0, 2, 4, 6, 8, 10}, {3, 2}));
   expectTensor(run("strided_slice", {X},
-                   {{"begin", Ints{10}}, {"end", Ints{0}},
-                    {"strides", Ints{-2}}, {"axes", Ints{0}}}),
+                   {{"begin", Ints{10}},
+                    {"end", Ints{0}},
+                    {"strides", Ints{-2}},
+                    {"axes", Ints{0}}}),
                f32({8, 9, 10, 11}, {1, 4}));
-  EXPECT_EQ(run("strided_slice", {X},
-                {{"begin", Ints{2}}, {"end", Ints{1}}})
-                .shape(),
-            (Shape{0, 4}));
+  EXPECT_EQ(
+      run("strided_slice", {X}, {{"begin", Ints{2}}, {"end", Ints{1}}}).shape(),
+      (Shape{0, 4}));
   expectError(
       [&] {
         run("strided_slice", {X},
@@ -137,8 +166,11 @@ TEST(Transform, StridedSlice) {
         run("strided_slice", {X}, {{"begin", Ints{0}}, {"end", Ints{1, 2}}});
       },
       "'begin' has 1 entries but 'end' has 2");
-  expectError([&] { run("strided_slice", {X}, {{"begin", Ints{0}}}); },
-              "attribute 'end' is missing");
+  expectError(
+      [&] {
+        run("strided_slice", {X}, {{"begin", Ints{0}}});
+      },
+      "attribute 'end' is missing");
 }
 
 TEST(Transform, Take) {
@@ -151,11 +183,18 @@ TEST(Transform, Take) {
   // No axis: flattened; scalar index gives a scalar.
   expectTensor(run("take", {X, i64({5}, {})}), f32({5}, {}));
   expectError(
-      [&] { run("take", {X, i64({3}, {1})}, {{"axis", int64_t(0)}}); },
+      [&] {
+        run("take", {X, i64({3}, {1})}, {{"axis", int64_t(0)}});
+      },
       "take: index 3 is out of range for axis 0 of extent 3");
   expectError(
-      [&] { run("take", {X, i64({-4}, {1})}, {{"axis", int64_t(0)}}); },
+      [&] {
+        run("take", {X, i64({-4}, {1})}, {{"axis", int64_t(0)}});
+      },
       "index -4 is out of range");
-  expectError([&] { run("take", {X, f32({0}, {1})}); },
-              "take: input 'indices' must have int32 or int64");
+  expectError(
+      [&] {
+        run("take", {X, f32({0}, {1})});
+      },
+      "take: input 'indices' must have int32 or int64");
 }

@@ -15,9 +15,9 @@
 // match PyTorch on every model; adding the VM (at each opt level) is one line.
 //
 //===----------------------------------------------------------------------===//
-#include "support/RunRivet.h"
 #include "kernels/Npy.h"
 #include "kernels/Tensor.h"
+#include "support/RunRivet.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -110,9 +110,9 @@ struct Case {
 std::vector<Case> allCases() {
   std::vector<Case> R;
   auto Add = [&](const std::string &Model, const fs::path &Dir) {
-    std::vector<std::string> Sets =
-        fs::exists(Dir / "model.onnx") ? dataSets(Dir)
-                                       : std::vector<std::string>{""};
+    std::vector<std::string> Sets = fs::exists(Dir / "model.onnx")
+                                        ? dataSets(Dir)
+                                        : std::vector<std::string>{""};
     for (const Executor &E : executors())
       for (const std::string &S : Sets)
         R.push_back({Model, Dir, S, E});
@@ -175,7 +175,8 @@ TEST_P(Model, MatchesPyTorch) {
                  << "); generate it with: /usr/bin/python3 "
                     "tools/models/export_all.py --large-only";
   fs::path Set = C.dir / C.dataSet;
-  fs::path Out = freshTempDir(C.model + "_" + C.dataSet + "_" + C.executor.name);
+  fs::path Out =
+      freshTempDir(C.model + "_" + C.dataSet + "_" + C.executor.name);
   std::vector<std::string> Args = {"run", (C.dir / "model.onnx").string(),
                                    "--output-dir", Out.string()};
   Args.insert(Args.end(), C.executor.args.begin(), C.executor.args.end());
@@ -214,11 +215,11 @@ TEST_P(Model, MatchesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Models, Model, ::testing::ValuesIn(allCases()),
                          [](const ::testing::TestParamInfo<Case> &I) {
-                           std::string S = I.param.model + "_" +
-                                           (I.param.dataSet.empty()
-                                                ? std::string("cached")
-                                                : I.param.dataSet) +
-                                           "_" + I.param.executor.name;
+                           std::string S =
+                               I.param.model + "_" +
+                               (I.param.dataSet.empty() ? std::string("cached")
+                                                        : I.param.dataSet) +
+                               "_" + I.param.executor.name;
                            for (char &Ch : S)
                              if (!isalnum((unsigned char)Ch))
                                Ch = '_';

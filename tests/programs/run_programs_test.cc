@@ -8,9 +8,9 @@
 // dies of a signal.
 //
 //===----------------------------------------------------------------------===//
-#include "support/RunRivet.h"
 #include "kernels/Npy.h"
 #include "kernels/Tensor.h"
+#include "support/RunRivet.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -72,7 +72,8 @@ TEST_P(Program, MatchesNumPy) {
     Args.push_back("--input=" + fs::path(In).stem().string() + "=" +
                    (Dir / "inputs" / In).string());
   RunResult R = runRivet(Args);
-  ASSERT_EQ(R.signal, 0) << "rivet died of signal " << R.signal << "\n" << R.output;
+  ASSERT_EQ(R.signal, 0) << "rivet died of signal " << R.signal << "\n"
+                         << R.output;
   ASSERT_EQ(R.exitCode, 0) << R.output;
 
   std::set<std::string> Expected = npyFiles(Dir / "expected");
@@ -95,15 +96,14 @@ TEST_P(Program, MatchesNumPy) {
   fs::remove_all(Out);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Programs, Program, ::testing::ValuesIn(programNames()),
-    [](const ::testing::TestParamInfo<std::string> &I) {
-      std::string S = I.param;
-      for (char &C : S)
-        if (!isalnum((unsigned char)C))
-          C = '_';
-      return S;
-    });
+INSTANTIATE_TEST_SUITE_P(Programs, Program, ::testing::ValuesIn(programNames()),
+                         [](const ::testing::TestParamInfo<std::string> &I) {
+                           std::string S = I.param;
+                           for (char &C : S)
+                             if (!isalnum((unsigned char)C))
+                               C = '_';
+                           return S;
+                         });
 
 TEST(Programs, AtLeastFifteen) { EXPECT_GE(programNames().size(), 15u); }
 
@@ -147,7 +147,8 @@ protected:
 };
 
 TEST_F(CliErrors, MalformedText) {
-  std::string P = write("bad.rvir", "def @main(%x: Tensor[(2, 3), float32] {\n");
+  std::string P =
+      write("bad.rvir", "def @main(%x: Tensor[(2, 3), float32] {\n");
   expectError({"run", P}, 1, "bad.rvir:");
 }
 
@@ -178,9 +179,9 @@ TEST_F(CliErrors, WrongDtypeInput) {
 
 TEST_F(CliErrors, UnknownInputName) {
   std::string In = npy("x.npy", Tensor::zeros({2, 3}, DType::Float32));
-  expectError({"run", simpleProgram(), "--input", "x=" + In, "--input",
-               "zz=" + In},
-              1, "unknown input 'zz'");
+  expectError(
+      {"run", simpleProgram(), "--input", "x=" + In, "--input", "zz=" + In}, 1,
+      "unknown input 'zz'");
 }
 
 TEST_F(CliErrors, GarbageNpy) {
@@ -199,8 +200,8 @@ TEST_F(CliErrors, MissingProgramFile) {
 }
 
 TEST_F(CliErrors, DynamicDimNeedsShapeForRandomInputs) {
-  std::string P = write("dyn.rvir",
-                        "def @main(%x: Tensor[(n, 3), float32]) -> Tensor[(n, "
+  std::string P =
+      write("dyn.rvir", "def @main(%x: Tensor[(n, 3), float32]) -> Tensor[(n, "
                         "3), float32] {\n  relu(%x)\n}\n");
   expectError({"run", P, "--random-inputs"}, 1, "--shape x=");
   fs::path Out = Dir / "out";
@@ -218,8 +219,8 @@ TEST_F(CliErrors, DynamicDimNeedsShapeForRandomInputs) {
 }
 
 TEST_F(CliErrors, RuntimeErrorInProgram) {
-  std::string P = write("nth.rvir",
-                        "def @main(%i: Tensor[(), int64]) -> Tensor[(), int64] "
+  std::string P =
+      write("nth.rvir", "def @main(%i: Tensor[(), int64]) -> Tensor[(), int64] "
                         "{\n  @nth(Cons(1i64, Nil), %i)\n}\n");
   std::string In = npy("i.npy", Tensor::scalar<int64_t>(3));
   expectError({"run", P, "--input", "i=" + In}, 1, "no clause matched");
@@ -228,7 +229,8 @@ TEST_F(CliErrors, RuntimeErrorInProgram) {
 TEST_F(CliErrors, UsageErrorsExitTwo) {
   expectError({"run"}, 2, "missing PROGRAM");
   expectError({"frobnicate"}, 2, "unknown command 'frobnicate'");
-  expectError({"run", simpleProgram(), "--bogus"}, 2, "unknown option '--bogus'");
+  expectError({"run", simpleProgram(), "--bogus"}, 2,
+              "unknown option '--bogus'");
   expectError({"run", simpleProgram(), "--input", "novalue"}, 2, "NAME=VALUE");
   expectError({"run", simpleProgram(), "--executor", "jit"}, 2,
               "unknown executor 'jit'");

@@ -7,9 +7,9 @@
 // symbolic dim given by --shape, and clear errors for unsupported operators.
 //
 //===----------------------------------------------------------------------===//
-#include "support/RunRivet.h"
 #include "kernels/Npy.h"
 #include "kernels/Tensor.h"
+#include "support/RunRivet.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -32,12 +32,12 @@ const fs::path Fixtures = RIVET_SOURCE_DIR "/tests/models/cli";
 class OnnxCli : public ::testing::Test {
 protected:
   void SetUp() override {
-    Dir = fs::temp_directory_path() /
-          ("rivet_onnx_cli_" +
-           std::string(::testing::UnitTest::GetInstance()
-                           ->current_test_info()
-                           ->name()) +
-           "_" + std::to_string(getpid()));
+    Dir =
+        fs::temp_directory_path() /
+        ("rivet_onnx_cli_" +
+         std::string(
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+         "_" + std::to_string(getpid()));
     fs::remove_all(Dir);
     fs::create_directories(Dir);
   }
@@ -54,10 +54,10 @@ protected:
 TEST_F(OnnxCli, RunsWithOnnxInputAndOutputNames) {
   Tensor X = Tensor::fromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor Ids = Tensor::fromVector<int64_t>({7, -8}, {2});
-  RunResult R = runRivet({"run", (Fixtures / "passthrough.onnx").string(),
-                          "--input", "input.1=" + npy("x", X), "--input",
-                          "ids:0=" + npy("ids", Ids), "--output-dir",
-                          (Dir / "out").string()});
+  RunResult R =
+      runRivet({"run", (Fixtures / "passthrough.onnx").string(), "--input",
+                "input.1=" + npy("x", X), "--input", "ids:0=" + npy("ids", Ids),
+                "--output-dir", (Dir / "out").string()});
   ASSERT_EQ(R.exitCode, 0) << R.output;
   // The outputs are the inputs in reverse order, each logged by ONNX name.
   EXPECT_TRUE(contains(R.output, "output_0 (ONNX output 'ids:0')")) << R.output;
@@ -72,15 +72,15 @@ TEST_F(OnnxCli, DataDependentIf) {
   Tensor B = Tensor::fromVector<float>({-1, -2, -3}, {3});
   for (bool Cond : {true, false}) {
     fs::path Out = Dir / (Cond ? "t" : "f");
-    RunResult R = runRivet(
-        {"run", (Fixtures / "select.onnx").string(), "--input",
-         "cond=" + npy("cond", Tensor::scalar<bool>(Cond)), "--input",
-         "a=" + npy("a", A), "--input", "b=" + npy("b", B), "--output-dir",
-         Out.string()});
+    RunResult R =
+        runRivet({"run", (Fixtures / "select.onnx").string(), "--input",
+                  "cond=" + npy("cond", Tensor::scalar<bool>(Cond)), "--input",
+                  "a=" + npy("a", A), "--input", "b=" + npy("b", B),
+                  "--output-dir", Out.string()});
     ASSERT_EQ(R.exitCode, 0) << R.output;
     EXPECT_TRUE(contains(R.output, "(ONNX output 'picked')")) << R.output;
-    EXPECT_TRUE(allClose(readNpy((Out / "output_0.npy").string()),
-                         Cond ? A : B));
+    EXPECT_TRUE(
+        allClose(readNpy((Out / "output_0.npy").string()), Cond ? A : B));
   }
 }
 
@@ -88,10 +88,10 @@ TEST_F(OnnxCli, WrongInputsNameTheInput) {
   std::string Model = (Fixtures / "passthrough.onnx").string();
   std::string Ids = npy("ids", Tensor::fromVector<int64_t>({1, 2}, {2}));
   // Dimension 1 of 'input.1' is 3.
-  RunResult R = runRivet(
-      {"run", Model, "--input",
-       "input.1=" + npy("bad", Tensor::zeros({2, 4}, DType::Float32)),
-       "--input", "ids:0=" + Ids, "--output-dir", Dir.string()});
+  RunResult R =
+      runRivet({"run", Model, "--input",
+                "input.1=" + npy("bad", Tensor::zeros({2, 4}, DType::Float32)),
+                "--input", "ids:0=" + Ids, "--output-dir", Dir.string()});
   EXPECT_EQ(R.exitCode, 1) << R.output;
   EXPECT_TRUE(contains(R.output, "input 'input.1'")) << R.output;
   EXPECT_TRUE(contains(R.output, "dimension 1 is 4 instead of 3")) << R.output;
@@ -131,7 +131,8 @@ TEST_F(OnnxCli, RandomInputsWithSymbolicDims) {
 TEST_F(OnnxCli, DumpShowsImportedIr) {
   RunResult R = runRivet({"dump", (Fixtures / "select.onnx").string(), "--ir"});
   ASSERT_EQ(R.exitCode, 0) << R.output;
-  EXPECT_TRUE(contains(R.output, "// ONNX inputs: 'cond', 'a', 'b'")) << R.output;
+  EXPECT_TRUE(contains(R.output, "// ONNX inputs: 'cond', 'a', 'b'"))
+      << R.output;
   EXPECT_TRUE(contains(R.output, "// ONNX outputs: 'picked'")) << R.output;
   EXPECT_TRUE(contains(R.output, "def @main")) << R.output;
   EXPECT_TRUE(contains(R.output, "if")) << R.output;

@@ -9,9 +9,9 @@
 // name the input.
 //
 //===----------------------------------------------------------------------===//
-#include "support/RunRivet.h"
 #include "kernels/Npy.h"
 #include "kernels/Tensor.h"
+#include "support/RunRivet.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -67,7 +67,7 @@ std::map<std::string, Tensor> readOutputs(const fs::path &Dir) {
 void expectSameOutputs(const fs::path &VmDir, const fs::path &RefDir,
                        const std::string &What) {
   std::map<std::string, Tensor> Vm = readOutputs(VmDir),
-                                 Ref = readOutputs(RefDir);
+                                Ref = readOutputs(RefDir);
   ASSERT_FALSE(Ref.empty()) << What;
   ASSERT_EQ(Vm.size(), Ref.size()) << What;
   for (const auto &[Name, T] : Ref) {
@@ -81,12 +81,12 @@ void expectSameOutputs(const fs::path &VmDir, const fs::path &RefDir,
 class VmCli : public ::testing::Test {
 protected:
   void SetUp() override {
-    Dir = fs::temp_directory_path() /
-          ("rivet_vm_cli_" +
-           std::string(::testing::UnitTest::GetInstance()
-                           ->current_test_info()
-                           ->name()) +
-           "_" + std::to_string(getpid()));
+    Dir =
+        fs::temp_directory_path() /
+        ("rivet_vm_cli_" +
+         std::string(
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+         "_" + std::to_string(getpid()));
     fs::remove_all(Dir);
     fs::create_directories(Dir);
   }
@@ -113,12 +113,11 @@ protected:
       fs::path VmOut = Dir / fmt::format("{}{}_vm_{}", Name, Opt, I);
       fs::path RefOut = Dir / fmt::format("{}{}_ref_{}", Name, Opt, I);
       std::vector<std::string> In = inputArgs(InputDirs[I]);
-      RunResult V = runRivet(concat(
-          {"run", Rvx.string(), "--output-dir", VmOut.string()}, In));
+      RunResult V = runRivet(
+          concat({"run", Rvx.string(), "--output-dir", VmOut.string()}, In));
       ASSERT_EQ(V.exitCode, 0) << Name << " set " << I << ": " << V.output;
       RunResult R = runRivet(concat({"run", Model.string(), "--executor",
-                                     "interp", "--output-dir",
-                                     RefOut.string()},
+                                     "interp", "--output-dir", RefOut.string()},
                                     In));
       ASSERT_EQ(R.exitCode, 0) << R.output;
       expectSameOutputs(VmOut, RefOut,
@@ -173,10 +172,9 @@ TEST_P(Program, CompiledRvxAgreesWithInterpreter) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, Program,
-                         ::testing::Values("factorial", "rnn_loop",
-                                           "list_fold", "option_match",
-                                           "split_concat_stack", "tree_adt",
-                                           "growing_accumulator",
+                         ::testing::Values("factorial", "rnn_loop", "list_fold",
+                                           "option_match", "split_concat_stack",
+                                           "tree_adt", "growing_accumulator",
                                            "map_closure", "tuples"));
 
 TEST_F(VmCli, RunModelDirectlyOnTheVmMatchesCompiledRvx) {
@@ -301,16 +299,17 @@ TEST_F(VmCli, BenchPrintsJson) {
   }
   // Two threads share one executable.
   fs::path Rvx = Dir / "b.rvx";
-  ASSERT_EQ(runRivet({"compile",
-                      (Source / "tests/programs/factorial/program.rvir").string(),
-                      "-o", Rvx.string()})
-                .exitCode,
-            0);
-  RunResult R = runRivet({"bench", Rvx.string(), "--input",
-                          "n=" + (Source / "tests/programs/factorial/inputs/n.npy").string(),
-                          "--threads", "2", "--repeat", "20", "--min-time",
-                          "0"},
-                         /*WithStderr=*/false);
+  ASSERT_EQ(
+      runRivet({"compile",
+                (Source / "tests/programs/factorial/program.rvir").string(),
+                "-o", Rvx.string()})
+          .exitCode,
+      0);
+  RunResult R = runRivet(
+      {"bench", Rvx.string(), "--input",
+       "n=" + (Source / "tests/programs/factorial/inputs/n.npy").string(),
+       "--threads", "2", "--repeat", "20", "--min-time", "0"},
+      /*WithStderr=*/false);
   ASSERT_EQ(R.exitCode, 0) << R.output;
   EXPECT_EQ(jsonNumber(R.output, "threads"), 2) << R.output;
   EXPECT_GE(jsonNumber(R.output, "repeat"), 40) << R.output;
@@ -336,9 +335,9 @@ TEST_F(VmCli, DumpBytecode) {
   EXPECT_EQ(I.exitCode, 1) << I.output;
   EXPECT_TRUE(contains(I.output, "--bytecode")) << I.output;
   // The pool's peak after one run.
-  RunResult Peak = runRivet({"dump", Model.string(), "--bytecode",
-                             "--peak-memory", "--random-inputs", "--shape",
-                             "xs=3x2x4", "--shape", "h0=2x8"});
+  RunResult Peak =
+      runRivet({"dump", Model.string(), "--bytecode", "--peak-memory",
+                "--random-inputs", "--shape", "xs=3x2x4", "--shape", "h0=2x8"});
   ASSERT_EQ(Peak.exitCode, 0) << Peak.output;
   std::smatch M;
   ASSERT_TRUE(std::regex_search(Peak.output, M,
@@ -357,10 +356,10 @@ TEST_F(VmCli, WrongInputsOfAnRvxNameTheInput) {
             0);
   std::string Ids = npy("ids", Tensor::fromVector<int64_t>({1, 2}, {2}));
   // Dimension 1 of 'input.1' is 3.
-  RunResult R = runRivet(
-      {"run", Rvx.string(), "--input",
-       "input.1=" + npy("bad", Tensor::zeros({2, 4}, DType::Float32)),
-       "--input", "ids:0=" + Ids, "--output-dir", Dir.string()});
+  RunResult R =
+      runRivet({"run", Rvx.string(), "--input",
+                "input.1=" + npy("bad", Tensor::zeros({2, 4}, DType::Float32)),
+                "--input", "ids:0=" + Ids, "--output-dir", Dir.string()});
   EXPECT_EQ(R.exitCode, 1) << R.output;
   EXPECT_TRUE(contains(R.output, "input 'input.1'")) << R.output;
   EXPECT_TRUE(contains(R.output, "dimension 1 is 4 instead of 3")) << R.output;
@@ -402,14 +401,17 @@ TEST_F(VmCli, WrongInputsOfAnRvxNameTheInput) {
 }
 
 TEST_F(VmCli, CompileErrors) {
-  RunResult R = runRivet({"compile", (Source / "tests/models/cli/unsupported.onnx").string(),
-                          "-o", (Dir / "u.rvx").string()});
+  RunResult R = runRivet(
+      {"compile", (Source / "tests/models/cli/unsupported.onnx").string(), "-o",
+       (Dir / "u.rvx").string()});
   EXPECT_EQ(R.exitCode, 1) << R.output;
   EXPECT_TRUE(contains(R.output, "FancyOp")) << R.output;
   EXPECT_FALSE(fs::exists(Dir / "u.rvx"));
-  R = runRivet({"compile", (Source / "tests/programs/factorial/program.rvir").string()});
+  R = runRivet(
+      {"compile", (Source / "tests/programs/factorial/program.rvir").string()});
   EXPECT_EQ(R.exitCode, 2) << R.output;
-  R = runRivet({"compile", (Source / "tests/programs/factorial/program.rvir").string(),
+  R = runRivet({"compile",
+                (Source / "tests/programs/factorial/program.rvir").string(),
                 "-o", (Dir / "f.rvx").string(), "-O7"});
   EXPECT_EQ(R.exitCode, 2) << R.output;
   // A file that is not an executable.

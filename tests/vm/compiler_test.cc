@@ -15,8 +15,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <set>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -85,8 +85,7 @@ void checkWellFormed(const Executable &E) {
         EXPECT_LE((size_t)I.b + I.d, F.shapes.size()) << F.name;
         EXPECT_LT(I.a, F.numRegisters) << F.name;
         break;
-      default:
-        break;
+      default: break;
       }
       if (I.op != Opcode::Ret && I.op != Opcode::TailInvoke &&
           I.op != Opcode::TailInvokeClosure && I.op != Opcode::If &&
@@ -231,7 +230,8 @@ def @main(%o: Option[Tensor[(), int64]], %d: Tensor[(), int64]) -> Tensor[(), in
   ASSERT_EQ(count(Main, Opcode::Fatal), 1u);
   for (const Instruction &I : Main.code)
     if (I.op == Opcode::Fatal) {
-      EXPECT_NE(E->strings.at(I.c).find("no clause matched"), std::string::npos);
+      EXPECT_NE(E->strings.at(I.c).find("no clause matched"),
+                std::string::npos);
     }
   for (const Instruction &I : Main.code)
     if (I.op == Opcode::LoadConsti && I.imm != 0) {

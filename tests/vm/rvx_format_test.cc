@@ -71,12 +71,9 @@ std::shared_ptr<Executable> handBuilt() {
   E->kernels.push_back({KernelEntry::Kind::Builtin, "add", {}, nullptr});
   E->kernels.push_back({KernelEntry::Kind::Builtin, "relu", {}, nullptr});
   E->kernels.push_back({KernelEntry::Kind::Builtin, "multiply", {}, nullptr});
-  E->kernels.push_back({KernelEntry::Kind::ShapeFunction,
-                        "transpose",
-                        Attrs{{"axes", std::vector<int64_t>{1, 0}}},
-                        nullptr});
-  E->kernels.push_back({KernelEntry::Kind::AllocatingBuiltin,
-                        "split_to_list",
+  E->kernels.push_back({KernelEntry::Kind::ShapeFunction, "transpose",
+                        Attrs{{"axes", std::vector<int64_t>{1, 0}}}, nullptr});
+  E->kernels.push_back({KernelEntry::Kind::AllocatingBuiltin, "split_to_list",
                         Attrs{{"axis", int64_t(0)},
                               {"keepdims", int64_t(0)},
                               {"note", std::string("x")},
@@ -125,8 +122,14 @@ std::shared_ptr<Executable> handBuilt() {
   Zoo.numParams = 2;
   Zoo.numRegisters = 16;
   Zoo.shapes = {4, 1, 2};
-  Zoo.pool = {0, /*fields*/ 1, /*ident arg*/ 2, /*shape fn*/ 0, 10,
-              /*alloc*/ 0, /*transpose-ish*/ 0, 1};
+  Zoo.pool = {0,
+              /*fields*/ 1,
+              /*ident arg*/ 2,
+              /*shape fn*/ 0,
+              10,
+              /*alloc*/ 0,
+              /*transpose-ish*/ 0,
+              1};
   Zoo.code = {
       ins(Opcode::LoadConsti, 2, 0, 0, 0, 0, 1),
       ins(Opcode::LoadConsti, 3, 0, 0, 0, 0, -5),
@@ -152,8 +155,9 @@ std::shared_ptr<Executable> handBuilt() {
   };
   addFunction(*E, Zoo);
 
-  E->mainParams.push_back(
-      {"x", true, DType::Float32, std::vector<int64_t>{2, 3}, "Tensor[(2, 3), float32]"});
+  E->mainParams.push_back({"x", true, DType::Float32,
+                           std::vector<int64_t>{2, 3},
+                           "Tensor[(2, 3), float32]"});
   E->outputNames = {"y"};
   E->resolve();
   return E;
@@ -191,8 +195,8 @@ void expectSameExecutable(const Executable &A, const Executable &B) {
     ASSERT_EQ(F.code.size(), G.code.size());
     for (size_t K = 0; K < F.code.size(); ++K) {
       const Instruction &X = F.code[K], &Y = G.code[K];
-      EXPECT_TRUE(X.op == Y.op && X.dst == Y.dst && X.a == Y.a &&
-                  X.b == Y.b && X.c == Y.c && X.d == Y.d && X.imm == Y.imm)
+      EXPECT_TRUE(X.op == Y.op && X.dst == Y.dst && X.a == Y.a && X.b == Y.b &&
+                  X.c == Y.c && X.d == Y.d && X.imm == Y.imm)
           << F.name << " instruction " << K;
     }
   }
@@ -286,9 +290,9 @@ TableInfo parseTable(const std::vector<uint8_t> &B) {
   Pos += 4;
   T.tableStart = Pos;
   for (uint32_t I = 0; I < NS; ++I, Pos += 24)
-    T.sections.push_back({readAt<uint32_t>(B, Pos), readAt<uint32_t>(B, Pos + 4),
-                          readAt<uint64_t>(B, Pos + 8),
-                          readAt<uint64_t>(B, Pos + 16)});
+    T.sections.push_back(
+        {readAt<uint32_t>(B, Pos), readAt<uint32_t>(B, Pos + 4),
+         readAt<uint64_t>(B, Pos + 8), readAt<uint64_t>(B, Pos + 16)});
   return T;
 }
 
@@ -339,8 +343,7 @@ std::vector<uint8_t> withHeader(const std::vector<uint8_t> &B,
 }
 
 std::string tempPath(const std::string &Name) {
-  return (fs::temp_directory_path() /
-          (std::to_string(::getpid()) + "_" + Name))
+  return (fs::temp_directory_path() / (std::to_string(::getpid()) + "_" + Name))
       .string();
 }
 
@@ -370,9 +373,10 @@ bool bitwiseEqual(const Tensor &A, const Tensor &B) {
 /// every load either throws rivet::Error or gives an executable identical
 /// to the original (the flip was in padding). Returns the number of flips
 /// that loaded.
-size_t corruptAndLoad(const std::shared_ptr<Executable> &Exe, size_t Step,
-                      size_t RandomFlips, bool FlipEveryByte,
-                      const std::function<void(std::shared_ptr<Executable>)> &Run) {
+size_t
+corruptAndLoad(const std::shared_ptr<Executable> &Exe, size_t Step,
+               size_t RandomFlips, bool FlipEveryByte,
+               const std::function<void(std::shared_ptr<Executable>)> &Run) {
   std::vector<uint8_t> Bytes = Exe->serialize();
   TableInfo T = parseTable(Bytes);
   for (size_t L = 0; L < Bytes.size(); L += Step) {
@@ -485,8 +489,9 @@ TEST(RvxFormat, LoadMapsConstantsWithoutCopy) {
     for (const Tensor &C : L->constants) {
       EXPECT_EQ((uintptr_t)C.rawData() % 64, 0u);
       size_t Delta = static_cast<const uint8_t *>(C.rawData()) - First;
-      EXPECT_EQ(std::memcmp(Bytes.data() + ConstOff + readAt<uint64_t>(
-                                Bytes, ConstOff + 4 + 8) + Delta,
+      EXPECT_EQ(std::memcmp(Bytes.data() + ConstOff +
+                                readAt<uint64_t>(Bytes, ConstOff + 4 + 8) +
+                                Delta,
                             C.rawData(), C.nbytes()),
                 0);
     }
@@ -524,10 +529,12 @@ TEST(RvxFormat, ErrorsSayWhatIsWrong) {
   std::vector<uint8_t> B = Good;
   B[3] = 'x';
   Expect(B, "not a .rvx file (bad magic)");
-  Expect({}, "truncated: the header needs at least 32 bytes but the file has 0");
+  Expect({},
+         "truncated: the header needs at least 32 bytes but the file has 0");
   B = Good;
   writeAt<uint32_t>(B, 8, 7);
-  Expect(B, "model.rvx: format version 7 is not supported (this runtime reads 1)");
+  Expect(B,
+         "model.rvx: format version 7 is not supported (this runtime reads 1)");
   B = Good;
   B[40] ^= 1;
   Expect(B, "model.rvx: header checksum mismatch");
@@ -559,8 +566,7 @@ TEST(RvxFormat, ErrorsSayWhatIsWrong) {
 #endif
 
   // A section table entry of an unknown kind / the reserved native code.
-  for (auto [Kind, Msg] :
-       std::vector<std::pair<uint32_t, std::string>>{
+  for (auto [Kind, Msg] : std::vector<std::pair<uint32_t, std::string>>{
            {99, "unknown section kind 99"},
            {7, "section 'native code' is not supported by this runtime"},
            {2, "section 'constants' appears twice"}}) {
@@ -649,11 +655,12 @@ TEST(RvxFormat, TruncatedAndFlippedHandBuilt) {
   Tensor X = sampleInput();
   Tensor Want = runMain(E, X)[0];
   size_t Runs = 0;
-  size_t Loaded = corruptAndLoad(E, 1, 3000, true, [&](std::shared_ptr<Executable> G) {
-    // The flipped file runs and gives bit-identical results.
-    EXPECT_TRUE(bitwiseEqual(runMain(G, X)[0], Want));
-    ++Runs;
-  });
+  size_t Loaded =
+      corruptAndLoad(E, 1, 3000, true, [&](std::shared_ptr<Executable> G) {
+        // The flipped file runs and gives bit-identical results.
+        EXPECT_TRUE(bitwiseEqual(runMain(G, X)[0], Want));
+        ++Runs;
+      });
   // Some flips land in the padding between sections and must load.
   EXPECT_GT(Loaded, 0u);
   EXPECT_EQ(Runs, Loaded);

@@ -15,8 +15,8 @@
 #include "vm/compiler/Compiler.h"
 #include "vm/compiler/ValueConversion.h"
 
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -97,8 +97,8 @@ TEST_P(VmModel, AllDataSetsThroughOneExecutable) {
       ASSERT_TRUE(fs::exists(E)) << E;
       Tensor Want = readNpy(E.string());
       EXPECT_TRUE(allClose(Got[I], Want, 1e-4, 1e-4))
-          << "output " << I << ": VM " << Got[I].typeString()
-          << " vs PyTorch " << Want.typeString();
+          << "output " << I << ": VM " << Got[I].typeString() << " vs PyTorch "
+          << Want.typeString();
     }
   }
 }

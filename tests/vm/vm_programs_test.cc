@@ -16,8 +16,8 @@
 #include "vm/compiler/Compiler.h"
 #include "vm/compiler/ValueConversion.h"
 
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -33,8 +33,8 @@ const fs::path ProgramsDir = RIVET_SOURCE_DIR "/tests/programs";
 
 /// Tensors of a result in `rivet run`'s order and naming: tuples flattened,
 /// Some(x) as x, a List as output_<i>_<j>.
-void flatten(const ir::Value &V, std::vector<std::pair<std::string, Tensor>> &Out,
-             size_t &Index) {
+void flatten(const ir::Value &V,
+             std::vector<std::pair<std::string, Tensor>> &Out, size_t &Index) {
   if (V.isTensor()) {
     Out.emplace_back(fmt::format("output_{}.npy", Index++), V.tensor());
   } else if (V.isTuple()) {

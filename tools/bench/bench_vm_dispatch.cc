@@ -47,8 +47,8 @@ template <typename Fn> static double bestOf(int Repeat, Fn &&F) {
   for (int R = 0; R < Repeat; ++R) {
     Clock::time_point T0 = Clock::now();
     F();
-    Best = std::min(
-        Best, std::chrono::duration<double>(Clock::now() - T0).count());
+    Best = std::min(Best,
+                    std::chrono::duration<double>(Clock::now() - T0).count());
   }
   return Best;
 }
@@ -107,7 +107,8 @@ int main(int Argc, char **Argv) {
     VM.invoke("main", {vm::makeTensor(Tensor::scalar<int64_t>(1000))});
     uint64_t Before = VM.instructionCount();
     vm::ObjectRef Result;
-    double VmSeconds = bestOf(Repeat, [&] { Result = VM.invoke("main", {Arg}); });
+    double VmSeconds =
+        bestOf(Repeat, [&] { Result = VM.invoke("main", {Arg}); });
     double Instructions =
         (double)(VM.instructionCount() - Before) / (double)Repeat;
     float Acc = vm::asTensor(Result, "result").data<float>()[0];

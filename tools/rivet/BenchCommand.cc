@@ -86,8 +86,8 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
                          : "bench: expected one PROGRAM, got several");
   ExecutorKind Kind = parseExecutor(P.get("executor", "vm"), "bench");
   uint64_t Warmup = parseUnsigned(P.get("warmup", "3"), "warmup");
-  uint64_t Repeat = std::max<uint64_t>(
-      1, parseUnsigned(P.get("repeat", "10"), "repeat"));
+  uint64_t Repeat =
+      std::max<uint64_t>(1, parseUnsigned(P.get("repeat", "10"), "repeat"));
   uint64_t Threads = parseUnsigned(P.get("threads", "1"), "threads");
   if (Threads < 1 || Threads > 256)
     throw UsageError("option '--threads' expects 1 to 256");
@@ -158,7 +158,8 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
       if (R.error)
         std::rethrow_exception(R.error);
   }
-  double WallS = std::chrono::duration<double>(Clock::now() - WallStart).count();
+  double WallS =
+      std::chrono::duration<double>(Clock::now() - WallStart).count();
 
   std::vector<double> All;
   uint64_t Instructions = 0;
@@ -184,8 +185,8 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   if (Kind == ExecutorKind::VM && !Prog.isExecutable())
     J += fmt::format("\"opt_level\": {}, \"memory_plan\": {}, ", CO.optLevel,
                      CO.planMemory ? "true" : "false");
-  J += fmt::format("\"threads\": {}, \"warmup\": {}, \"repeat\": {}, ",
-                   Threads, Warmup, N);
+  J += fmt::format("\"threads\": {}, \"warmup\": {}, \"repeat\": {}, ", Threads,
+                   Warmup, N);
   J += fmt::format("\"median_ms\": {:.6f}, \"min_ms\": {:.6f}, "
                    "\"max_ms\": {:.6f}, \"mean_ms\": {:.6f}, "
                    "\"stddev_ms\": {:.6f}, \"total_s\": {:.3f}",

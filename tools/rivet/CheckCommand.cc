@@ -26,7 +26,8 @@ namespace rivet::cli {
 const char *const CheckUsage =
     "usage: rivet check PROGRAM.rvir|MODEL.onnx [options]\n"
     "  --input NAME=FILE.npy   value of input NAME (repeatable)\n"
-    "  --random-inputs         generate missing inputs (seeded, declared shape)\n"
+    "  --random-inputs         generate missing inputs (seeded, declared "
+    "shape)\n"
     "  --seed N                seed for --random-inputs (default 0)\n"
     "  --shape NAME=AxB        shape of a generated input with dynamic dims\n"
     "  --rtol R --atol A       tolerance: |vm - ref| <= A + R * |ref|\n"
@@ -62,14 +63,15 @@ Comparison compareTensors(const Tensor &Vm, const Tensor &Ref, double Rtol,
   if (!Vm.defined() || !Ref.defined()) {
     C.pass = Vm.defined() == Ref.defined();
     if (!C.pass)
-      C.note = Ref.defined() ? "the VM gives none" : "the VM gives a value, "
-                                                     "the reference none";
+      C.note = Ref.defined() ? "the VM gives none"
+                             : "the VM gives a value, "
+                               "the reference none";
     return C;
   }
   if (Vm.dtype() != Ref.dtype() || Vm.shape() != Ref.shape()) {
     C.pass = false;
-    C.note = fmt::format("VM {} vs reference {}", Vm.typeString(),
-                         Ref.typeString());
+    C.note =
+        fmt::format("VM {} vs reference {}", Vm.typeString(), Ref.typeString());
     return C;
   }
   const double Inf = std::numeric_limits<double>::infinity();

@@ -21,11 +21,14 @@ namespace rivet::cli {
 
 const char *const DumpUsage =
     "usage: rivet dump PROGRAM.rvir|MODEL.onnx|EXE.rvx [--ir|--bytecode]\n"
-    "  --ir                    the imported or parsed, type-checked IR (default\n"
+    "  --ir                    the imported or parsed, type-checked IR "
+    "(default\n"
     "                          for .rvir and .onnx)\n"
-    "  --bytecode              the compiled bytecode, one instruction per line\n"
+    "  --bytecode              the compiled bytecode, one instruction per "
+    "line\n"
     "                          (the only view of a .rvx file)\n"
-    "  -O0 .. -O3              optimization level for --bytecode (default -O3)\n"
+    "  -O0 .. -O3              optimization level for --bytecode (default "
+    "-O3)\n"
     "  --no-memory-plan        compile without the memory planner\n"
     "  --peak-memory           with --bytecode: run once and print the VM\n"
     "                          pool's peak bytes in use (needs the inputs:\n"
@@ -62,8 +65,8 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
   std::vector<std::string> Args = ArgsIn;
   std::optional<int> Level = takeOptLevel(Args);
   std::vector<FlagSpec> Flags = inputFlags();
-  for (const char *F : {"ir", "bytecode", "no-memory-plan", "peak-memory",
-                        "help"})
+  for (const char *F :
+       {"ir", "bytecode", "no-memory-plan", "peak-memory", "help"})
     Flags.push_back({F, false, false});
   ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -104,7 +107,8 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
       continue; // the printer leaves the prelude out too
     const ir::Expr &Fn = M.function(Name);
     if (Fn->checkedType)
-      Out += fmt::format("// @{}: {}\n", Name, ir::typeToString(Fn->checkedType));
+      Out +=
+          fmt::format("// @{}: {}\n", Name, ir::typeToString(Fn->checkedType));
   }
   Out += ir::printModule(M);
   std::fputs(Out.c_str(), stdout);

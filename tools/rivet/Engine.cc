@@ -46,8 +46,8 @@ static std::vector<vm::ObjectRef> toObjects(const std::vector<Tensor> &In) {
 
 std::vector<NamedOutput> Engine::run(const std::vector<Tensor> &Inputs) {
   if (Interp) {
-    ir::Value R =
-        Interp->call("main", std::vector<ir::Value>(Inputs.begin(), Inputs.end()));
+    ir::Value R = Interp->call(
+        "main", std::vector<ir::Value>(Inputs.begin(), Inputs.end()));
     return flattenOutputs(R, P.numResults());
   }
   vm::ObjectRef R = VM->invoke("main", toObjects(Inputs));

@@ -27,7 +27,8 @@ namespace rivet::cli {
 
 const char *const OpsUsage =
     "usage: rivet ops [--markdown]\n"
-    "  lists every IR operator and every ONNX operator the frontend translates\n"
+    "  lists every IR operator and every ONNX operator the frontend "
+    "translates\n"
     "  --markdown              print docs/operators.md instead of plain text\n";
 
 namespace {
@@ -38,7 +39,8 @@ const char *patternName(ir::FusionPattern P) {
   case ir::FusionPattern::Broadcast: return "broadcast";
   case ir::FusionPattern::Injective: return "injective";
   case ir::FusionPattern::CommReduce: return "comm-reduce";
-  case ir::FusionPattern::OutElementwiseFusable: return "out-elementwise-fusable";
+  case ir::FusionPattern::OutElementwiseFusable:
+    return "out-elementwise-fusable";
   case ir::FusionPattern::Tuple: return "tuple";
   case ir::FusionPattern::Opaque: return "opaque";
   }
@@ -137,8 +139,8 @@ std::vector<OnnxOp> onnxOps() {
 
 /// "1+" when the oldest translation starts at opset 1, else "13+".
 std::string supportedText(const OnnxOp &Op) {
-  return fmt::format("{}+", std::max(Op.versions.front(),
-                                     frontend::onnxOpsetRange().first));
+  return fmt::format(
+      "{}+", std::max(Op.versions.front(), frontend::onnxOpsetRange().first));
 }
 
 std::string versionsText(const OnnxOp &Op) {
@@ -197,10 +199,10 @@ std::string markdown() {
     std::string Desc = Op->description;
     if (!resultText(*Op).empty())
       Desc += " Returns " + resultText(*Op) + ".";
-    S += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", Op->name,
-                     cell(Desc), cell(inputsText(*Op)),
-                     Attrs.empty() ? "—" : Attrs, patternName(Op->pattern),
-                     kernelText(Op->name));
+    S +=
+        fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", Op->name, cell(Desc),
+                    cell(inputsText(*Op)), Attrs.empty() ? "—" : Attrs,
+                    patternName(Op->pattern), kernelText(Op->name));
   }
 
   S += "\n## ONNX operators\n\n";

@@ -112,8 +112,7 @@ InputOptions inputOptionsFrom(const ParsedArgs &P) {
 std::vector<Tensor> prepareProgramInputs(const Program &P,
                                          const InputOptions &Opts) {
   if (P.model) {
-    const auto *Main =
-        P.model->module.function("main")->as<ir::FunctionNode>();
+    const auto *Main = P.model->module.function("main")->as<ir::FunctionNode>();
     return prepareInputs(*Main, Opts, P.inputNames);
   }
   return prepareExecutableInputs(*P.exe, Opts);
@@ -173,8 +172,7 @@ std::vector<Tensor> prepareExecutableInputs(const vm::Executable &Exe,
   };
   for (const auto &[Name, _] : Opts.files)
     if (!IsInput(Name))
-      fail("unknown input '{}': @main has inputs: {}", Name,
-           joinNames(Params));
+      fail("unknown input '{}': @main has inputs: {}", Name, joinNames(Params));
   for (const auto &[Name, _] : Opts.shapes)
     if (!IsInput(Name))
       fail("--shape for unknown input '{}': @main has inputs: {}", Name,
@@ -263,10 +261,9 @@ struct ObjectFlattener {
       size_t J = 0;
       const vm::ADTObj *Cur = A;
       while (Cur && !Cur->fields.empty()) {
-        const vm::TensorObj *Head =
-            Cur->fields.size() == 2 && Cur->fields[0]
-                ? Cur->fields[0]->as<vm::TensorObj>()
-                : nullptr;
+        const vm::TensorObj *Head = Cur->fields.size() == 2 && Cur->fields[0]
+                                        ? Cur->fields[0]->as<vm::TensorObj>()
+                                        : nullptr;
         if (!Head)
           fail("output {}: a List whose elements are not tensors cannot be "
                "written as .npy files",

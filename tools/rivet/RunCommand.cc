@@ -23,7 +23,8 @@ const char *const RunUsage =
     "usage: rivet run PROGRAM.rvir|MODEL.onnx|EXE.rvx [options]\n"
     "  --input NAME=FILE.npy   value of input NAME: an ONNX graph input, or a\n"
     "                          parameter of @main (repeatable)\n"
-    "  --random-inputs         generate missing inputs (seeded, declared shape)\n"
+    "  --random-inputs         generate missing inputs (seeded, declared "
+    "shape)\n"
     "  --seed N                seed for --random-inputs (default 0)\n"
     "  --shape NAME=AxB        shape of a generated input with dynamic dims\n"
     "  --executor vm|interp    the VM (default) or the reference interpreter;\n"
@@ -33,8 +34,8 @@ const char *const RunUsage =
     "  --output-dir DIR        where output_<i>.npy go (default .)\n";
 
 static void writeOutputs(const std::vector<NamedOutput> &Outputs,
-                  const std::vector<std::string> &OutputNames,
-                  const std::filesystem::path &OutDir) {
+                         const std::vector<std::string> &OutputNames,
+                         const std::filesystem::path &OutDir) {
   std::error_code EC;
   std::filesystem::create_directories(OutDir, EC);
   if (EC)
@@ -51,8 +52,8 @@ static void writeOutputs(const std::vector<NamedOutput> &Outputs,
     }
     std::filesystem::path File = OutDir / (O.name + ".npy");
     writeNpy(File.string(), O.tensor);
-    std::printf("%s: %s -> %s\n", Label.c_str(),
-                O.tensor.typeString().c_str(), File.string().c_str());
+    std::printf("%s: %s -> %s\n", Label.c_str(), O.tensor.typeString().c_str(),
+                File.string().c_str());
   }
   if (Outputs.empty())
     std::printf("no outputs (the result has no tensors)\n");

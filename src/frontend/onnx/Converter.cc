@@ -14,11 +14,11 @@ namespace rivet::frontend {
 //===----------------------------------------------------------------------===//
 
 std::string NodeContext::where() const {
-  std::string Name = Node.name().empty()
-                         ? (Node.output_size() ? "with output '" +
-                                                     Node.output(0) + "'"
-                                               : "<unnamed>")
-                         : "'" + Node.name() + "'";
+  std::string Name =
+      Node.name().empty()
+          ? (Node.output_size() ? "with output '" + Node.output(0) + "'"
+                                : "<unnamed>")
+          : "'" + Node.name() + "'";
   return fmt::format("{}: node {} ({}, opset {})", Graph.state().what, Name,
                      Node.op_type(), OpsetVersion);
 }
@@ -147,8 +147,7 @@ const onnx::GraphProto &NodeContext::attrGraph(std::string_view Name) const {
   return attr(Name, onnx::AttributeProto::GRAPH).g();
 }
 
-ir::Expr NodeContext::bind(ir::Expr E, std::string_view NameHint,
-                           ir::Type T) {
+ir::Expr NodeContext::bind(ir::Expr E, std::string_view NameHint, ir::Type T) {
   return Graph.bind(std::move(E), NameHint, std::move(T));
 }
 

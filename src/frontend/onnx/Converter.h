@@ -75,7 +75,8 @@ public:
   /// A call of the prelude's constructor Name (Cons, Nil, Some, None).
   ir::Expr construct(const std::string &Name, std::vector<ir::Expr> Args) const;
   /// A call of the prelude's global function Name (nth, length, ...).
-  ir::Expr callGlobal(const std::string &Name, std::vector<ir::Expr> Args) const;
+  ir::Expr callGlobal(const std::string &Name,
+                      std::vector<ir::Expr> Args) const;
   /// Binds a tuple-valued E and returns its N fields.
   std::vector<ir::Expr> bindTuple(ir::Expr E, size_t N);
   /// The importer of the graph this node is in (for subgraphs).

@@ -52,7 +52,8 @@ void GraphImporter::define(const std::string &Name, ir::Expr E) {
 ir::Expr GraphImporter::importGraph(
     const onnx::GraphProto &G, const std::vector<ir::Expr> &Inputs,
     const std::function<ir::Expr(std::vector<ir::Expr>)> &Finish) {
-  std::string GraphName = G.name().empty() ? "graph" : "graph '" + G.name() + "'";
+  std::string GraphName =
+      G.name().empty() ? "graph" : "graph '" + G.name() + "'";
   for (const auto &VI : G.input())
     if (VI.has_type())
       if (ir::Type T = typeFromProto(VI.type(), State.what + ": " + VI.name()))

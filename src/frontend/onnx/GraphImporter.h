@@ -33,9 +33,9 @@ public:
 
   /// Translates G with its formal inputs bound to Inputs (vars or other
   /// expressions) and returns the let-chain ending in Finish(outputs).
-  ir::Expr importGraph(const onnx::GraphProto &G,
-                       const std::vector<ir::Expr> &Inputs,
-                       const std::function<ir::Expr(std::vector<ir::Expr>)> &Finish);
+  ir::Expr
+  importGraph(const onnx::GraphProto &G, const std::vector<ir::Expr> &Inputs,
+              const std::function<ir::Expr(std::vector<ir::Expr>)> &Finish);
 
   /// The value named Name in this graph or an enclosing one; null if none.
   ir::Expr lookup(const std::string &Name) const;

@@ -60,9 +60,10 @@ ir::Module importOnnxBytes(const void *Data, size_t Size,
   for (const auto &In : G.input()) {
     if (Initialized.count(In.name()))
       continue;
-    ir::Type T = In.has_type() ? typeFromProto(In.type(), What + ": input '" +
-                                                              In.name() + "'")
-                               : nullptr;
+    ir::Type T =
+        In.has_type()
+            ? typeFromProto(In.type(), What + ": input '" + In.name() + "'")
+            : nullptr;
     if (!T)
       fail("{}: graph input '{}' has no type", What, In.name());
     ir::Var V = GraphImporter::makeVar(In.name(), T);

@@ -79,7 +79,8 @@ Type fullRel(const std::vector<Type> &Args, const Attrs &A) {
     return nullptr;
   const TensorTypeNode &V = tensorArg("full", Args, 0);
   if (V.shape && !V.shape->empty())
-    failArg(0, "full: the fill value must be a scalar (rank 0), got {}", typeStr(V));
+    failArg(0, "full: the fill value must be a scalar (rank 0), got {}",
+            typeStr(V));
   return tensorType(Shape, DT.value_or(V.dtype));
 }
 
@@ -98,7 +99,10 @@ Type arangeRel(const std::vector<Type> &Args, const Attrs &A) {
     requireSameDType("arange", Start, T, I);
     if (T.shape && !T.shape->empty())
       failArg(I, "arange: {} must be a scalar (rank 0), got {}",
-              I == 0 ? "start" : I == 1 ? "stop" : "step", typeStr(T));
+              I == 0   ? "start"
+              : I == 1 ? "stop"
+                       : "step",
+              typeStr(T));
   }
   // The length depends on the values: data-dependent.
   return tensorType({Dim::any()}, DT.value_or(Start.dtype));
@@ -170,52 +174,89 @@ using K = AttrSpec::Kind;
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
-    "shape_of", "The shape of a tensor as a 1-D int64 tensor (optionally the "
-    "dims in [start, end), ONNX Shape-15).", 1,
-    {AttrSpec{"start", K::Int, false, "first dim (default 0; negative counts from the end)"},
-     AttrSpec{"end", K::Int, false, "one past the last dim (default the rank)"}},
-    shapeOfRel, FusionPattern::Opaque});
-RIVET_REGISTER_OP(OpInfo{"size", "The number of elements of a tensor, as an "
-                         "int64 scalar.", 1, {}, sizeRel, FusionPattern::Opaque});
+    "shape_of",
+    "The shape of a tensor as a 1-D int64 tensor (optionally the "
+    "dims in [start, end), ONNX Shape-15).",
+    1,
+    {AttrSpec{"start", K::Int, false,
+              "first dim (default 0; negative counts from the end)"},
+     AttrSpec{"end", K::Int, false,
+              "one past the last dim (default the rank)"}},
+    shapeOfRel,
+    FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"size",
+                         "The number of elements of a tensor, as an "
+                         "int64 scalar.",
+                         1,
+                         {},
+                         sizeRel,
+                         FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "dim_size", "The extent of one axis of a tensor, as an int64 scalar.", 1,
+    "dim_size",
+    "The extent of one axis of a tensor, as an int64 scalar.",
+    1,
     {AttrSpec{"axis", K::Int, true, "the axis (negative counts from the end)"}},
-    dimSizeRel, FusionPattern::Opaque});
+    dimSizeRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "zeros", "A tensor of zeros.", 0,
+    "zeros",
+    "A tensor of zeros.",
+    0,
     {AttrSpec{"shape", K::Ints, true, "the extents"},
      AttrSpec{"dtype", K::String, false, "the dtype (default float32)"}},
-    filledRel<"zeros">, FusionPattern::Elementwise});
+    filledRel<"zeros">,
+    FusionPattern::Elementwise});
 RIVET_REGISTER_OP(OpInfo{
-    "ones", "A tensor of ones.", 0,
+    "ones",
+    "A tensor of ones.",
+    0,
     {AttrSpec{"shape", K::Ints, true, "the extents"},
      AttrSpec{"dtype", K::String, false, "the dtype (default float32)"}},
-    filledRel<"ones">, FusionPattern::Elementwise});
+    filledRel<"ones">,
+    FusionPattern::Elementwise});
+RIVET_REGISTER_OP(OpInfo{"full",
+                         "A tensor filled with a scalar value.",
+                         1,
+                         {AttrSpec{"shape", K::Ints, true, "the extents"},
+                          AttrSpec{"dtype", K::String, false,
+                                   "the dtype (default the value's dtype)"}},
+                         fullRel,
+                         FusionPattern::Elementwise});
 RIVET_REGISTER_OP(OpInfo{
-    "full", "A tensor filled with a scalar value.", 1,
-    {AttrSpec{"shape", K::Ints, true, "the extents"},
-     AttrSpec{"dtype", K::String, false, "the dtype (default the value's dtype)"}},
-    fullRel, FusionPattern::Elementwise});
-RIVET_REGISTER_OP(OpInfo{
-    "arange", "Values start, start+step, ... below stop (a data-dependent length).", 3,
-    {AttrSpec{"dtype", K::String, false, "the dtype (default the inputs' dtype)"}},
-    arangeRel, FusionPattern::Opaque});
+    "arange",
+    "Values start, start+step, ... below stop (a data-dependent length).",
+    3,
+    {AttrSpec{"dtype", K::String, false,
+              "the dtype (default the inputs' dtype)"}},
+    arangeRel,
+    FusionPattern::Opaque});
 
 RIVET_REGISTER_OP(OpInfo{
-    "constant_of_shape", "A tensor of the shape held by a 1-D int64 tensor, "
-    "filled with `value` (ONNX ConstantOfShape).", 1,
-    {AttrSpec{"value", K::Tensor, false, "one-element fill value (default float32 0)"}},
-    constantOfShapeRel, FusionPattern::Opaque});
+    "constant_of_shape",
+    "A tensor of the shape held by a 1-D int64 tensor, "
+    "filled with `value` (ONNX ConstantOfShape).",
+    1,
+    {AttrSpec{"value", K::Tensor, false,
+              "one-element fill value (default float32 0)"}},
+    constantOfShapeRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "eye_like", "A 2-D tensor shaped like x with ones on diagonal k, zeros "
-    "elsewhere.", 1,
-    {AttrSpec{"k", K::Int, false, "the diagonal (default 0; positive is above)"},
+    "eye_like",
+    "A 2-D tensor shaped like x with ones on diagonal k, zeros "
+    "elsewhere.",
+    1,
+    {AttrSpec{"k", K::Int, false,
+              "the diagonal (default 0; positive is above)"},
      AttrSpec{"dtype", K::String, false, "the dtype (default x's)"}},
-    eyeLikeRel, FusionPattern::Injective});
+    eyeLikeRel,
+    FusionPattern::Injective});
 RIVET_REGISTER_OP(OpInfo{
-    "trilu", "Keeps the upper (j - i >= k) or lower (j - i <= k) triangle of "
-    "the last two axes; an optional scalar input gives k.", -1,
+    "trilu",
+    "Keeps the upper (j - i >= k) or lower (j - i <= k) triangle of "
+    "the last two axes; an optional scalar input gives k.",
+    -1,
     {AttrSpec{"upper", K::Int, false, "1 (default): upper triangle; 0: lower"}},
-    triluRel, FusionPattern::Injective});
+    triluRel,
+    FusionPattern::Injective});
 
 } // namespace rivet::ir

@@ -47,7 +47,8 @@ Type einsumRel(const std::vector<Type> &Args, const Attrs &A) {
   std::vector<Term> Terms;
   for (size_t Start = 0;;) {
     size_t C = Lhs.find(',', Start);
-    Terms.push_back(parseTerm(Lhs.substr(Start, C == std::string::npos ? C : C - Start)));
+    Terms.push_back(
+        parseTerm(Lhs.substr(Start, C == std::string::npos ? C : C - Start)));
     if (C == std::string::npos)
       break;
     Start = C + 1;
@@ -76,11 +77,13 @@ Type einsumRel(const std::vector<Type> &Args, const Attrs &A) {
     }
     int64_t R = (int64_t)X.shape->size(), NL = (int64_t)Tm.Letters.size();
     if (R < NL || (Tm.Ellipsis < 0 && R != NL))
-      failArg(K, "einsum: operand {} of type {} does not match the equation '{}'",
+      failArg(K,
+              "einsum: operand {} of type {} does not match the equation '{}'",
               K, typeStr(X), Eq);
     int64_t NEll = R - NL;
     for (int64_t D = 0, Li = 0; D < R; ++D) {
-      bool InEll = Tm.Ellipsis >= 0 && D >= Tm.Ellipsis && D < Tm.Ellipsis + NEll;
+      bool InEll =
+          Tm.Ellipsis >= 0 && D >= Tm.Ellipsis && D < Tm.Ellipsis + NEll;
       const Dim &Dd = (*X.shape)[D];
       if (InEll) {
         if (!Ell)
@@ -94,7 +97,8 @@ Type einsumRel(const std::vector<Type> &Args, const Attrs &A) {
         Dim &E = (*Ell)[Len - NEll + Pos];
         std::optional<Dim> B = broadcastDim(E, Dd);
         if (!B)
-          failArg(K, "einsum: ellipsis dimensions of {} do not broadcast", typeStr(X));
+          failArg(K, "einsum: ellipsis dimensions of {} do not broadcast",
+                  typeStr(X));
         E = *B;
         continue;
       }
@@ -157,13 +161,21 @@ Type detRel(const std::vector<Type> &Args, const Attrs &A) {
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
-    "einsum", "Einstein summation over the operands as the equation says.\n"
-    "Ellipsis, implicit output, reductions and repeated (diagonal) labels as in ONNX.",
+    "einsum",
+    "Einstein summation over the operands as the equation says.\n"
+    "Ellipsis, implicit output, reductions and repeated (diagonal) labels as "
+    "in ONNX.",
     -1,
     {AttrSpec{"equation", AttrSpec::Kind::String, true, "e.g. 'bij,bjk->bik'"}},
-    einsumRel, FusionPattern::Opaque});
-RIVET_REGISTER_OP(OpInfo{"det", "Determinant of each square matrix in the last two axes.\n"
-                         "LU factorization with partial pivoting.",
-                         1, {}, detRel, FusionPattern::Opaque});
+    einsumRel,
+    FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "det",
+    "Determinant of each square matrix in the last two axes.\n"
+    "LU factorization with partial pivoting.",
+    1,
+    {},
+    detRel,
+    FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -35,8 +35,8 @@ void checkOneOf(std::string_view Op, const Attrs &A, const std::string &Name,
 void checkResizeAttrs(std::string_view Op, const Attrs &A) {
   checkOneOf(Op, A, "mode", {"nearest", "linear", "cubic"});
   checkOneOf(Op, A, "coordinate_transformation_mode",
-             {"half_pixel", "pytorch_half_pixel", "align_corners",
-              "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize",
+             {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+              "tf_half_pixel_for_nn", "tf_crop_and_resize",
               "half_pixel_symmetric"});
   checkOneOf(Op, A, "nearest_mode",
              {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
@@ -47,7 +47,8 @@ void checkResizeAttrs(std::string_view Op, const Attrs &A) {
 /// The normalized resized axes (all axes when 'axes' is absent).
 std::vector<int64_t> resizeAxes(std::string_view Op, const Attrs &A,
                                 int64_t Rank) {
-  std::vector<int64_t> Axes = optInts(A, "axes").value_or(std::vector<int64_t>{});
+  std::vector<int64_t> Axes =
+      optInts(A, "axes").value_or(std::vector<int64_t>{});
   if (Axes.empty()) {
     Axes.resize((size_t)Rank);
     std::iota(Axes.begin(), Axes.end(), 0);
@@ -164,7 +165,8 @@ Type gridSampleRel(const std::vector<Type> &Args, const Attrs &A) {
   checkArity("grid_sample", Args, 2);
   checkOneOf("grid_sample", A, "mode",
              {"bilinear", "nearest", "bicubic", "linear", "cubic"});
-  checkOneOf("grid_sample", A, "padding_mode", {"zeros", "border", "reflection"});
+  checkOneOf("grid_sample", A, "padding_mode",
+             {"zeros", "border", "reflection"});
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg("grid_sample", Args, 0);
@@ -172,7 +174,8 @@ Type gridSampleRel(const std::vector<Type> &Args, const Attrs &A) {
   requireFloat("grid_sample", X, 0);
   requireSameDType("grid_sample", X, G, 1);
   if (X.shape && X.shape->size() != 4)
-    failArg(0, "grid_sample: the input must be [N, C, H, W], got {}", typeStr(X));
+    failArg(0, "grid_sample: the input must be [N, C, H, W], got {}",
+            typeStr(X));
   if (G.shape && G.shape->size() != 4)
     failArg(1, "grid_sample: the grid must be [N, H_out, W_out, 2], got {}",
             typeStr(G));
@@ -187,7 +190,8 @@ Type gridSampleRel(const std::vector<Type> &Args, const Attrs &A) {
   if (G.shape) {
     std::optional<Dim> M = mergeEqualDim(N, (*G.shape)[0]);
     if (!M)
-      fail("grid_sample: batch sizes differ: {} and {}", typeStr(X), typeStr(G));
+      fail("grid_sample: batch sizes differ: {} and {}", typeStr(X),
+           typeStr(G));
     N = *M;
     HO = (*G.shape)[1];
     WO = (*G.shape)[2];
@@ -218,8 +222,8 @@ Type roiAlignRel(const std::vector<Type> &Args, const Attrs &A) {
   requireIndex("roi_align", Idx, 2);
   if (X.shape && X.shape->size() != 4)
     failArg(0, "roi_align: the input must be [N, C, H, W], got {}", typeStr(X));
-  if (Rois.shape && (Rois.shape->size() != 2 ||
-                     ((*Rois.shape)[1].isConst() && (*Rois.shape)[1].value != 4)))
+  if (Rois.shape && (Rois.shape->size() != 2 || ((*Rois.shape)[1].isConst() &&
+                                                 (*Rois.shape)[1].value != 4)))
     failArg(1, "roi_align: rois must be [R, 4], got {}", typeStr(Rois));
   if (Idx.shape && Idx.shape->size() != 1)
     failArg(2, "roi_align: batch_indices must be [R], got {}", typeStr(Idx));
@@ -244,7 +248,8 @@ Type nmsRel(const std::vector<Type> &Args, const Attrs &A) {
   checkArity("non_max_suppression", Args, 5);
   int64_t Center = optInt(A, "center_point_box").value_or(0);
   if (Center != 0 && Center != 1)
-    fail("non_max_suppression: center_point_box must be 0 or 1, got {}", Center);
+    fail("non_max_suppression: center_point_box must be 0 or 1, got {}",
+         Center);
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &B = tensorArg("non_max_suppression", Args, 0);
@@ -322,7 +327,8 @@ RIVET_REGISTER_OP(OpInfo{
      AttrSpec{"padding_mode", K::String, false,
               "zeros (default), border, reflection"},
      AttrSpec{"align_corners", K::Int, false, "1: -1/1 are pixel centers"}},
-    gridSampleRel, FusionPattern::Opaque});
+    gridSampleRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "roi_align",
     "RoI Align: average or max of bilinear samples per output bin of each\n"
@@ -331,11 +337,13 @@ RIVET_REGISTER_OP(OpInfo{
     {AttrSpec{"mode", K::String, false, "avg (default) or max"},
      AttrSpec{"output_height", K::Int, false, "bins per roi height (1)"},
      AttrSpec{"output_width", K::Int, false, "bins per roi width (1)"},
-     AttrSpec{"sampling_ratio", K::Int, false, "samples per bin side (0: adaptive)"},
+     AttrSpec{"sampling_ratio", K::Int, false,
+              "samples per bin side (0: adaptive)"},
      AttrSpec{"spatial_scale", K::Float, false, "roi to input scale (1.0)"},
      AttrSpec{"coordinate_transformation_mode", K::String, false,
               "half_pixel (default) or output_half_pixel"}},
-    roiAlignRel, FusionPattern::Opaque});
+    roiAlignRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "non_max_suppression",
     "Greedy per-class non-maximum suppression; selected (batch, class, box)\n"
@@ -343,6 +351,7 @@ RIVET_REGISTER_OP(OpInfo{
     5,
     {AttrSpec{"center_point_box", K::Int, false,
               "0: [y1, x1, y2, x2] (default), 1: [x_c, y_c, w, h]"}},
-    nmsRel, FusionPattern::Opaque});
+    nmsRel,
+    FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -68,7 +68,8 @@ Type gatherNdRel(const std::vector<Type> &Args, const Attrs &A) {
   if (!Last.isConst())
     return tensorTypeUnknownRank(X.dtype);
   if (Last.value < 1 || Last.value > R - B)
-    failArg(1, "gather_nd: the last extent of indices {} must be in [1, {}] "
+    failArg(1,
+            "gather_nd: the last extent of indices {} must be in [1, {}] "
             "for data {}",
             typeStr(Idx), R - B, typeStr(X));
   std::vector<Dim> Out(Idx.shape->begin(), Idx.shape->end() - 1);
@@ -109,7 +110,8 @@ Type scatterElementsRel(const std::vector<Type> &Args, const Attrs &A) {
     for (size_t I = 0; Ok && I < Idx.shape->size(); ++I)
       Ok = mergeEqualDim((*Idx.shape)[I], (*U.shape)[I]).has_value();
     if (!Ok)
-      failArg(2, "scatter_elements: updates {} must have the shape of indices {}",
+      failArg(2,
+              "scatter_elements: updates {} must have the shape of indices {}",
               typeStr(U), typeStr(Idx));
   }
   return makeTensor(X.shape, X.dtype);
@@ -135,7 +137,8 @@ Type scatterNdRel(const std::vector<Type> &Args, const Attrs &A) {
               typeStr(Idx), R);
     size_t Expected = Idx.shape->size() - 1 + (size_t)(R - K);
     if (U.shape->size() != Expected)
-      failArg(2, "scatter_nd: updates {} must have rank {} for data {} and "
+      failArg(2,
+              "scatter_nd: updates {} must have rank {} for data {} and "
               "indices {}",
               typeStr(U), Expected, typeStr(X), typeStr(Idx));
   }
@@ -231,7 +234,8 @@ Type reverseSequenceRel(const std::vector<Type> &Args, const Attrs &A) {
   const TensorTypeNode &L = tensorArg("reverse_sequence", Args, 1);
   requireIndex("reverse_sequence", L, 1);
   if (L.shape && L.shape->size() != 1)
-    failArg(1, "reverse_sequence: sequence_lens must be 1-D, got {}", typeStr(L));
+    failArg(1, "reverse_sequence: sequence_lens must be 1-D, got {}",
+            typeStr(L));
   if (X.shape) {
     int64_t R = (int64_t)X.shape->size();
     if (R < 2)
@@ -240,10 +244,12 @@ Type reverseSequenceRel(const std::vector<Type> &Args, const Attrs &A) {
     int64_t B = normalizeAxisFor("reverse_sequence", BAx, R);
     int64_t T = normalizeAxisFor("reverse_sequence", TAx, R);
     if (B == T)
-      fail("reverse_sequence: batch_axis and time_axis must differ, both are {}",
-           B);
+      fail(
+          "reverse_sequence: batch_axis and time_axis must differ, both are {}",
+          B);
     if (L.shape && !mergeEqualDim((*L.shape)[0], (*X.shape)[B]))
-      failArg(1, "reverse_sequence: sequence_lens {} needs one entry per batch "
+      failArg(1,
+              "reverse_sequence: sequence_lens {} needs one entry per batch "
               "of {}",
               typeStr(L), typeStr(X));
   }
@@ -256,50 +262,82 @@ constexpr auto Inj = FusionPattern::Injective;
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
-    "gather_elements", "out[i][j][k] = data[index][j][k] (axis 0), index = "
-    "indices[i][j][k]: ONNX GatherElements.", 2,
+    "gather_elements",
+    "out[i][j][k] = data[index][j][k] (axis 0), index = "
+    "indices[i][j][k]: ONNX GatherElements.",
+    2,
     {AttrSpec{"axis", K::Int, false, "the gathered axis (default 0)"}},
-    gatherElementsRel, Inj});
+    gatherElementsRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "gather_nd", "Gathers slices of data addressed by the index tuples in the "
-    "last axis of indices (ONNX GatherND).", 2,
-    {AttrSpec{"batch_dims", K::Int, false, "leading batch axes shared by data and indices"}},
-    gatherNdRel, Inj});
+    "gather_nd",
+    "Gathers slices of data addressed by the index tuples in the "
+    "last axis of indices (ONNX GatherND).",
+    2,
+    {AttrSpec{"batch_dims", K::Int, false,
+              "leading batch axes shared by data and indices"}},
+    gatherNdRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "scatter_elements", "A copy of data with updates written (or reduced) at "
-    "indices along an axis (ONNX ScatterElements).", 3,
+    "scatter_elements",
+    "A copy of data with updates written (or reduced) at "
+    "indices along an axis (ONNX ScatterElements).",
+    3,
     {AttrSpec{"axis", K::Int, false, "the scattered axis (default 0)"},
-     AttrSpec{"reduction", K::String, false, "none (default), add, mul, max or min"}},
-    scatterElementsRel, FusionPattern::Opaque});
+     AttrSpec{"reduction", K::String, false,
+              "none (default), add, mul, max or min"}},
+    scatterElementsRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "scatter_nd", "A copy of data with update slices written (or reduced) at "
-    "the index tuples (ONNX ScatterND).", 3,
-    {AttrSpec{"reduction", K::String, false, "none (default), add, mul, max or min"}},
-    scatterNdRel, FusionPattern::Opaque});
+    "scatter_nd",
+    "A copy of data with update slices written (or reduced) at "
+    "the index tuples (ONNX ScatterND).",
+    3,
+    {AttrSpec{"reduction", K::String, false,
+              "none (default), add, mul, max or min"}},
+    scatterNdRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "one_hot", "values[1] where the new axis equals the index, values[0] "
-    "elsewhere (ONNX OneHot, constant depth).", 2,
+    "one_hot",
+    "values[1] where the new axis equals the index, values[0] "
+    "elsewhere (ONNX OneHot, constant depth).",
+    2,
     {AttrSpec{"depth", K::Int, true, "extent of the new axis"},
      AttrSpec{"axis", K::Int, false, "position of the new axis (default -1)"}},
-    oneHotRel, Inj});
+    oneHotRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "one_hot_dyn", "ONNX OneHot with depth as a scalar tensor; the new axis "
-    "has a data-dependent extent.", 3,
+    "one_hot_dyn",
+    "ONNX OneHot with depth as a scalar tensor; the new axis "
+    "has a data-dependent extent.",
+    3,
     {AttrSpec{"axis", K::Int, false, "position of the new axis (default -1)"}},
-    oneHotDynRel, FusionPattern::Opaque});
+    oneHotDynRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "compress", "Keeps the slices along axis (or elements of the flattened "
-    "input) where condition is true.", 2,
+    "compress",
+    "Keeps the slices along axis (or elements of the flattened "
+    "input) where condition is true.",
+    2,
     {AttrSpec{"axis", K::Int, false, "the axis; absent flattens the input"}},
-    compressRel, FusionPattern::Opaque});
+    compressRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "nonzero", "Indices of the non-zero elements, one column per element: "
-    "int64 (rank, count).", 1, {}, nonzeroRel, FusionPattern::Opaque});
+    "nonzero",
+    "Indices of the non-zero elements, one column per element: "
+    "int64 (rank, count).",
+    1,
+    {},
+    nonzeroRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "reverse_sequence", "Reverses the first sequence_lens[b] entries along "
-    "time_axis for each batch b.", 2,
+    "reverse_sequence",
+    "Reverses the first sequence_lens[b] entries along "
+    "time_axis for each batch b.",
+    2,
     {AttrSpec{"batch_axis", K::Int, false, "the batch axis (default 1)"},
      AttrSpec{"time_axis", K::Int, false, "the time axis (default 0)"}},
-    reverseSequenceRel, Inj});
+    reverseSequenceRel,
+    Inj});
 
 } // namespace rivet::ir

@@ -25,7 +25,8 @@ Type denseRel(const std::vector<Type> &Args, const Attrs &A) {
   if (X.shape && X.shape->empty())
     failArg(0, "dense: the input must have rank >= 1, got {}", typeStr(X));
   if (W.shape && W.shape->size() != 2)
-    failArg(1, "dense: the weight must have rank 2 ([N, K]), got {}", typeStr(W));
+    failArg(1, "dense: the weight must have rank 2 ([N, K]), got {}",
+            typeStr(W));
   if (!X.shape)
     return tensorTypeUnknownRank(X.dtype);
   Dim N = W.shape ? (*W.shape)[0] : Dim::any();
@@ -115,7 +116,8 @@ Type gemmRel(const std::vector<Type> &Args, const Attrs &A) {
       Dim Target[2] = {M, N};
       for (size_t D = 0; Ok && D < S.size(); ++D) {
         const Dim &E = S[S.size() - 1 - D], &T = Target[1 - D];
-        Ok = !(E.isConst() && E.value != 1 && T.isConst() && T.value != E.value);
+        Ok =
+            !(E.isConst() && E.value != 1 && T.isConst() && T.value != E.value);
       }
       if (!Ok)
         failArg(2, "{}: {} cannot be broadcast to the result ({}, {})", Op,
@@ -142,7 +144,8 @@ Type matmulIntegerRel(const std::vector<Type> &Args, const Attrs &A) {
   const char *Op = "matmul_integer";
   validateOpAttrs(Op, A);
   if (Args.size() < 2 || Args.size() > 4)
-    fail("{}: expects 2 to 4 arguments (a, b[, a_zero_point[, b_zero_point]]), got {}",
+    fail("{}: expects 2 to 4 arguments (a, b[, a_zero_point[, b_zero_point]]), "
+         "got {}",
          Op, Args.size());
   if (anyUndecided(Args))
     return nullptr;
@@ -169,12 +172,19 @@ using K = AttrSpec::Kind;
 
 } // namespace
 
-RIVET_REGISTER_OP(OpInfo{"dense", "Fully connected layer: x[..., K] @ w[N, K]^T.", 2,
-                         {}, denseRel, FusionPattern::OutElementwiseFusable});
+RIVET_REGISTER_OP(OpInfo{"dense",
+                         "Fully connected layer: x[..., K] @ w[N, K]^T.",
+                         2,
+                         {},
+                         denseRel,
+                         FusionPattern::OutElementwiseFusable});
 RIVET_REGISTER_OP(OpInfo{"matmul",
                          "NumPy matrix product with 1-D promotion and batch "
                          "broadcasting.",
-                         2, {}, matmulRel, FusionPattern::OutElementwiseFusable});
+                         2,
+                         {},
+                         matmulRel,
+                         FusionPattern::OutElementwiseFusable});
 RIVET_REGISTER_OP(OpInfo{
     "gemm",
     "General matrix product (ONNX Gemm): alpha * op(a) @ op(b) + beta * c, "
@@ -184,16 +194,23 @@ RIVET_REGISTER_OP(OpInfo{
      {"beta", K::Float, false, "scale of c (default 1)"},
      {"trans_a", K::Int, false, "1: use a^T"},
      {"trans_b", K::Int, false, "1: use b^T"}},
-    gemmRel, FusionPattern::OutElementwiseFusable});
+    gemmRel,
+    FusionPattern::OutElementwiseFusable});
 RIVET_REGISTER_OP(OpInfo{
     "matmul_integer",
     "Integer matmul (ONNX MatMulInteger): 8-bit a and b minus optional zero "
     "points, NumPy matmul accumulated to int32.",
-    -1, {}, matmulIntegerRel, FusionPattern::Opaque});
+    -1,
+    {},
+    matmulIntegerRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "qlinear_matmul",
     "Quantized matmul (ONNX QLinearMatMul): integer matmul of zero-shifted "
     "operands, requantized to y_scale/y_zero_point.",
-    8, {}, qlinearMatmulRel, FusionPattern::Opaque});
+    8,
+    {},
+    qlinearMatmulRel,
+    FusionPattern::Opaque});
 
 } // namespace rivet::ir

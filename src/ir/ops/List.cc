@@ -86,7 +86,9 @@ RIVET_REGISTER_OP(OpInfo{
     1,
     {AttrSpec{"axis", K::Int, false, "the axis (default 0)"},
      AttrSpec{"new_axis", K::Int, false, "1: stack along a new axis"}},
-    concatListRel, FusionPattern::Opaque, /*listArgument=*/true});
+    concatListRel,
+    FusionPattern::Opaque,
+    /*listArgument=*/true});
 RIVET_REGISTER_OP(OpInfo{
     "split_to_list",
     "Splits a tensor along axis into a List: into pieces of size 1 (dropped "
@@ -94,6 +96,9 @@ RIVET_REGISTER_OP(OpInfo{
     -1,
     {AttrSpec{"axis", K::Int, false, "the axis (default 0)"},
      AttrSpec{"keepdims", K::Int, false, "keep the split axis (default 1)"}},
-    splitToListRel, FusionPattern::Opaque, false, /*listResult=*/true});
+    splitToListRel,
+    FusionPattern::Opaque,
+    false,
+    /*listResult=*/true});
 
 } // namespace rivet::ir

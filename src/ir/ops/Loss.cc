@@ -1,4 +1,5 @@
-//===- Loss.cc - nll_loss and softmax_cross_entropy_loss -------------------===//
+//===- Loss.cc - nll_loss and softmax_cross_entropy_loss
+//-------------------===//
 #include "ir/ops/RelationUtil.h"
 
 namespace rivet::ir {
@@ -18,7 +19,8 @@ Type lossType(const std::vector<Type> &Args, const Attrs &A) {
     fail("{}: expects 2 or 3 arguments, got {}", Op, Args.size());
   std::string R = optString(A, "reduction").value_or("mean");
   if (R != "none" && R != "sum" && R != "mean")
-    fail("{}: attribute 'reduction' must be none, sum or mean, got '{}'", Op, R);
+    fail("{}: attribute 'reduction' must be none, sum or mean, got '{}'", Op,
+         R);
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg(Op, Args, 0);
@@ -26,7 +28,8 @@ Type lossType(const std::vector<Type> &Args, const Attrs &A) {
   requireFloat(Op, X, 0);
   requireIndex(Op, T, 1);
   if (X.shape && X.shape->size() < 2)
-    failArg(0, "{}: expects an input of shape [N, C, ...], got {}", Op, typeStr(X));
+    failArg(0, "{}: expects an input of shape [N, C, ...], got {}", Op,
+            typeStr(X));
   if (X.shape && T.shape && T.shape->size() + 1 != X.shape->size())
     failArg(1, "{}: target {} must have rank {} for input {}", Op, typeStr(T),
             X.shape->size() - 1, typeStr(X));
@@ -80,7 +83,8 @@ const std::vector<AttrSpec> LossAttrs = {
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
-    "nll_loss", "Negative log-likelihood of log-probabilities [N, C, ...] at int targets.\n"
+    "nll_loss",
+    "Negative log-likelihood of log-probabilities [N, C, ...] at int targets.\n"
     "Optional class weights, ignore_index and reduction as in ONNX.",
     -1, LossAttrs, nllRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{

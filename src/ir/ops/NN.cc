@@ -70,8 +70,9 @@ Dim windowOut(std::string_view Op, const Dim &In, int64_t Kernel,
     return Dim::constant(N < Eff ? 0 : (N - Eff) / S + 1);
   int64_t PB = W.Pads[I], Span = N + PB + W.Pads[I + Rank] - Eff;
   if (Span < 0)
-    failArg(0, "{}: the window ({} with dilation {}) is larger than the padded "
-               "input ({}) along spatial axis {}",
+    failArg(0,
+            "{}: the window ({} with dilation {}) is larger than the padded "
+            "input ({}) along spatial axis {}",
             Op, Kernel, W.Dilations[I], N + PB + W.Pads[I + Rank], I);
   int64_t O = (W.Ceil ? (Span + S - 1) / S : Span / S) + 1;
   if (W.Ceil && (O - 1) * S >= N + PB)
@@ -104,8 +105,10 @@ Type convLike(std::string_view Op, const std::vector<Type> &Args, size_t XI,
   int64_t Rank = spatialRank(Op, X);
   if (W.shape) {
     if (W.shape->size() < 3)
-      failArg(WI, "{}: the weight must have rank >= 3 ([M, C/group, k1, ...]), got {}",
-              Op, typeStr(W));
+      failArg(
+          WI,
+          "{}: the weight must have rank >= 3 ([M, C/group, k1, ...]), got {}",
+          Op, typeStr(W));
     if (Rank >= 0 && (int64_t)W.shape->size() != Rank)
       failArg(WI, "{}: the weight {} must have the rank of the input {}", Op,
               typeStr(W), typeStr(X));
@@ -128,8 +131,11 @@ Type convLike(std::string_view Op, const std::vector<Type> &Args, size_t XI,
     failArg(XI, "{}: group {} does not divide the input channels of {}", Op,
             Group, typeStr(X));
   if (XS[1].isConst() && WS[1].isConst() && WS[1].value * Group != XS[1].value)
-    failArg(WI, "{}: the weight {} expects {} input channels, the input {} has {} (group {})",
-            Op, typeStr(W), WS[1].value * Group, typeStr(X), XS[1].value, Group);
+    failArg(WI,
+            "{}: the weight {} expects {} input channels, the input {} has {} "
+            "(group {})",
+            Op, typeStr(W), WS[1].value * Group, typeStr(X), XS[1].value,
+            Group);
   if (WS[0].isConst() && WS[0].value % Group != 0)
     failArg(WI, "{}: group {} does not divide the output channels of {}", Op,
             Group, typeStr(W));
@@ -138,8 +144,10 @@ Type convLike(std::string_view Op, const std::vector<Type> &Args, size_t XI,
     int64_t Kern = WS[I + 2].isConst() ? WS[I + 2].value : -1;
     if (KAttr) {
       if (Kern >= 0 && Kern != (*KAttr)[I])
-        failArg(WI, "{}: attribute 'kernel_shape' ({}) does not match the weight {}",
-                Op, fmt::join(*KAttr, ", "), typeStr(W));
+        failArg(
+            WI,
+            "{}: attribute 'kernel_shape' ({}) does not match the weight {}",
+            Op, fmt::join(*KAttr, ", "), typeStr(W));
       Kern = (*KAttr)[I];
     }
     Out.push_back(windowOut(Op, XS[I + 2], Kern, WA, I, R));
@@ -148,8 +156,8 @@ Type convLike(std::string_view Op, const std::vector<Type> &Args, size_t XI,
 }
 
 /// A per-output-channel bias of type dtype/length M, argument BI.
-void checkBiasArg(std::string_view Op, const std::vector<Type> &Args,
-                  size_t BI, DType T, const Dim &M) {
+void checkBiasArg(std::string_view Op, const std::vector<Type> &Args, size_t BI,
+                  DType T, const Dim &M) {
   const TensorTypeNode &B = tensorArg(Op, Args, BI);
   if (B.dtype != T)
     failArg(BI, "{}: the bias must have dtype {}, got {}", Op, dtypeName(T),
@@ -173,7 +181,8 @@ Type convRel(const std::vector<Type> &Args, const Attrs &A) {
   requireFloat("conv", X, 0);
   requireSameDType("conv", X, tensorArg("conv", Args, 1), 1);
   if (Args.size() == 3)
-    checkBiasArg("conv", Args, 2, X.dtype, dimOr(tensorArg("conv", Args, 1), 0));
+    checkBiasArg("conv", Args, 2, X.dtype,
+                 dimOr(tensorArg("conv", Args, 1), 0));
   return convLike("conv", Args, 0, 1, A, X.dtype);
 }
 
@@ -234,7 +243,9 @@ Type convTransposeRel(const std::vector<Type> &Args, const Attrs &A) {
   int64_t Rank = spatialRank(Op, X);
   if (W.shape) {
     if (W.shape->size() < 3 || (Rank >= 0 && (int64_t)W.shape->size() != Rank))
-      failArg(1, "{}: the weight {} must be [C, M/group, k1, ...] with the rank of the input {}",
+      failArg(1,
+              "{}: the weight {} must be [C, M/group, k1, ...] with the rank "
+              "of the input {}",
               Op, typeStr(W), typeStr(X));
     Rank = (int64_t)W.shape->size();
   }
@@ -249,7 +260,9 @@ Type convTransposeRel(const std::vector<Type> &Args, const Attrs &A) {
   std::vector<Dim> XS = X.shape ? *X.shape : std::vector<Dim>(Rank, Dim::any());
   std::vector<Dim> WS = W.shape ? *W.shape : std::vector<Dim>(Rank, Dim::any());
   if (!mergeEqualDim(XS[1], WS[0]))
-    failArg(1, "{}: the weight {} must have the input channels of {} as its first dimension",
+    failArg(1,
+            "{}: the weight {} must have the input channels of {} as its first "
+            "dimension",
             Op, typeStr(W), typeStr(X));
   WindowAttrs WA = windowAttrs(Op, A, R);
   std::vector<int64_t> OutPad = intsOr(Op, A, "output_padding", R, 0, 0);
@@ -270,8 +283,8 @@ Type convTransposeRel(const std::vector<Type> &Args, const Attrs &A) {
       continue;
     }
     const Dim &In = XS[I + 2];
-    int64_t Kern = WS[I + 2].isConst() ? WS[I + 2].value
-                                       : (KAttr ? (*KAttr)[I] : -1);
+    int64_t Kern =
+        WS[I + 2].isConst() ? WS[I + 2].value : (KAttr ? (*KAttr)[I] : -1);
     if (!In.isConst()) {
       Out.push_back(Dim::any());
     } else if (WA.AutoPad == "SAME_UPPER" || WA.AutoPad == "SAME_LOWER") {
@@ -281,11 +294,12 @@ Type convTransposeRel(const std::vector<Type> &Args, const Attrs &A) {
     } else {
       int64_t Full = WA.Strides[I] * (In.value - 1) + OutPad[I] +
                      (Kern - 1) * WA.Dilations[I] + 1;
-      int64_t O = WA.AutoPad == "VALID" ? Full
-                                        : Full - WA.Pads[I] - WA.Pads[I + R];
+      int64_t O =
+          WA.AutoPad == "VALID" ? Full : Full - WA.Pads[I] - WA.Pads[I + R];
       if (O < 0)
-        failArg(0, "{}: pads make the output extent negative along spatial axis {}",
-                Op, I);
+        failArg(
+            0, "{}: pads make the output extent negative along spatial axis {}",
+            Op, I);
       Out.push_back(Dim::constant(O));
     }
   }
@@ -306,7 +320,9 @@ std::vector<Dim> poolShape(std::string_view Op, const TensorTypeNode &X,
     return {};
   size_t R = (size_t)Rank - 2;
   if (Kernel.size() != R)
-    failArg(0, "{}: attribute 'kernel_shape' has {} entries but the input {} has {} spatial dimensions",
+    failArg(0,
+            "{}: attribute 'kernel_shape' has {} entries but the input {} has "
+            "{} spatial dimensions",
             Op, Kernel.size(), typeStr(X), R);
   for (int64_t K : Kernel)
     if (K < 1)
@@ -342,12 +358,13 @@ Type maxPoolRel(const std::vector<Type> &Args, const Attrs &A) {
   Type Y = Known ? makeTensor(S, X.dtype) : tensorTypeUnknownRank(X.dtype);
   if (!WithIdx)
     return Y;
-  Type I = Known ? makeTensor(S, DType::Int64) : tensorTypeUnknownRank(DType::Int64);
+  Type I =
+      Known ? makeTensor(S, DType::Int64) : tensorTypeUnknownRank(DType::Int64);
   return tupleType({Y, I});
 }
 
-template <OpName Name> Type floatPoolRel(const std::vector<Type> &Args,
-                                         const Attrs &A) {
+template <OpName Name>
+Type floatPoolRel(const std::vector<Type> &Args, const Attrs &A) {
   std::string_view Op = Name.view();
   validateOpAttrs(Op, A);
   checkArity(Op, Args, 1);
@@ -364,8 +381,8 @@ template <OpName Name> Type floatPoolRel(const std::vector<Type> &Args,
   return Known ? makeTensor(S, X.dtype) : tensorTypeUnknownRank(X.dtype);
 }
 
-template <OpName Name> Type globalPoolRel(const std::vector<Type> &Args,
-                                          const Attrs &A) {
+template <OpName Name>
+Type globalPoolRel(const std::vector<Type> &Args, const Attrs &A) {
   std::string_view Op = Name.view();
   validateOpAttrs(Op, A);
   checkArity(Op, Args, 1);
@@ -400,7 +417,9 @@ Type maxUnpoolRel(const std::vector<Type> &Args, const Attrs &A) {
   size_t R = (size_t)Rank - 2;
   std::vector<int64_t> Kernel = *optInts(A, "kernel_shape");
   if (Kernel.size() != R)
-    failArg(0, "{}: attribute 'kernel_shape' has {} entries but the input {} has {} spatial dimensions",
+    failArg(0,
+            "{}: attribute 'kernel_shape' has {} entries but the input {} has "
+            "{} spatial dimensions",
             Op, Kernel.size(), typeStr(X), R);
   std::vector<int64_t> S = intsOr(Op, A, "strides", R, 1, 1);
   std::vector<int64_t> P = intsOr(Op, A, "pads", 2 * R, 0, 0);
@@ -447,8 +466,9 @@ Type batchNormRel(const std::vector<Type> &Args, const Attrs &A) {
   Type Y = makeTensor(X.shape, X.dtype);
   if (!Training)
     return Y;
-  return tupleType({Y, makeTensor(std::vector<Dim>{C}, tensorArg(Op, Args, 3).dtype),
-                    makeTensor(std::vector<Dim>{C}, tensorArg(Op, Args, 4).dtype)});
+  return tupleType(
+      {Y, makeTensor(std::vector<Dim>{C}, tensorArg(Op, Args, 3).dtype),
+       makeTensor(std::vector<Dim>{C}, tensorArg(Op, Args, 4).dtype)});
 }
 
 Type instanceNormRel(const std::vector<Type> &Args, const Attrs &A) {
@@ -502,7 +522,9 @@ Type layerNormRel(const std::vector<Type> &Args, const Attrs &A) {
       Ok = !(E.isConst() && E.value != 1 && T.isConst() && T.value != E.value);
     }
     if (!Ok)
-      failArg(I, "{}: {} does not broadcast to the normalized dimensions of {} (axis {})",
+      failArg(I,
+              "{}: {} does not broadcast to the normalized dimensions of {} "
+              "(axis {})",
               Op, typeStr(P), typeStr(X), *Axis);
   }
   Type Y = makeTensor(X.shape, X.dtype);
@@ -548,10 +570,13 @@ constexpr auto Opaque = FusionPattern::Opaque;
 const std::vector<AttrSpec> &windowSpecs() {
   static const std::vector<AttrSpec> S = {
       {"strides", K::Ints, false, "step per spatial axis (default 1s)"},
-      {"pads", K::Ints, false, "begin pads then end pads per spatial axis (default 0s)"},
+      {"pads", K::Ints, false,
+       "begin pads then end pads per spatial axis (default 0s)"},
       {"dilations", K::Ints, false, "dilation per spatial axis (default 1s)"},
-      {"auto_pad", K::String, false, "NOTSET (default), SAME_UPPER, SAME_LOWER or VALID"},
-      {"kernel_shape", K::Ints, false, "window extents (conv: taken from the weight)"}};
+      {"auto_pad", K::String, false,
+       "NOTSET (default), SAME_UPPER, SAME_LOWER or VALID"},
+      {"kernel_shape", K::Ints, false,
+       "window extents (conv: taken from the weight)"}};
   return S;
 }
 
@@ -566,7 +591,8 @@ std::vector<AttrSpec> poolSpecs(std::vector<AttrSpec> Extra) {
   for (AttrSpec &A : S)
     if (A.name == "kernel_shape")
       A.required = true;
-  S.push_back({"ceil_mode", K::Int, false, "1: round the output extent up (default 0)"});
+  S.push_back({"ceil_mode", K::Int, false,
+               "1: round the output extent up (default 0)"});
   return S;
 }
 
@@ -596,36 +622,47 @@ RIVET_REGISTER_OP(OpInfo{
     "output_padding, output_shape, groups, dilations.",
     -1,
     withWindow({GroupSpec,
-                {"output_padding", K::Ints, false, "extra extent at the end per spatial axis"},
-                {"output_shape", K::Ints, false, "explicit spatial output extents (pads derived)"}}),
+                {"output_padding", K::Ints, false,
+                 "extra extent at the end per spatial axis"},
+                {"output_shape", K::Ints, false,
+                 "explicit spatial output extents (pads derived)"}}),
     convTransposeRel, OutFusable});
 RIVET_REGISTER_OP(OpInfo{
     "max_pool",
     "N-d max pooling (ONNX MaxPool) with ceil_mode and dilations; with_indices "
     "also returns flattened int64 argmax indices.",
     1,
-    poolSpecs({{"storage_order", K::Int, false, "indices: 0 row-major (default), 1 column-major"},
+    poolSpecs({{"storage_order", K::Int, false,
+                "indices: 0 row-major (default), 1 column-major"},
                {"with_indices", K::Int, false, "1: return (y, indices)"}}),
     maxPoolRel, OutFusable});
 RIVET_REGISTER_OP(OpInfo{
     "avg_pool",
     "N-d average pooling (ONNX AveragePool); count_include_pad counts padding "
     "in the divisor.",
-    1, poolSpecs({{"count_include_pad", K::Int, false, "1: divide by the padded window size"}}),
+    1,
+    poolSpecs({{"count_include_pad", K::Int, false,
+                "1: divide by the padded window size"}}),
     floatPoolRel<"avg_pool">, OutFusable});
 RIVET_REGISTER_OP(OpInfo{
     "lp_pool",
-    "N-d Lp pooling (ONNX LpPool): (sum |x|^p)^(1/p) over each window.",
-    1, poolSpecs({{"p", K::Int, false, "the norm's exponent (default 2)"}}),
+    "N-d Lp pooling (ONNX LpPool): (sum |x|^p)^(1/p) over each window.", 1,
+    poolSpecs({{"p", K::Int, false, "the norm's exponent (default 2)"}}),
     floatPoolRel<"lp_pool">, OutFusable});
 RIVET_REGISTER_OP(OpInfo{
     "global_avg_pool",
-    "Mean over all spatial axes of x[N, C, D...], kept as extents of 1.", 1, {},
-    globalPoolRel<"global_avg_pool">, OutFusable});
+    "Mean over all spatial axes of x[N, C, D...], kept as extents of 1.",
+    1,
+    {},
+    globalPoolRel<"global_avg_pool">,
+    OutFusable});
 RIVET_REGISTER_OP(OpInfo{
     "global_max_pool",
-    "Maximum over all spatial axes of x[N, C, D...], kept as extents of 1.", 1,
-    {}, globalPoolRel<"global_max_pool">, OutFusable});
+    "Maximum over all spatial axes of x[N, C, D...], kept as extents of 1.",
+    1,
+    {},
+    globalPoolRel<"global_max_pool">,
+    OutFusable});
 RIVET_REGISTER_OP(OpInfo{
     "max_unpool",
     "Inverse of max_pool (ONNX MaxUnpool): scatters x to the flattened indices "
@@ -634,7 +671,8 @@ RIVET_REGISTER_OP(OpInfo{
     {{"kernel_shape", K::Ints, true, "the pool's window extents"},
      {"strides", K::Ints, false, "the pool's steps (default 1s)"},
      {"pads", K::Ints, false, "the pool's pads (default 0s)"}},
-    maxUnpoolRel<false>, Opaque});
+    maxUnpoolRel<false>,
+    Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "max_unpool_to_shape",
     "max_unpool whose output shape is given as a run-time int64 tensor "
@@ -643,22 +681,27 @@ RIVET_REGISTER_OP(OpInfo{
     {{"kernel_shape", K::Ints, true, "the pool's window extents"},
      {"strides", K::Ints, false, "the pool's steps (default 1s)"},
      {"pads", K::Ints, false, "the pool's pads (default 0s)"}},
-    maxUnpoolRel<true>, Opaque});
+    maxUnpoolRel<true>,
+    Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "batch_norm",
     "Batch normalization over axis 1: (x - mean) / sqrt(var + eps) * scale + "
     "bias; training also returns updated running stats.",
     5,
     {{"epsilon", K::Float, false, "added to the variance (default 1e-5)"},
-     {"momentum", K::Float, false, "running-stat momentum in training (default 0.9)"},
+     {"momentum", K::Float, false,
+      "running-stat momentum in training (default 0.9)"},
      {"training", K::Int, false, "1: use batch stats, return (y, mean, var)"}},
-    batchNormRel, OutFusable});
+    batchNormRel,
+    OutFusable});
 RIVET_REGISTER_OP(OpInfo{
     "instance_norm",
     "Instance normalization: per (n, c) over the spatial axes, then scale[c] "
     "and bias[c].",
-    3, {{"epsilon", K::Float, false, "added to the variance (default 1e-5)"}},
-    instanceNormRel, Opaque});
+    3,
+    {{"epsilon", K::Float, false, "added to the variance (default 1e-5)"}},
+    instanceNormRel,
+    Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "layer_norm",
     "Layer normalization over axes [axis, rank) with broadcast scale and "
@@ -666,9 +709,11 @@ RIVET_REGISTER_OP(OpInfo{
     -1,
     {{"axis", K::Int, false, "first normalized axis (default -1)"},
      {"epsilon", K::Float, false, "added to the variance (default 1e-5)"},
-     {"stash_type", K::Int, false, "dtype of the statistics (ONNX code, default 1 = float32)"},
+     {"stash_type", K::Int, false,
+      "dtype of the statistics (ONNX code, default 1 = float32)"},
      {"with_stats", K::Int, false, "1: return (y, mean, inv_std_dev)"}},
-    layerNormRel, Opaque});
+    layerNormRel,
+    Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "lrn",
     "Local response normalization across channels: x / (bias + alpha/size * "
@@ -678,12 +723,15 @@ RIVET_REGISTER_OP(OpInfo{
      {"alpha", K::Float, false, "default 1e-4"},
      {"beta", K::Float, false, "default 0.75"},
      {"bias", K::Float, false, "default 1.0"}},
-    sameFloatRel<"lrn">, Opaque});
+    sameFloatRel<"lrn">,
+    Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "mean_variance_norm",
     "Mean-variance normalization over the given axes: (x - mean) / (std + "
     "1e-9).",
-    1, {{"axes", K::Ints, false, "the reduced axes (default 0, 2, 3)"}},
-    sameFloatRel<"mean_variance_norm">, Opaque});
+    1,
+    {{"axes", K::Ints, false, "the reduced axes (default 0, 2, 3)"}},
+    sameFloatRel<"mean_variance_norm">,
+    Opaque});
 
 } // namespace rivet::ir

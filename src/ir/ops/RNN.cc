@@ -33,7 +33,10 @@ Type recurrentRel(const std::vector<Type> &Args, const Attrs &A) {
     const TensorTypeNode &T = tensorArg(Op, Args, I);
     if (T.shape && T.shape->size() != 3)
       failArg(I, "{}: {} must have rank 3, got {}", Op,
-              I == 0 ? "x" : I == 1 ? "w" : "r", typeStr(T));
+              I == 0   ? "x"
+              : I == 1 ? "w"
+                       : "r",
+              typeStr(T));
   }
   for (size_t I = 3; I < NumIn; ++I) {
     const TensorTypeNode &T = tensorArg(Op, Args, I);

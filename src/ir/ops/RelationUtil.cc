@@ -54,7 +54,8 @@ bool kindAccepts(AttrSpec::Kind K, const AttrValue &V) {
       return std::floor(*D) == *D;
     return false;
   case AttrSpec::Kind::Float:
-    return std::holds_alternative<double>(V) || std::holds_alternative<int64_t>(V);
+    return std::holds_alternative<double>(V) ||
+           std::holds_alternative<int64_t>(V);
   case AttrSpec::Kind::String: return std::holds_alternative<std::string>(V);
   case AttrSpec::Kind::Ints:
     return std::holds_alternative<std::vector<int64_t>>(V) || isEmptyList(V);
@@ -62,7 +63,8 @@ bool kindAccepts(AttrSpec::Kind K, const AttrValue &V) {
     return std::holds_alternative<std::vector<double>>(V) ||
            std::holds_alternative<std::vector<int64_t>>(V) || isEmptyList(V);
   case AttrSpec::Kind::Strings:
-    return std::holds_alternative<std::vector<std::string>>(V) || isEmptyList(V);
+    return std::holds_alternative<std::vector<std::string>>(V) ||
+           isEmptyList(V);
   case AttrSpec::Kind::Tensor: return std::holds_alternative<Tensor>(V);
   }
   return false;
@@ -125,7 +127,8 @@ std::string typeStr(const TensorTypeNode &T) {
 
 void requireFloat(std::string_view Op, const TensorTypeNode &T, size_t Arg) {
   if (!isFloat(T.dtype))
-    failArg(Arg, "{}: expects a float tensor (float16, float32 or float64), got {}",
+    failArg(Arg,
+            "{}: expects a float tensor (float16, float32 or float64), got {}",
             Op, typeStr(T));
 }
 
@@ -170,7 +173,8 @@ std::optional<Dim> broadcastDim(const Dim &A, const Dim &B) {
 }
 
 std::optional<std::vector<Dim>>
-broadcastArgs(std::string_view Op, const std::vector<const TensorTypeNode *> &Ts) {
+broadcastArgs(std::string_view Op,
+              const std::vector<const TensorTypeNode *> &Ts) {
   for (const TensorTypeNode *T : Ts)
     if (!T->shape)
       return std::nullopt;
@@ -194,9 +198,12 @@ broadcastArgs(std::string_view Op, const std::vector<const TensorTypeNode *> &Ts
         if (!D) {
           std::string Prev = I == 1 ? typeStr(*Ts[0])
                                     : "Tensor[" + dimsToString(Out) + ", " +
-                                          std::string(dtypeName(Ts[0]->dtype)) + "]";
-          failArg(I, "{}: shapes cannot be broadcast (dimension {} vs {}): {} and {}",
-                  Op, DA.str(), DB.str(), Prev, typeStr(*Ts[I]));
+                                          std::string(dtypeName(Ts[0]->dtype)) +
+                                          "]";
+          failArg(
+              I,
+              "{}: shapes cannot be broadcast (dimension {} vs {}): {} and {}",
+              Op, DA.str(), DB.str(), Prev, typeStr(*Ts[I]));
         }
         R[K] = *D;
       }

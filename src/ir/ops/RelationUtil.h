@@ -1,4 +1,5 @@
-//===- RelationUtil.h - Shared pieces of operator type relations -*- C++ -*-===//
+//===- RelationUtil.h - Shared pieces of operator type relations -*- C++
+//-*-===//
 //
 // Internal to src/ir: argument checks, NumPy broadcasting of partially known
 // dimension lists, axis normalization and attribute validation used by the
@@ -76,7 +77,8 @@ std::optional<Dim> broadcastDim(const Dim &A, const Dim &B);
 /// Broadcasts the shapes of the tensor arguments (right-aligned); an unknown
 /// rank gives an unknown rank. Throws naming the operator and both types.
 std::optional<std::vector<Dim>>
-broadcastArgs(std::string_view Op, const std::vector<const TensorTypeNode *> &Ts);
+broadcastArgs(std::string_view Op,
+              const std::vector<const TensorTypeNode *> &Ts);
 
 /// Two dimensions that must be equal at run time (concatenate's non-axis
 /// dims, stack): the more precise one; nullopt when two constants differ.

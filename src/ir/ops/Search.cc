@@ -26,7 +26,8 @@ Type topkResult(std::string_view Op, const TensorTypeNode &X, const Attrs &A,
     int64_t N = normalizeAxisFor(Op, Axis, (int64_t)Out->size());
     Dim &D = (*Out)[N];
     if (K && D.isConst() && *K > D.value)
-      fail("{}: k = {} exceeds the extent {} of axis {}", Op, *K, D.value, Axis);
+      fail("{}: k = {} exceeds the extent {} of axis {}", Op, *K, D.value,
+           Axis);
     D = K ? Dim::constant(*K) : Dim::any();
   }
   return tupleType({makeTensor(Out, X.dtype), makeTensor(Out, DType::Int64)});
@@ -59,7 +60,8 @@ Type dynTopkRel(const std::vector<Type> &Args, const Attrs &A) {
   if (K.shape && K.shape->size() > 1)
     failArg(1, "dyn_topk: k must be a scalar or a 1-element vector, got {}",
             typeStr(K));
-  return topkResult("dyn_topk", tensorArg("dyn_topk", Args, 0), A, std::nullopt);
+  return topkResult("dyn_topk", tensorArg("dyn_topk", Args, 0), A,
+                    std::nullopt);
 }
 
 // unique(x, sorted, axis?) -> (y, indices, inverse_indices, counts).
@@ -77,7 +79,8 @@ Type uniqueRel(const std::vector<Type> &Args, const Attrs &A) {
     Y = X.shape;
     if (Y) {
       if (Y->empty())
-        failArg(0, "unique: cannot take slices along axis {} of a rank-0 tensor",
+        failArg(0,
+                "unique: cannot take slices along axis {} of a rank-0 tensor",
                 *Axis);
       int64_t Ax = normalizeAxisFor("unique", *Axis, (int64_t)Y->size());
       N = (*Y)[Ax];
@@ -108,22 +111,34 @@ const AttrSpec TopKSorted{"sorted", K::Int, false,
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
-    "topk", "The k largest (or smallest) values along an axis and their int64 indices.\n"
+    "topk",
+    "The k largest (or smallest) values along an axis and their int64 "
+    "indices.\n"
     "Sorted, ties broken by the lower index; returns (values, indices).",
     1,
-    {AttrSpec{"k", K::Int, true, "how many values to keep"}, TopKAxis, TopKLargest,
-     TopKSorted},
-    topkRel, FusionPattern::Opaque});
+    {AttrSpec{"k", K::Int, true, "how many values to keep"}, TopKAxis,
+     TopKLargest, TopKSorted},
+    topkRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "dyn_topk", "topk whose k is a run-time int tensor (one element).\n"
+    "dyn_topk",
+    "topk whose k is a run-time int tensor (one element).\n"
     "The extent of the axis in the result is unknown.",
-    2, {TopKAxis, TopKLargest, TopKSorted}, dynTopkRel, FusionPattern::Opaque});
+    2,
+    {TopKAxis, TopKLargest, TopKSorted},
+    dynTopkRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "unique", "Unique elements (or slices along 'axis'), sorted or by first occurrence.\n"
-    "Returns (values, first indices, inverse indices, counts); shapes are data-dependent.",
+    "unique",
+    "Unique elements (or slices along 'axis'), sorted or by first occurrence.\n"
+    "Returns (values, first indices, inverse indices, counts); shapes are "
+    "data-dependent.",
     1,
-    {AttrSpec{"sorted", K::Int, false, "1 (default): ascending; 0: first-occurrence order"},
-     AttrSpec{"axis", K::Int, false, "compare slices along this axis; absent: flatten"}},
-    uniqueRel, FusionPattern::Opaque});
+    {AttrSpec{"sorted", K::Int, false,
+              "1 (default): ascending; 0: first-occurrence order"},
+     AttrSpec{"axis", K::Int, false,
+              "compare slices along this axis; absent: flatten"}},
+    uniqueRel,
+    FusionPattern::Opaque});
 
 } // namespace rivet::ir

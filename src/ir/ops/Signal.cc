@@ -229,11 +229,11 @@ RIVET_REGISTER_OP(OpInfo{
     "stft over (signal, frame_step, window, frame_length) inputs; empty\n"
     "optional inputs are absent and the output shape is data-dependent.",
     4, stftAttrs(false), stftRel<"stft_dynamic">, FusionPattern::Opaque});
-RIVET_REGISTER_OP(OpInfo{"hann_window",
-                         "Hann window of a static length:\n"
-                         "0.5 - 0.5 cos(2 pi n / N), N = size (periodic) or size - 1.",
-                         0, windowAttrs(true), windowRel<"hann_window">,
-                         FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "hann_window",
+    "Hann window of a static length:\n"
+    "0.5 - 0.5 cos(2 pi n / N), N = size (periodic) or size - 1.",
+    0, windowAttrs(true), windowRel<"hann_window">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{"hamming_window",
                          "Hamming window of a static length:\n"
                          "25/46 - 21/46 cos(2 pi n / N).",
@@ -247,7 +247,8 @@ RIVET_REGISTER_OP(OpInfo{"blackman_window",
 RIVET_REGISTER_OP(OpInfo{"hann_window_dynamic",
                          "hann_window whose length is a scalar input\n"
                          "(data-dependent shape).",
-                         1, windowAttrs(false), windowRel<"hann_window_dynamic">,
+                         1, windowAttrs(false),
+                         windowRel<"hann_window_dynamic">,
                          FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{"hamming_window_dynamic",
                          "hamming_window whose length is a scalar input\n"

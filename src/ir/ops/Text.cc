@@ -92,19 +92,18 @@ Type tfidfRel(const std::vector<Type> &Args, const Attrs &A) {
 using K = AttrSpec::Kind;
 
 std::vector<AttrSpec> tfidfAttrs() {
-  return {
-      AttrSpec{"mode", K::String, true, "'TF', 'IDF' or 'TFIDF'"},
-      AttrSpec{"min_gram_length", K::Int, true, "shortest counted n-gram"},
-      AttrSpec{"max_gram_length", K::Int, true, "longest counted n-gram"},
-      AttrSpec{"max_skip_count", K::Int, true,
-               "most tokens skipped between n-gram items"},
-      AttrSpec{"ngram_counts", K::Ints, true,
-               "start of the (i+1)-grams in pool_int64s"},
-      AttrSpec{"ngram_indexes", K::Ints, true,
-               "output column of each pool n-gram"},
-      AttrSpec{"pool_int64s", K::Ints, true, "the n-grams, shortest first"},
-      AttrSpec{"weights", K::Floats, false,
-               "IDF weight per output column (default 1)"}};
+  return {AttrSpec{"mode", K::String, true, "'TF', 'IDF' or 'TFIDF'"},
+          AttrSpec{"min_gram_length", K::Int, true, "shortest counted n-gram"},
+          AttrSpec{"max_gram_length", K::Int, true, "longest counted n-gram"},
+          AttrSpec{"max_skip_count", K::Int, true,
+                   "most tokens skipped between n-gram items"},
+          AttrSpec{"ngram_counts", K::Ints, true,
+                   "start of the (i+1)-grams in pool_int64s"},
+          AttrSpec{"ngram_indexes", K::Ints, true,
+                   "output column of each pool n-gram"},
+          AttrSpec{"pool_int64s", K::Ints, true, "the n-grams, shortest first"},
+          AttrSpec{"weights", K::Floats, false,
+                   "IDF weight per output column (default 1)"}};
 }
 
 } // namespace

@@ -48,7 +48,9 @@ Type reshapeRel(const std::vector<Type> &Args, const Attrs &A) {
       if (!X.shape) {
         Out[I] = Dim::any();
       } else if (I >= X.shape->size()) {
-        failArg(0, "reshape: newshape[{}] is 0 (copy the input extent) but the input {} has rank {}",
+        failArg(0,
+                "reshape: newshape[{}] is 0 (copy the input extent) but the "
+                "input {} has rank {}",
                 I, typeStr(X), X.shape->size());
       } else {
         Out[I] = (*X.shape)[I];
@@ -70,12 +72,16 @@ Type reshapeRel(const std::vector<Type> &Args, const Attrs &A) {
     Out[InferAt] = Dim::any();
     if (InKnown && OutKnown) {
       if (OutProduct == 0 || InProduct % OutProduct != 0)
-        failArg(0, "reshape: cannot reshape {} into newshape ({}): {} elements do not divide evenly",
+        failArg(0,
+                "reshape: cannot reshape {} into newshape ({}): {} elements do "
+                "not divide evenly",
                 typeStr(X), fmt::join(New, ", "), InProduct);
       Out[InferAt] = Dim::constant(InProduct / OutProduct);
     }
   } else if (InKnown && OutKnown && InProduct != OutProduct) {
-    failArg(0, "reshape: cannot reshape {} ({} elements) into newshape ({}) ({} elements)",
+    failArg(0,
+            "reshape: cannot reshape {} ({} elements) into newshape ({}) ({} "
+            "elements)",
             typeStr(X), InProduct, fmt::join(New, ", "), OutProduct);
   }
   return makeTensor(Out, X.dtype);
@@ -103,13 +109,16 @@ Type transposeRel(const std::vector<Type> &Args, const Attrs &A) {
     return makeTensor(Out, X.dtype);
   }
   if ((int64_t)Axes->size() != Rank)
-    failArg(0, "transpose: attribute 'axes' has {} entries but the input {} has rank {}",
+    failArg(0,
+            "transpose: attribute 'axes' has {} entries but the input {} has "
+            "rank {}",
             Axes->size(), typeStr(X), Rank);
   std::set<int64_t> Seen;
   for (int64_t Ax : *Axes) {
     int64_t N = normalizeAxisFor("transpose", Ax, Rank);
     if (!Seen.insert(N).second)
-      fail("transpose: attribute 'axes' ({}) is not a permutation: axis {} repeats",
+      fail("transpose: attribute 'axes' ({}) is not a permutation: axis {} "
+           "repeats",
            fmt::join(*Axes, ", "), Ax);
     Out.push_back((*X.shape)[N]);
   }
@@ -178,7 +187,9 @@ Type concatenateRel(const std::vector<Type> &Args, const Attrs &A) {
       }
       std::optional<Dim> M = mergeEqualDim(Out[K], D);
       if (!M)
-        failArg(I, "concatenate: dimension {} differs (only axis {} may differ): {} and {}",
+        failArg(I,
+                "concatenate: dimension {} differs (only axis {} may differ): "
+                "{} and {}",
                 K, Ax, typeStr(tensorArg("concatenate", Args, FirstKnown)),
                 typeStr(T));
       Out[K] = *M;
@@ -242,7 +253,8 @@ Type splitRel(const std::vector<Type> &Args, const Attrs &A) {
   std::optional<int64_t> Sections = optInt(A, "sections");
   std::optional<std::vector<int64_t>> Indices = optInts(A, "indices");
   if (Sections.has_value() == Indices.has_value())
-    fail("split: exactly one of the attributes 'sections' and 'indices' must be given");
+    fail("split: exactly one of the attributes 'sections' and 'indices' must "
+         "be given");
   if (Sections && *Sections <= 0)
     fail("split: attribute 'sections' must be positive, got {}", *Sections);
   size_t Parts = Sections ? (size_t)*Sections : Indices->size() + 1;
@@ -268,7 +280,8 @@ Type splitRel(const std::vector<Type> &Args, const Attrs &A) {
       S[Ax] = Dim::constant(D.value / *Sections);
     } else {
       int64_t Begin = I == 0 ? 0 : clampIndex((*Indices)[I - 1], D.value);
-      int64_t End = I == Parts - 1 ? D.value : clampIndex((*Indices)[I], D.value);
+      int64_t End =
+          I == Parts - 1 ? D.value : clampIndex((*Indices)[I], D.value);
       S[Ax] = Dim::constant(std::max<int64_t>(End - Begin, 0));
     }
     Fields.push_back(makeTensor(S, X.dtype));
@@ -332,7 +345,8 @@ Type stridedSliceRel(const std::vector<Type> &Args, const Attrs &A) {
       fail("strided_slice: axis {} is sliced twice", Axes[I]);
     const Dim &D = (*X.shape)[Ax];
     if (D.isConst()) {
-      Out[Ax] = Dim::constant(sliceLength(D.value, Begin[I], End[I], Strides[I]));
+      Out[Ax] =
+          Dim::constant(sliceLength(D.value, Begin[I], End[I], Strides[I]));
     } else if (Begin[I] == 0 && Strides[I] == 1 &&
                End[I] >= std::numeric_limits<int32_t>::max()) {
       Out[Ax] = D; // the whole axis (begin 0, end "infinity")
@@ -629,15 +643,19 @@ Type tileRel(const std::vector<Type> &Args, const Attrs &A) {
   if (!X.shape)
     return unknownDims((int64_t)Reps.size(), X.dtype);
   if (X.shape->size() != Reps.size())
-    failArg(0, "tile: attribute 'repeats' has {} entries but the input {} has rank {}",
-            Reps.size(), typeStr(X), X.shape->size());
+    failArg(
+        0,
+        "tile: attribute 'repeats' has {} entries but the input {} has rank {}",
+        Reps.size(), typeStr(X), X.shape->size());
   std::vector<Dim> Out;
   for (size_t I = 0; I < Reps.size(); ++I) {
     const Dim &D = (*X.shape)[I];
     if (D.isConst())
       Out.push_back(Dim::constant(D.value * Reps[I]));
     else
-      Out.push_back(Reps[I] == 1 ? D : Reps[I] == 0 ? Dim::constant(0) : Dim::any());
+      Out.push_back(Reps[I] == 1   ? D
+                    : Reps[I] == 0 ? Dim::constant(0)
+                                   : Dim::any());
   }
   return makeTensor(Out, X.dtype);
 }
@@ -702,7 +720,8 @@ Type padRel(const std::vector<Type> &Args, const Attrs &A) {
     Dim &D = Out[Ax[I]];
     if (D.isConst()) {
       if (D.value + Delta < 0)
-        failArg(0, "pad: pads crop axis {} of {} below zero", Ax[I], typeStr(X));
+        failArg(0, "pad: pads crop axis {} of {} below zero", Ax[I],
+                typeStr(X));
       D = Dim::constant(D.value + Delta);
     } else if (Delta != 0) {
       D = Dim::any();
@@ -773,118 +792,204 @@ Type spaceRel(const std::vector<Type> &Args, const Attrs &A) {
   return makeTensor(Out, X.dtype);
 }
 
-
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
-    "reshape", "Reshapes to newshape (0 copies an extent, one -1 is inferred).", 1,
-    {AttrSpec{"newshape", K::Ints, true,
-              "the new extents; 0 copies the input's extent, one -1 is inferred"}},
-    reshapeRel, Inj});
+    "reshape",
+    "Reshapes to newshape (0 copies an extent, one -1 is inferred).",
+    1,
+    {AttrSpec{
+        "newshape", K::Ints, true,
+        "the new extents; 0 copies the input's extent, one -1 is inferred"}},
+    reshapeRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "transpose", "Permutes the axes (default: reverses them).", 1,
-    {AttrSpec{"axes", K::Ints, false, "the permutation; default reverses the axes"}},
-    transposeRel, Inj});
+    "transpose",
+    "Permutes the axes (default: reverses them).",
+    1,
+    {AttrSpec{"axes", K::Ints, false,
+              "the permutation; default reverses the axes"}},
+    transposeRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "concatenate", "Joins tensors of one dtype and rank along an axis.", -1,
+    "concatenate",
+    "Joins tensors of one dtype and rank along an axis.",
+    -1,
     {AttrSpec{"axis", K::Int, false, "the axis to join along (default 0)"}},
-    concatenateRel, Inj});
+    concatenateRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "stack", "Stacks tensors of one shape along a new axis.", -1,
-    {AttrSpec{"axis", K::Int, false, "position of the new axis, in [-(r+1), r] (default 0)"}},
-    stackRel, Inj});
+    "stack",
+    "Stacks tensors of one shape along a new axis.",
+    -1,
+    {AttrSpec{"axis", K::Int, false,
+              "position of the new axis, in [-(r+1), r] (default 0)"}},
+    stackRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "split", "Splits a tensor along an axis into a tuple of tensors.", 1,
+    "split",
+    "Splits a tensor along an axis into a tuple of tensors.",
+    1,
     {AttrSpec{"axis", K::Int, false, "the axis to split (default 0)"},
-     AttrSpec{"sections", K::Int, false, "number of equal parts (must divide the extent)"},
-     AttrSpec{"indices", K::Ints, false, "split points, NumPy array_split style"}},
-    splitRel, Inj});
+     AttrSpec{"sections", K::Int, false,
+              "number of equal parts (must divide the extent)"},
+     AttrSpec{"indices", K::Ints, false,
+              "split points, NumPy array_split style"}},
+    splitRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "strided_slice", "ONNX Slice: begin/end/strides along axes, bounds clamp.", 1,
-    {AttrSpec{"begin", K::Ints, true, "start indices (negative count from the end)"},
-     AttrSpec{"end", K::Ints, true, "end indices, exclusive (negative count from the end)"},
+    "strided_slice",
+    "ONNX Slice: begin/end/strides along axes, bounds clamp.",
+    1,
+    {AttrSpec{"begin", K::Ints, true,
+              "start indices (negative count from the end)"},
+     AttrSpec{"end", K::Ints, true,
+              "end indices, exclusive (negative count from the end)"},
      AttrSpec{"strides", K::Ints, false, "steps, non-zero (default 1s)"},
-     AttrSpec{"axes", K::Ints, false, "the sliced axes (default 0..len(begin)-1)"}},
-    stridedSliceRel, Inj});
+     AttrSpec{"axes", K::Ints, false,
+              "the sliced axes (default 0..len(begin)-1)"}},
+    stridedSliceRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "take", "Gathers entries of x along an axis at the given indices.", 2,
+    "take",
+    "Gathers entries of x along an axis at the given indices.",
+    2,
     {AttrSpec{"axis", K::Int, false, "the gathered axis; absent flattens x"}},
-    takeRel, Inj});
+    takeRel,
+    Inj});
 
 RIVET_REGISTER_OP(OpInfo{
-    "reshape_dyn", "Reshapes to the shape held by a 1-D int64 tensor (ONNX "
-    "Reshape with a computed shape; 0 copies unless allowzero).", 2,
-    {AttrSpec{"allowzero", K::Int, false, "1: a 0 in shape is a zero extent (default 0)"}},
-    reshapeDynRel, FusionPattern::Opaque});
+    "reshape_dyn",
+    "Reshapes to the shape held by a 1-D int64 tensor (ONNX "
+    "Reshape with a computed shape; 0 copies unless allowzero).",
+    2,
+    {AttrSpec{"allowzero", K::Int, false,
+              "1: a 0 in shape is a zero extent (default 0)"}},
+    reshapeDynRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "split_dyn", "ONNX Split with the part sizes held by a 1-D int64 tensor "
-    "(they must add up to the extent); a tuple.", 2,
+    "split_dyn",
+    "ONNX Split with the part sizes held by a 1-D int64 tensor "
+    "(they must add up to the extent); a tuple.",
+    2,
     {AttrSpec{"axis", K::Int, false, "the axis to split (default 0)"},
      AttrSpec{"num_outputs", K::Int, true, "the number of parts"}},
-    splitDynRel, FusionPattern::Opaque});
+    splitDynRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "slice_dyn", "ONNX Slice with starts/ends/axes/steps as tensors; the "
-    "extents depend on their values.", -1, {}, sliceDynRel, FusionPattern::Opaque});
+    "slice_dyn",
+    "ONNX Slice with starts/ends/axes/steps as tensors; the "
+    "extents depend on their values.",
+    -1,
+    {},
+    sliceDynRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "squeeze", "Removes the given axes of extent 1 (default: every axis of "
-    "extent 1).", 1,
-    {AttrSpec{"axes", K::Ints, false, "axes to remove; each must have extent 1"}},
-    squeezeRel, Inj});
+    "squeeze",
+    "Removes the given axes of extent 1 (default: every axis of "
+    "extent 1).",
+    1,
+    {AttrSpec{"axes", K::Ints, false,
+              "axes to remove; each must have extent 1"}},
+    squeezeRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "squeeze_dyn", "Removes the axes of extent 1 named by a 1-D int64 tensor.", 2,
-    {}, squeezeDynRel, FusionPattern::Opaque});
+    "squeeze_dyn",
+    "Removes the axes of extent 1 named by a 1-D int64 tensor.",
+    2,
+    {},
+    squeezeDynRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "unsqueeze", "Inserts axes of extent 1; axes index the output (rank "
-    "r + len(axes)).", 1,
-    {AttrSpec{"axes", K::Ints, true, "positions of the new axes in the output"}},
-    unsqueezeRel, Inj});
+    "unsqueeze",
+    "Inserts axes of extent 1; axes index the output (rank "
+    "r + len(axes)).",
+    1,
+    {AttrSpec{"axes", K::Ints, true,
+              "positions of the new axes in the output"}},
+    unsqueezeRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "unsqueeze_dyn", "Inserts axes of extent 1 at the output positions held "
-    "by a 1-D int64 tensor.", 2, {}, unsqueezeDynRel, FusionPattern::Opaque});
+    "unsqueeze_dyn",
+    "Inserts axes of extent 1 at the output positions held "
+    "by a 1-D int64 tensor.",
+    2,
+    {},
+    unsqueezeDynRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "flatten", "Reshapes to 2-D: (prod(d[:axis]), prod(d[axis:])), axis in "
-    "[-r, r].", 1,
+    "flatten",
+    "Reshapes to 2-D: (prod(d[:axis]), prod(d[axis:])), axis in "
+    "[-r, r].",
+    1,
     {AttrSpec{"axis", K::Int, false, "the split point (default 1)"}},
-    flattenRel, Inj});
+    flattenRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "expand", "Broadcasts x against a shape (ONNX Expand: bidirectional, "
-    "the result may be larger than the shape).", 1,
+    "expand",
+    "Broadcasts x against a shape (ONNX Expand: bidirectional, "
+    "the result may be larger than the shape).",
+    1,
     {AttrSpec{"shape", K::Ints, true, "the shape to broadcast with"}},
-    expandRel, FusionPattern::Broadcast});
+    expandRel,
+    FusionPattern::Broadcast});
 RIVET_REGISTER_OP(OpInfo{
-    "expand_dyn", "ONNX Expand with the shape held by a 1-D int64 tensor.", 2,
-    {}, expandDynRel, FusionPattern::Opaque});
+    "expand_dyn",
+    "ONNX Expand with the shape held by a 1-D int64 tensor.",
+    2,
+    {},
+    expandDynRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "tile", "Repeats x along each axis (ONNX Tile); repeats has one entry "
-    "per axis.", 1,
+    "tile",
+    "Repeats x along each axis (ONNX Tile); repeats has one entry "
+    "per axis.",
+    1,
     {AttrSpec{"repeats", K::Ints, true, "non-negative repeat count per axis"}},
-    tileRel, Inj});
+    tileRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "tile_dyn", "ONNX Tile with the repeats held by a 1-D int64 tensor.", 2,
-    {}, tileDynRel, FusionPattern::Opaque});
+    "tile_dyn",
+    "ONNX Tile with the repeats held by a 1-D int64 tensor.",
+    2,
+    {},
+    tileDynRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "pad", "Pads (or crops, for negative pads) each axis: constant, reflect "
-    "or edge mode.", 1,
+    "pad",
+    "Pads (or crops, for negative pads) each axis: constant, reflect "
+    "or edge mode.",
+    1,
     {AttrSpec{"pads", K::Ints, true, "[begin per axis..., end per axis...]"},
      AttrSpec{"mode", K::String, false, "constant (default), reflect or edge"},
      AttrSpec{"value", K::Float, false, "the constant fill value (default 0)"},
      AttrSpec{"axes", K::Ints, false, "the padded axes (default all)"}},
-    padRel, Inj});
+    padRel,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "pad_dyn", "ONNX Pad with pads (and optionally the fill value and axes) "
-    "held by tensors.", -1,
+    "pad_dyn",
+    "ONNX Pad with pads (and optionally the fill value and axes) "
+    "held by tensors.",
+    -1,
     {AttrSpec{"mode", K::String, false, "constant (default), reflect or edge"}},
-    padDynRel, FusionPattern::Opaque});
+    padDynRel,
+    FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "depth_to_space", "Moves channel blocks into spatial blocks: (N, C, H, W) "
-    "-> (N, C/b^2, H*b, W*b).", 1,
+    "depth_to_space",
+    "Moves channel blocks into spatial blocks: (N, C, H, W) "
+    "-> (N, C/b^2, H*b, W*b).",
+    1,
     {AttrSpec{"blocksize", K::Int, true, "the block size b"},
      AttrSpec{"mode", K::String, false, "DCR (default) or CRD channel order"}},
-    spaceRel<true>, Inj});
+    spaceRel<true>,
+    Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "space_to_depth", "Moves spatial blocks into channels: (N, C, H, W) -> "
-    "(N, C*b^2, H/b, W/b).", 1,
+    "space_to_depth",
+    "Moves spatial blocks into channels: (N, C, H, W) -> "
+    "(N, C*b^2, H/b, W/b).",
+    1,
     {AttrSpec{"blocksize", K::Int, true, "the block size b"}},
-    spaceRel<false>, Inj});
+    spaceRel<false>,
+    Inj});
 
 } // namespace rivet::ir

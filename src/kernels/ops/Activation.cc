@@ -26,9 +26,9 @@ double attrFloat(const char *Op, const Attrs &A, const std::string &N,
 /// Arithmetic type of an activation: float for float16/bfloat16, double for
 /// integers, the type itself for float32/float64.
 template <typename E>
-using ActT = std::conditional_t<isHalfLike<E>, float,
-                                std::conditional_t<std::is_integral_v<E>,
-                                                   double, E>>;
+using ActT =
+    std::conditional_t<isHalfLike<E>, float,
+                       std::conditional_t<std::is_integral_v<E>, double, E>>;
 
 struct EluOp {
   static constexpr const char *Name = "elu";
@@ -127,9 +127,7 @@ struct SoftsignOp {
   static constexpr const char *Name = "softsign";
   static constexpr DTypeClass Class = DTypeClass::Float;
   explicit SoftsignOp(const Attrs &) {}
-  template <typename T> T apply(T X) const {
-    return X / (T(1) + std::fabs(X));
-  }
+  template <typename T> T apply(T X) const { return X / (T(1) + std::fabs(X)); }
 };
 
 template <typename Op>
@@ -232,13 +230,12 @@ void preluKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
       using C = ComputeT<E>;
       const E *X = In[0].data<E>(), *Slope = In[1].data<E>();
       E *P = R.data<E>();
-      forEachStrided<2>(R.shape(), S,
-                        [&](int64_t I, const std::array<int64_t, 2> &Off) {
-                          C V = C(X[Off[0]]);
-                          P[I] = V < C(0) ? convertElement<E>(
-                                                C(Slope[Off[1]]) * V)
-                                          : X[Off[0]];
-                        });
+      forEachStrided<2>(
+          R.shape(), S, [&](int64_t I, const std::array<int64_t, 2> &Off) {
+            C V = C(X[Off[0]]);
+            P[I] =
+                V < C(0) ? convertElement<E>(C(Slope[Off[1]]) * V) : X[Off[0]];
+          });
     }
   });
 }

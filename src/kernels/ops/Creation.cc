@@ -109,8 +109,8 @@ std::vector<TensorMeta> fullShape(const std::vector<Tensor> &In,
   if (In[0].rank() != 0)
     fail("full: input 'value' must be a scalar, got {}",
          shapeToString(In[0].shape()));
-  return {{shapeAttr("full", A),
-           *attrDType("full", A, "dtype", In[0].dtype())}};
+  return {
+      {shapeAttr("full", A), *attrDType("full", A, "dtype", In[0].dtype())}};
 }
 
 void fullKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
@@ -147,8 +147,8 @@ int64_t arangeLength(const std::vector<Tensor> &In) {
     if (Step == 0)
       fail("arange: step is 0");
     if (!std::isfinite(Start) || !std::isfinite(Stop) || !std::isfinite(Step))
-      fail("arange: start, stop and step must be finite, got {}, {}, {}",
-           Start, Stop, Step);
+      fail("arange: start, stop and step must be finite, got {}, {}, {}", Start,
+           Stop, Step);
     double N = std::ceil((Stop - Start) / Step);
     if (!(N > 0))
       return 0;
@@ -203,10 +203,9 @@ void arangeKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 Tensor constantValue(const Attrs &A) {
   if (!A.has("value"))
     return Tensor::scalar<float>(0.0f);
-  const Tensor &V =
-      withOp("constant_of_shape", [&]() -> const Tensor & {
-        return A.getTensor("value");
-      });
+  const Tensor &V = withOp("constant_of_shape", [&]() -> const Tensor & {
+    return A.getTensor("value");
+  });
   if (V.numel() != 1)
     fail("constant_of_shape: attribute 'value' must have one element, got "
          "shape {}",
@@ -231,8 +230,8 @@ std::vector<TensorMeta> constantOfShapeShape(const std::vector<Tensor> &In,
   return {{Out, constantValue(A).dtype()}};
 }
 
-void constantOfShapeKernel(const std::vector<Tensor> &, std::vector<Tensor> &Out,
-                           const Attrs &A) {
+void constantOfShapeKernel(const std::vector<Tensor> &,
+                           std::vector<Tensor> &Out, const Attrs &A) {
   Tensor V = constantValue(A);
   size_t ESize = dtypeSize(V.dtype());
   char *P = static_cast<char *>(Out[0].rawData());

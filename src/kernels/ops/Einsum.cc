@@ -183,8 +183,8 @@ void einsumKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
     for (size_t D = 0; D < P.In[K].size(); ++D) {
       if (In[K].shape()[D] == 1 && P.Size[P.In[K][D]] != 1)
         continue;
-      size_t L = std::find(Labels.begin(), Labels.end(), P.In[K][D]) -
-                 Labels.begin();
+      size_t L =
+          std::find(Labels.begin(), Labels.end(), P.In[K][D]) - Labels.begin();
       Strides[K][L] += C[D];
     }
   }

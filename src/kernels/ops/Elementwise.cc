@@ -79,7 +79,7 @@ struct DivideOp {
       if constexpr (std::is_signed_v<T>)
         if (B == -1)
           return wrapNeg(A); // INT_MIN / -1 wraps
-      return (T)(A / B); // C++ truncates toward zero
+      return (T)(A / B);     // C++ truncates toward zero
     } else {
       return A / B;
     }
@@ -219,7 +219,7 @@ RIVET_COMPARE_OP(GreaterEqualOp, "greater_equal", A >= B)
     static constexpr bool OutBool = true;                                      \
     template <typename T> static bool apply(T A, T B) { return Expr; }         \
   };
-RIVET_LOGICAL_OP(LogicalAndOp, "logical_and", A && B)
+RIVET_LOGICAL_OP(LogicalAndOp, "logical_and", A &&B)
 RIVET_LOGICAL_OP(LogicalOrOp, "logical_or", A || B)
 RIVET_LOGICAL_OP(LogicalXorOp, "logical_xor", A != B)
 #undef RIVET_LOGICAL_OP
@@ -415,11 +415,10 @@ void binaryKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
       using O = std::conditional_t<outBool<Op>(), bool, E>;
       const E *PA = A.data<E>(), *PB = B.data<E>();
       O *PR = R.data<O>();
-      forEachStrided<2>(R.shape(), S,
-                        [&](int64_t I, const std::array<int64_t, 2> &Off) {
-                          PR[I] = convertElement<O>(
-                              F.apply(C(PA[Off[0]]), C(PB[Off[1]])));
-                        });
+      forEachStrided<2>(
+          R.shape(), S, [&](int64_t I, const std::array<int64_t, 2> &Off) {
+            PR[I] = convertElement<O>(F.apply(C(PA[Off[0]]), C(PB[Off[1]])));
+          });
     } else {
       checkOpDType<Op>("a", A.dtype());
     }
@@ -460,8 +459,7 @@ void unaryKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 // pow with an exponent of another dtype (ONNX Pow since opset 12).
 //===----------------------------------------------------------------------===//
 
-std::vector<TensorMeta> powShape(const std::vector<Tensor> &In,
-                                 const Attrs &) {
+std::vector<TensorMeta> powShape(const std::vector<Tensor> &In, const Attrs &) {
   checkArity("pow", In, 2);
   checkDType("pow", "a", In[0].dtype(), DTypeClass::Numeric);
   checkDType("pow", "b", In[1].dtype(), DTypeClass::Numeric);

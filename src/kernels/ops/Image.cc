@@ -65,8 +65,7 @@ struct ResizeParams {
 ResizeParams resizeParams(const char *Op, const Attrs &A) {
   ResizeParams P;
   P.Mode = attrStr(Op, A, "mode", "nearest");
-  P.CoordMode =
-      attrStr(Op, A, "coordinate_transformation_mode", "half_pixel");
+  P.CoordMode = attrStr(Op, A, "coordinate_transformation_mode", "half_pixel");
   P.NearestMode = attrStr(Op, A, "nearest_mode", "round_prefer_floor");
   P.KeepPolicy = attrStr(Op, A, "keep_aspect_ratio_policy", "stretch");
   P.CubicA = attrFloat(Op, A, "cubic_coeff_a", -0.75);
@@ -76,8 +75,8 @@ ResizeParams resizeParams(const char *Op, const Attrs &A) {
   if (P.Mode != "nearest" && P.Mode != "linear" && P.Mode != "cubic")
     fail("{}: unknown mode '{}' (expected nearest, linear or cubic)", Op,
          P.Mode);
-  static const char *Coords[] = {"half_pixel",         "pytorch_half_pixel",
-                                 "align_corners",      "asymmetric",
+  static const char *Coords[] = {"half_pixel",           "pytorch_half_pixel",
+                                 "align_corners",        "asymmetric",
                                  "tf_half_pixel_for_nn", "tf_crop_and_resize",
                                  "half_pixel_symmetric"};
   if (std::find(std::begin(Coords), std::end(Coords), P.CoordMode) ==
@@ -362,10 +361,10 @@ std::vector<TensorMeta> resizeDynamicShape(const std::vector<Tensor> &In,
                                            const Attrs &A) {
   checkArity("resize_dynamic", In, 4);
   checkResizeInput("resize_dynamic", In[0]);
-  return {{planResize("resize_dynamic", In[0].shape(),
-                      dynamicResizeParams(In, A))
-               .Out,
-           In[0].dtype()}};
+  return {
+      {planResize("resize_dynamic", In[0].shape(), dynamicResizeParams(In, A))
+           .Out,
+       In[0].dtype()}};
 }
 void resizeDynamicKernel(const std::vector<Tensor> &In,
                          std::vector<Tensor> &Out, const Attrs &A) {
@@ -377,7 +376,7 @@ void resizeDynamicKernel(const std::vector<Tensor> &In,
 //===----------------------------------------------------------------------===//
 
 struct GridParams {
-  int Mode; // 0 bilinear, 1 nearest, 2 bicubic
+  int Mode;    // 0 bilinear, 1 nearest, 2 bicubic
   int Padding; // 0 zeros, 1 border, 2 reflection
   bool AlignCorners;
 };
@@ -394,7 +393,8 @@ GridParams gridParams(const Attrs &A) {
   else if (M == "bicubic" || M == "cubic")
     G.Mode = 2;
   else
-    fail("{}: unknown mode '{}' (expected bilinear, nearest or bicubic)", Op, M);
+    fail("{}: unknown mode '{}' (expected bilinear, nearest or bicubic)", Op,
+         M);
   if (Pad == "zeros")
     G.Padding = 0;
   else if (Pad == "border")
@@ -439,7 +439,9 @@ double unnormalize(const GridParams &G, double X, int64_t Size) {
 double cubicWeight(double T, int K) {
   const double A = -0.75;
   auto Near = [&](double S) { return ((A + 2) * S - (A + 3)) * S * S + 1; };
-  auto Far = [&](double S) { return ((A * S - 5 * A) * S + 8 * A) * S - 4 * A; };
+  auto Far = [&](double S) {
+    return ((A * S - 5 * A) * S + 8 * A) * S - 4 * A;
+  };
   switch (K) {
   case 0: return Far(T + 1);
   case 1: return Near(T);
@@ -505,8 +507,7 @@ void gridSampleKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                   for (int KX = 0; KX < 4; ++KX) {
                     double SX = padCoord(G, FX - 1 + KX, W);
                     double SY = padCoord(G, FY - 1 + KY, H);
-                    Row += cubicWeight(TX, KX) *
-                           At((int64_t)SY, (int64_t)SX);
+                    Row += cubicWeight(TX, KX) * At((int64_t)SY, (int64_t)SX);
                   }
                   V += cubicWeight(TY, KY) * Row;
                 }
@@ -701,8 +702,8 @@ NmsPlan planNms(const std::vector<Tensor> &In, const Attrs &A) {
   if (Boxes.rank() != 3 || Boxes.shape()[2] != 4 || Scores.rank() != 3 ||
       Scores.shape()[0] != Boxes.shape()[0] ||
       Scores.shape()[2] != Boxes.shape()[1])
-    fail("{}: expected boxes [B, S, 4] and scores [B, C, S], got {} and {}",
-         Op, shapeToString(Boxes.shape()), shapeToString(Scores.shape()));
+    fail("{}: expected boxes [B, S, 4] and scores [B, C, S], got {} and {}", Op,
+         shapeToString(Boxes.shape()), shapeToString(Scores.shape()));
   for (size_t I = 2; I < 5; ++I)
     if (In[I].numel() > 1)
       fail("{}: input {} must be a scalar or have one element, got {}", Op,
@@ -723,8 +724,7 @@ NmsPlan planNms(const std::vector<Tensor> &In, const Attrs &A) {
     const double *P = &BV[(size_t)((Bi * S + I) * 4)];
     std::array<double, 4> R;
     if (CenterBox) {
-      R = {P[1] - P[3] / 2, P[0] - P[2] / 2, P[1] + P[3] / 2,
-           P[0] + P[2] / 2};
+      R = {P[1] - P[3] / 2, P[0] - P[2] / 2, P[1] + P[3] / 2, P[0] + P[2] / 2};
     } else {
       R = {std::min(P[0], P[2]), std::min(P[1], P[3]), std::max(P[0], P[2]),
            std::max(P[1], P[3])};
@@ -758,9 +758,8 @@ NmsPlan planNms(const std::vector<Tensor> &In, const Attrs &A) {
         if (!HasThreshold || Sc[I] > ScoreThr)
           Order.push_back(I);
       // Highest score first; equal scores keep the lower index first.
-      std::stable_sort(Order.begin(), Order.end(), [&](int64_t L, int64_t R) {
-        return Sc[L] > Sc[R];
-      });
+      std::stable_sort(Order.begin(), Order.end(),
+                       [&](int64_t L, int64_t R) { return Sc[L] > Sc[R]; });
       std::vector<int64_t> Kept;
       for (int64_t I : Order) {
         if ((int64_t)Kept.size() >= MaxOut)

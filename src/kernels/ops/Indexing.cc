@@ -95,8 +95,8 @@ NdPlan planNd(const char *Op, const Shape &Data, const Tensor &Idx,
   if (Q < 1)
     fail("{}: indices must have rank >= 1, got a scalar", Op);
   if (Batch < 0 || Batch >= std::min(R, Q))
-    fail("{}: batch_dims {} must be in [0, min(rank(data), rank(indices)))",
-         Op, Batch);
+    fail("{}: batch_dims {} must be in [0, min(rank(data), rank(indices)))", Op,
+         Batch);
   NdPlan P;
   P.Batch = Batch;
   P.Depth = Idx.shape().back();

@@ -39,8 +39,8 @@ template <typename E> constexpr bool elemInClass(DTypeClass C) {
   case DTypeClass::Any: return true;
   case DTypeClass::Numeric: return T != DType::Bool;
   case DTypeClass::Float:
-    return T == DType::Float16 || T == DType::Float32 ||
-           T == DType::Float64 || T == DType::BFloat16;
+    return T == DType::Float16 || T == DType::Float32 || T == DType::Float64 ||
+           T == DType::BFloat16;
   case DTypeClass::Bool: return T == DType::Bool;
   case DTypeClass::Index: return T == DType::Int32 || T == DType::Int64;
   }
@@ -59,8 +59,7 @@ inline const char *className(DTypeClass C) {
 }
 
 /// Throws "Op: input 'Arg' must have CLASS, got DTYPE".
-inline void checkDType(const char *Op, const char *Arg, DType T,
-                       DTypeClass C) {
+inline void checkDType(const char *Op, const char *Arg, DType T, DTypeClass C) {
   if (!dtypeInClass(T, C))
     fail("{}: input '{}' must have {}, got {}", Op, Arg, className(C),
          dtypeName(T));
@@ -78,8 +77,8 @@ inline void checkArity(const char *Op, const std::vector<Tensor> &In,
 inline void checkSameDType(const char *Op, const char *NA, const Tensor &A,
                            const char *NB, const Tensor &B) {
   if (A.dtype() != B.dtype())
-    fail("{}: inputs '{}' and '{}' must have the same dtype, got {} and {}",
-         Op, NA, NB, dtypeName(A.dtype()), dtypeName(B.dtype()));
+    fail("{}: inputs '{}' and '{}' must have the same dtype, got {} and {}", Op,
+         NA, NB, dtypeName(A.dtype()), dtypeName(B.dtype()));
 }
 
 /// Runs F and prefixes any rivet::Error message with "Op: ".
@@ -132,7 +131,8 @@ inline int64_t opAxis(const char *Op, int64_t Axis, int64_t Rank) {
   return Axis < 0 ? Axis + Rank : Axis;
 }
 
-/// NumPy broadcast naming the operator: "add: cannot broadcast (2, 3) and (4,)".
+/// NumPy broadcast naming the operator: "add: cannot broadcast (2, 3) and
+/// (4,)".
 inline Shape opBroadcast(const char *Op, const Shape &A, const Shape &B) {
   return withOp(Op, [&] { return broadcastShapes(A, B); });
 }
@@ -159,8 +159,8 @@ inline std::vector<int64_t> broadcastStrides(const Shape &In,
 /// dimension is a tight loop; only the outer odometer does bookkeeping.
 template <size_t N, typename F>
 void forEachStrided(const Shape &Out,
-                    const std::array<std::vector<int64_t>, N> &Strides,
-                    F &&Fn, std::array<int64_t, N> Start = {}) {
+                    const std::array<std::vector<int64_t>, N> &Strides, F &&Fn,
+                    std::array<int64_t, N> Start = {}) {
   int64_t Total = numElements(Out);
   if (Total == 0)
     return;

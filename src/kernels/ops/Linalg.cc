@@ -317,8 +317,8 @@ Tensor integerMatmul(const char *Op, const Tensor &A, const Tensor *AZ,
                      const Tensor &B, const Tensor *BZ) {
   Tensor A64 = minusZeroPoint(Op, "a", A, AZ, true);
   Tensor B64 = minusZeroPoint(Op, "b", B, BZ, false);
-  std::vector<Tensor> Res{Tensor::empty(planMatmul(A.shape(), B.shape()).Out,
-                                        DType::Int64)};
+  std::vector<Tensor> Res{
+      Tensor::empty(planMatmul(A.shape(), B.shape()).Out, DType::Int64)};
   matmulKernel({A64, B64}, Res, {});
   return Res[0];
 }
@@ -336,14 +336,16 @@ std::vector<TensorMeta> matmulIntegerShape(const std::vector<Tensor> &In,
     checkSameDType(Op, "a", In[0], "a_zero_point", In[2]);
   if (In.size() > 3)
     checkSameDType(Op, "b", In[1], "b_zero_point", In[3]);
-  return {{withOp(Op, [&] { return planMatmul(In[0].shape(), In[1].shape()).Out; }),
-           DType::Int32}};
+  return {
+      {withOp(Op, [&] { return planMatmul(In[0].shape(), In[1].shape()).Out; }),
+       DType::Int32}};
 }
 
 void matmulIntegerKernel(const std::vector<Tensor> &In,
                          std::vector<Tensor> &Out, const Attrs &) {
-  Tensor R = integerMatmul("matmul_integer", In[0], In.size() > 2 ? &In[2] : nullptr,
-                           In[1], In.size() > 3 ? &In[3] : nullptr);
+  Tensor R =
+      integerMatmul("matmul_integer", In[0], In.size() > 2 ? &In[2] : nullptr,
+                    In[1], In.size() > 3 ? &In[3] : nullptr);
   const int64_t *P = R.data<int64_t>();
   int32_t *O = Out[0].data<int32_t>();
   for (int64_t I = 0; I < R.numel(); ++I)
@@ -371,7 +373,8 @@ std::vector<TensorMeta> qlinearMatmulShape(const std::vector<Tensor> &In,
   checkDType(Op, "a_scale", In[1].dtype(), DTypeClass::Float);
   checkDType(Op, "b_scale", In[4].dtype(), DTypeClass::Float);
   checkDType(Op, "y_scale", In[6].dtype(), DTypeClass::Float);
-  MatmulPlan P = withOp(Op, [&] { return planMatmul(In[0].shape(), In[3].shape()); });
+  MatmulPlan P =
+      withOp(Op, [&] { return planMatmul(In[0].shape(), In[3].shape()); });
   checkScalarOrVector(Op, "a_scale", In[1], P.M);
   checkScalarOrVector(Op, "a_zero_point", In[2], P.M);
   checkScalarOrVector(Op, "b_scale", In[4], P.N);

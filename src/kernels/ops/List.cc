@@ -54,8 +54,8 @@ std::vector<int64_t> pieceSizes(const std::vector<Tensor> &In, int64_t Extent) {
     Sum += V;
   }
   if (Sum != Extent)
-    fail("split_to_list: split sizes add up to {}, the axis has extent {}",
-         Sum, Extent);
+    fail("split_to_list: split sizes add up to {}, the axis has extent {}", Sum,
+         Extent);
   return R;
 }
 
@@ -66,7 +66,8 @@ std::vector<TensorMeta> splitToListShape(const std::vector<Tensor> &In,
   const Tensor &X = In[0];
   if (X.rank() == 0)
     fail("split_to_list: cannot split a scalar");
-  int64_t Axis = normalizeAxis(attrInt("split_to_list", A, "axis", 0), X.rank());
+  int64_t Axis =
+      normalizeAxis(attrInt("split_to_list", A, "axis", 0), X.rank());
   bool KeepDims = In.size() == 2 || attrInt("split_to_list", A, "keepdims", 1);
   std::vector<TensorMeta> R;
   for (int64_t Size : pieceSizes(In, X.dim(Axis))) {
@@ -83,7 +84,8 @@ std::vector<TensorMeta> splitToListShape(const std::vector<Tensor> &In,
 void splitToListKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                        const Attrs &A) {
   const Tensor &X = In[0];
-  int64_t Axis = normalizeAxis(attrInt("split_to_list", A, "axis", 0), X.rank());
+  int64_t Axis =
+      normalizeAxis(attrInt("split_to_list", A, "axis", 0), X.rank());
   int64_t Outer = 1, Inner = (int64_t)dtypeSize(X.dtype());
   for (int64_t I = 0; I < Axis; ++I)
     Outer *= X.dim(I);
@@ -106,6 +108,7 @@ void splitToListKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 } // namespace
 
 RIVET_REGISTER_KERNEL("concat_list", concatListKernel, concatListShape, false);
-RIVET_REGISTER_KERNEL("split_to_list", splitToListKernel, splitToListShape, true);
+RIVET_REGISTER_KERNEL("split_to_list", splitToListKernel, splitToListShape,
+                      true);
 
 } // namespace rivet::kernels

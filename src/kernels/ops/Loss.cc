@@ -41,8 +41,7 @@ Shape checkLossInputs(const char *Op, const std::vector<Tensor> &In) {
   L.erase(L.begin() + 1);
   if (T.shape() != L)
     fail("{}: target shape {} does not match input shape {} (expected {})", Op,
-         shapeToString(T.shape()), shapeToString(X.shape()),
-         shapeToString(L));
+         shapeToString(T.shape()), shapeToString(X.shape()), shapeToString(L));
   if (In.size() == 3) {
     checkSameDType(Op, "input", X, "weight", In[2]);
     if (In[2].shape() != Shape{X.shape()[1]})
@@ -147,7 +146,6 @@ void sceKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 } // namespace
 
 RIVET_REGISTER_KERNEL("nll_loss", nllKernel, nllShape, false);
-RIVET_REGISTER_KERNEL("softmax_cross_entropy_loss", sceKernel, sceShape,
-                      false);
+RIVET_REGISTER_KERNEL("softmax_cross_entropy_loss", sceKernel, sceShape, false);
 
 } // namespace rivet::kernels

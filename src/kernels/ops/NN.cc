@@ -57,7 +57,8 @@ Window makeWindow(const char *Op, const Attrs &A, const Shape &In,
   W.Strides = spatialAttr(Op, A, "strides", W.Rank, 1, 1);
   W.Dilations = spatialAttr(Op, A, "dilations", W.Rank, 1, 1);
   std::vector<int64_t> Pads = spatialAttr(Op, A, "pads", 2 * W.Rank, 0, 0);
-  std::string AutoPad = withOp(Op, [&] { return A.getString("auto_pad", "NOTSET"); });
+  std::string AutoPad =
+      withOp(Op, [&] { return A.getString("auto_pad", "NOTSET"); });
   bool Ceil = AllowCeil && attrFlag(Op, A, "ceil_mode", false);
   W.PadBegin.assign(Pads.begin(), Pads.begin() + W.Rank);
   W.PadEnd.assign(Pads.begin() + W.Rank, Pads.end());
@@ -80,8 +81,8 @@ Window makeWindow(const char *Op, const Attrs &A, const Shape &In,
       if (Span < 0)
         fail("{}: the window ({} with dilation {}) is larger than the padded "
              "input ({}) along spatial axis {}",
-             Op, Kernel[I], W.Dilations[I],
-             In[I] + W.PadBegin[I] + W.PadEnd[I], I);
+             Op, Kernel[I], W.Dilations[I], In[I] + W.PadBegin[I] + W.PadEnd[I],
+             I);
       O = (Ceil ? (Span + S - 1) / S : Span / S) + 1;
       if (Ceil && (O - 1) * S >= In[I] + W.PadBegin[I])
         --O;
@@ -424,8 +425,10 @@ void convIntegerKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                        const Attrs &A) {
   int64_t G;
   Window W = convWindow("conv_integer", In[0], In[1], A, G);
-  std::vector<int64_t> XV = inputMinusZero(In[0], In.size() > 2 ? &In[2] : nullptr);
-  std::vector<int64_t> WV = weightsMinusZero(In[1], In.size() > 3 ? &In[3] : nullptr);
+  std::vector<int64_t> XV =
+      inputMinusZero(In[0], In.size() > 2 ? &In[2] : nullptr);
+  std::vector<int64_t> WV =
+      weightsMinusZero(In[1], In.size() > 3 ? &In[3] : nullptr);
   int64_t N = In[0].shape()[0], C = In[0].shape()[1], M = In[1].shape()[0];
   std::vector<int64_t> R((size_t)Out[0].numel());
   convCore<int64_t>(XV.data(), WV.data(), N, C, M, G, W, R.data());
@@ -455,7 +458,10 @@ std::vector<TensorMeta> qlinearConvShape(const std::vector<Tensor> &In,
   checkSameDType(Op, "x", In[0], "x_zero_point", In[2]);
   checkSameDType(Op, "w", In[3], "w_zero_point", In[5]);
   for (size_t I : {1, 4, 6})
-    checkDType(Op, I == 1 ? "x_scale" : I == 4 ? "w_scale" : "y_scale",
+    checkDType(Op,
+               I == 1   ? "x_scale"
+               : I == 4 ? "w_scale"
+                        : "y_scale",
                In[I].dtype(), DTypeClass::Float);
   int64_t G;
   Window W = convWindow(Op, In[0], In[3], A, G);
@@ -495,9 +501,11 @@ void qlinearConvKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
       Q *P = Out[0].data<Q>();
       for (int64_t Nb = 0; Nb < N; ++Nb)
         for (int64_t Mi = 0; Mi < M; ++Mi) {
-          // Scale in float like the ONNX reference (x_scale * w_scale / y_scale).
-          double Scale = (double)((float)XS * (float)WS[WS.size() == 1 ? 0 : Mi] /
-                                  (float)YS);
+          // Scale in float like the ONNX reference (x_scale * w_scale /
+          // y_scale).
+          double Scale =
+              (double)((float)XS * (float)WS[WS.size() == 1 ? 0 : Mi] /
+                       (float)YS);
           size_t Base = (size_t)((Nb * M + Mi) * O);
           for (int64_t J = 0; J < O; ++J)
             P[Base + J] = saturateRound<Q>(
@@ -544,7 +552,8 @@ TransposeGeom convTransposeGeom(const Tensor &X, const Tensor &Wt,
   std::vector<int64_t> Pads = spatialAttr(Op, A, "pads", 2 * T.Rank, 0, 0);
   std::vector<int64_t> OutPad =
       spatialAttr(Op, A, "output_padding", T.Rank, 0, 0);
-  std::string AutoPad = withOp(Op, [&] { return A.getString("auto_pad", "NOTSET"); });
+  std::string AutoPad =
+      withOp(Op, [&] { return A.getString("auto_pad", "NOTSET"); });
   if (AutoPad != "NOTSET" && AutoPad != "SAME_UPPER" &&
       AutoPad != "SAME_LOWER" && AutoPad != "VALID")
     fail("{}: unknown auto_pad '{}'", Op, AutoPad);
@@ -561,14 +570,17 @@ TransposeGeom convTransposeGeom(const Tensor &X, const Tensor &Wt,
     int64_t Eff = (T.Kernel[I] - 1) * T.Dilations[I] + 1;
     int64_t Full = T.Strides[I] * (T.In[I] - 1) + OutPad[I] + Eff;
     int64_t PB = Pads[I], PE = Pads[I + T.Rank], O;
-    if (!OutShape.empty() || AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
+    if (!OutShape.empty() || AutoPad == "SAME_UPPER" ||
+        AutoPad == "SAME_LOWER") {
       O = !OutShape.empty() ? OutShape[I] : T.In[I] * T.Strides[I];
       if (O < 0)
         fail("{}: negative output extent {} along spatial axis {}", Op, O, I);
       int64_t Total = Full - O;
       // ONNX: SAME_UPPER puts the extra padding at the end. An output larger
       // than the full one is extended with zeros at the end.
-      PB = Total < 0 ? 0 : AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
+      PB = Total < 0                 ? 0
+           : AutoPad == "SAME_UPPER" ? Total / 2
+                                     : Total - Total / 2;
       PE = Total - PB;
     } else {
       if (AutoPad == "VALID")
@@ -768,7 +780,8 @@ void maxPoolKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
           PY[B * O + OI] = convertElement<E>(Best);
           if (PI)
             PI[B * O + OI] =
-                BestOff < 0 ? -1 : B * I + (ColMajor ? colMajor(BestOff) : BestOff);
+                BestOff < 0 ? -1
+                            : B * I + (ColMajor ? colMajor(BestOff) : BestOff);
         });
       }
     }
@@ -816,7 +829,8 @@ void avgPoolKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
         const E *XB = PX + B * I;
         forEachOutput(W, [&](int64_t OI, const std::vector<int64_t> &Start) {
           double Sum = 0;
-          forEachInWindow(W, Start, [&](int64_t Off) { Sum += double(XB[Off]); });
+          forEachInWindow(W, Start,
+                          [&](int64_t Off) { Sum += double(XB[Off]); });
           double D = Div[(size_t)OI];
           PY[B * O + OI] = convertElement<E>(
               D > 0 ? Sum / D : std::numeric_limits<double>::quiet_NaN());
@@ -1047,16 +1061,20 @@ std::vector<TensorMeta> batchNormShape(const std::vector<Tensor> &In,
 void batchNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                      const Attrs &A) {
   const Tensor &X = In[0];
-  double Eps = withOp("batch_norm", [&] { return A.getFloat("epsilon", 1e-5); });
+  double Eps =
+      withOp("batch_norm", [&] { return A.getFloat("epsilon", 1e-5); });
   bool Training = Out.size() == 3;
   int64_t N = X.shape()[0], C = X.shape()[1];
   int64_t S = prodRange(X.shape(), 2, X.shape().size());
   std::vector<double> XV = X.toDoubleVector(), Y(XV.size());
-  std::vector<double> Scale = In[1].toDoubleVector(), Bias = In[2].toDoubleVector();
-  std::vector<double> Mean = In[3].toDoubleVector(), Var = In[4].toDoubleVector();
+  std::vector<double> Scale = In[1].toDoubleVector(),
+                      Bias = In[2].toDoubleVector();
+  std::vector<double> Mean = In[3].toDoubleVector(),
+                      Var = In[4].toDoubleVector();
   if (Training) {
     // Batch statistics (biased variance) and updated running statistics.
-    double Mom = withOp("batch_norm", [&] { return A.getFloat("momentum", 0.9); });
+    double Mom =
+        withOp("batch_norm", [&] { return A.getFloat("momentum", 0.9); });
     std::vector<double> RunMean(C), RunVar(C);
     for (int64_t Ci = 0; Ci < C; ++Ci) {
       double Sum = 0, Sq = 0, Cnt = (double)(N * S);
@@ -1106,11 +1124,13 @@ std::vector<TensorMeta> instanceNormShape(const std::vector<Tensor> &In,
 void instanceNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                         const Attrs &A) {
   const Tensor &X = In[0];
-  double Eps = withOp("instance_norm", [&] { return A.getFloat("epsilon", 1e-5); });
+  double Eps =
+      withOp("instance_norm", [&] { return A.getFloat("epsilon", 1e-5); });
   int64_t N = X.shape()[0], C = X.shape()[1];
   int64_t S = prodRange(X.shape(), 2, X.shape().size());
   std::vector<double> XV = X.toDoubleVector(), Y(XV.size());
-  std::vector<double> Scale = In[1].toDoubleVector(), Bias = In[2].toDoubleVector();
+  std::vector<double> Scale = In[1].toDoubleVector(),
+                      Bias = In[2].toDoubleVector();
   for (int64_t Nb = 0; Nb < N; ++Nb)
     for (int64_t Ci = 0; Ci < C; ++Ci) {
       size_t Base = (size_t)((Nb * C + Ci) * S);
@@ -1138,8 +1158,7 @@ DType stashDType(const Attrs &A) {
   case 11: return DType::Float64;
   case 16: return DType::BFloat16;
   default:
-    fail("layer_norm: unsupported stash_type {} (expected 1, 10, 11 or 16)",
-         T);
+    fail("layer_norm: unsupported stash_type {} (expected 1, 10, 11 or 16)", T);
   }
 }
 
@@ -1182,16 +1201,18 @@ void layerNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                      const Attrs &A) {
   const Tensor &X = In[0];
   int64_t Axis = layerNormAxis(In, A);
-  double Eps = withOp("layer_norm", [&] { return A.getFloat("epsilon", 1e-5); });
+  double Eps =
+      withOp("layer_norm", [&] { return A.getFloat("epsilon", 1e-5); });
   Shape Norm(X.shape().begin() + Axis, X.shape().end());
   int64_t S = numElements(Norm), Rows = prodRange(X.shape(), 0, (size_t)Axis);
   // Offsets of scale/bias for each position of the normalized block.
   auto offsets = [&](const Tensor &P) {
     std::vector<int64_t> Off((size_t)S);
     std::vector<int64_t> St = broadcastStrides(P.shape(), Norm);
-    forEachStrided<1>(Norm, {St}, [&](int64_t O, const std::array<int64_t, 1> &F) {
-      Off[(size_t)O] = F[0];
-    });
+    forEachStrided<1>(Norm, {St},
+                      [&](int64_t O, const std::array<int64_t, 1> &F) {
+                        Off[(size_t)O] = F[0];
+                      });
     return Off;
   };
   std::vector<double> XV = X.toDoubleVector(), Y(XV.size());
@@ -1237,7 +1258,8 @@ std::vector<TensorMeta> lrnShape(const std::vector<Tensor> &In,
     fail("lrn: input 'x' must have rank >= 2 ([N, C, ...]), got {}",
          shapeToString(In[0].shape()));
   if (attrInt("lrn", A, "size") < 1)
-    fail("lrn: attribute 'size' must be >= 1, got {}", attrInt("lrn", A, "size"));
+    fail("lrn: attribute 'size' must be >= 1, got {}",
+         attrInt("lrn", A, "size"));
   return {{In[0].shape(), In[0].dtype()}};
 }
 
@@ -1300,9 +1322,10 @@ void mvnKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   std::vector<int64_t> St = broadcastStrides(Kept, X.shape());
   int64_t G = numElements(Kept);
   std::vector<int64_t> Group((size_t)X.numel());
-  forEachStrided<1>(X.shape(), {St}, [&](int64_t O, const std::array<int64_t, 1> &F) {
-    Group[(size_t)O] = F[0];
-  });
+  forEachStrided<1>(X.shape(), {St},
+                    [&](int64_t O, const std::array<int64_t, 1> &F) {
+                      Group[(size_t)O] = F[0];
+                    });
   std::vector<double> XV = X.toDoubleVector(), Y(XV.size());
   std::vector<double> Sum((size_t)G, 0), Sq((size_t)G, 0), Cnt((size_t)G, 0);
   for (size_t I = 0; I < XV.size(); ++I) {
@@ -1327,9 +1350,12 @@ void mvnKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 } // namespace
 
 RIVET_REGISTER_KERNEL("conv", convKernel, convShape, false);
-RIVET_REGISTER_KERNEL("conv_integer", convIntegerKernel, convIntegerShape, false);
-RIVET_REGISTER_KERNEL("qlinear_conv", qlinearConvKernel, qlinearConvShape, false);
-RIVET_REGISTER_KERNEL("conv_transpose", convTransposeKernel, convTransposeShape, false);
+RIVET_REGISTER_KERNEL("conv_integer", convIntegerKernel, convIntegerShape,
+                      false);
+RIVET_REGISTER_KERNEL("qlinear_conv", qlinearConvKernel, qlinearConvShape,
+                      false);
+RIVET_REGISTER_KERNEL("conv_transpose", convTransposeKernel, convTransposeShape,
+                      false);
 RIVET_REGISTER_KERNEL("max_pool", maxPoolKernel, maxPoolShape, false);
 RIVET_REGISTER_KERNEL("avg_pool", avgPoolKernel, avgPoolShape, false);
 RIVET_REGISTER_KERNEL("lp_pool", lpPoolKernel, lpPoolShape, false);
@@ -1342,7 +1368,8 @@ RIVET_REGISTER_KERNEL("max_unpool", maxUnpoolKernel<false>,
 RIVET_REGISTER_KERNEL("max_unpool_to_shape", maxUnpoolKernel<true>,
                       maxUnpoolShape<true>, true);
 RIVET_REGISTER_KERNEL("batch_norm", batchNormKernel, batchNormShape, false);
-RIVET_REGISTER_KERNEL("instance_norm", instanceNormKernel, instanceNormShape, false);
+RIVET_REGISTER_KERNEL("instance_norm", instanceNormKernel, instanceNormShape,
+                      false);
 RIVET_REGISTER_KERNEL("layer_norm", layerNormKernel, layerNormShape, false);
 RIVET_REGISTER_KERNEL("lrn", lrnKernel, lrnShape, false);
 RIVET_REGISTER_KERNEL("mean_variance_norm", mvnKernel, mvnShape, false);

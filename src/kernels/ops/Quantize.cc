@@ -79,9 +79,11 @@ void quantizeKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                     const Attrs &A) {
   QuantAxis QA = quantAxis("quantize_linear", In, A);
   std::vector<double> Scale = In[1].toDoubleVector();
-  std::vector<int64_t> Zp = In.size() == 3 ? In[2].toIntVector()
-                                           : std::vector<int64_t>(Scale.size(), 0);
-  bool F32 = In[0].dtype() == DType::Float32 || In[0].dtype() == DType::Float16 ||
+  std::vector<int64_t> Zp = In.size() == 3
+                                ? In[2].toIntVector()
+                                : std::vector<int64_t>(Scale.size(), 0);
+  bool F32 = In[0].dtype() == DType::Float32 ||
+             In[0].dtype() == DType::Float16 ||
              In[0].dtype() == DType::BFloat16;
   std::vector<double> X = In[0].toDoubleVector();
   dispatchDType(Out[0].dtype(), [&](auto Tag) {
@@ -91,7 +93,8 @@ void quantizeKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
       for (size_t I = 0; I < X.size(); ++I) {
         size_t K = (size_t)QA.at((int64_t)I);
         // Divide in float for float inputs, as the ONNX reference does.
-        double V = F32 ? (double)((float)X[I] / (float)Scale[K]) : X[I] / Scale[K];
+        double V =
+            F32 ? (double)((float)X[I] / (float)Scale[K]) : X[I] / Scale[K];
         P[I] = quantizeValue<Q>(V, Zp[K]);
       }
     }
@@ -115,8 +118,9 @@ void dequantizeKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                       const Attrs &A) {
   QuantAxis QA = quantAxis("dequantize_linear", In, A);
   std::vector<double> Scale = In[1].toDoubleVector();
-  std::vector<int64_t> Zp = In.size() == 3 ? In[2].toIntVector()
-                                           : std::vector<int64_t>(Scale.size(), 0);
+  std::vector<int64_t> Zp = In.size() == 3
+                                ? In[2].toIntVector()
+                                : std::vector<int64_t>(Scale.size(), 0);
   std::vector<int64_t> X = In[0].toIntVector();
   dispatchDType(Out[0].dtype(), [&](auto Tag) {
     using E = decltype(Tag);
@@ -135,9 +139,8 @@ std::vector<TensorMeta> dynamicQuantizeShape(const std::vector<Tensor> &In,
                                              const Attrs &) {
   checkArity("dynamic_quantize_linear", In, 1);
   checkDType("dynamic_quantize_linear", "x", In[0].dtype(), DTypeClass::Float);
-  return {{In[0].shape(), DType::UInt8},
-          {{}, DType::Float32},
-          {{}, DType::UInt8}};
+  return {
+      {In[0].shape(), DType::UInt8}, {{}, DType::Float32}, {{}, DType::UInt8}};
 }
 
 void dynamicQuantizeKernel(const std::vector<Tensor> &In,

@@ -29,8 +29,17 @@ size_t numInputs(RnnKind K) { return K == RnnKind::Lstm ? 8 : 6; }
 /// One activation function with its alpha and beta.
 struct Activation {
   enum Fn {
-    Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh,
-    HardSigmoid, Elu, Softsign, Softplus
+    Relu,
+    Tanh,
+    Sigmoid,
+    Affine,
+    LeakyRelu,
+    ThresholdedRelu,
+    ScaledTanh,
+    HardSigmoid,
+    Elu,
+    Softsign,
+    Softplus
   } F;
   double Alpha = 0, Beta = 0;
 
@@ -97,20 +106,43 @@ std::vector<Activation> parseActivations(const char *Op, const Attrs &A,
       Ch = (char)std::tolower((unsigned char)Ch);
     Activation Act;
     // Alpha and beta are consumed in order by the functions that use them.
-    auto TakeA = [&](double D) { return AI < Alphas.size() ? Alphas[AI++] : D; };
+    auto TakeA = [&](double D) {
+      return AI < Alphas.size() ? Alphas[AI++] : D;
+    };
     auto TakeB = [&](double D) { return BI < Betas.size() ? Betas[BI++] : D; };
-    if (L == "relu") Act.F = Activation::Relu;
-    else if (L == "tanh") Act.F = Activation::Tanh;
-    else if (L == "sigmoid") Act.F = Activation::Sigmoid;
-    else if (L == "affine") { Act.F = Activation::Affine; Act.Alpha = TakeA(1); Act.Beta = TakeB(0); }
-    else if (L == "leakyrelu") { Act.F = Activation::LeakyRelu; Act.Alpha = TakeA(0.01); }
-    else if (L == "thresholdedrelu") { Act.F = Activation::ThresholdedRelu; Act.Alpha = TakeA(1); }
-    else if (L == "scaledtanh") { Act.F = Activation::ScaledTanh; Act.Alpha = TakeA(1); Act.Beta = TakeB(1); }
-    else if (L == "hardsigmoid") { Act.F = Activation::HardSigmoid; Act.Alpha = TakeA(0.2); Act.Beta = TakeB(0.5); }
-    else if (L == "elu") { Act.F = Activation::Elu; Act.Alpha = TakeA(1); }
-    else if (L == "softsign") Act.F = Activation::Softsign;
-    else if (L == "softplus") Act.F = Activation::Softplus;
-    else fail("{}: unknown activation function '{}'", Op, N);
+    if (L == "relu")
+      Act.F = Activation::Relu;
+    else if (L == "tanh")
+      Act.F = Activation::Tanh;
+    else if (L == "sigmoid")
+      Act.F = Activation::Sigmoid;
+    else if (L == "affine") {
+      Act.F = Activation::Affine;
+      Act.Alpha = TakeA(1);
+      Act.Beta = TakeB(0);
+    } else if (L == "leakyrelu") {
+      Act.F = Activation::LeakyRelu;
+      Act.Alpha = TakeA(0.01);
+    } else if (L == "thresholdedrelu") {
+      Act.F = Activation::ThresholdedRelu;
+      Act.Alpha = TakeA(1);
+    } else if (L == "scaledtanh") {
+      Act.F = Activation::ScaledTanh;
+      Act.Alpha = TakeA(1);
+      Act.Beta = TakeB(1);
+    } else if (L == "hardsigmoid") {
+      Act.F = Activation::HardSigmoid;
+      Act.Alpha = TakeA(0.2);
+      Act.Beta = TakeB(0.5);
+    } else if (L == "elu") {
+      Act.F = Activation::Elu;
+      Act.Alpha = TakeA(1);
+    } else if (L == "softsign")
+      Act.F = Activation::Softsign;
+    else if (L == "softplus")
+      Act.F = Activation::Softplus;
+    else
+      fail("{}: unknown activation function '{}'", Op, N);
     R.push_back(Act);
   }
   return R;
@@ -119,7 +151,8 @@ std::vector<Activation> parseActivations(const char *Op, const Attrs &A,
 RnnParams rnnParams(RnnKind K, const Attrs &A) {
   const char *Op = kindOp(K);
   RnnParams P;
-  std::string Dir = withOp(Op, [&] { return A.getString("direction", "forward"); });
+  std::string Dir =
+      withOp(Op, [&] { return A.getString("direction", "forward"); });
   if (Dir == "forward")
     P.NumDir = 1;
   else if (Dir == "reverse")
@@ -169,8 +202,8 @@ RnnDims checkRnn(RnnKind K, const std::vector<Tensor> &In, const RnnParams &P) {
   D.Hidden = P.Hidden ? P.Hidden : R.shape()[2];
   int64_t GH = D.Gates * D.Hidden;
   if (W.shape() != Shape{D.NumDir, GH, D.Input})
-    fail("{}: w must be {}, got {}", Op,
-         shapeToString({D.NumDir, GH, D.Input}), shapeToString(W.shape()));
+    fail("{}: w must be {}, got {}", Op, shapeToString({D.NumDir, GH, D.Input}),
+         shapeToString(W.shape()));
   if (R.shape() != Shape{D.NumDir, GH, D.Hidden})
     fail("{}: r must be {}, got {}", Op,
          shapeToString({D.NumDir, GH, D.Hidden}), shapeToString(R.shape()));
@@ -229,11 +262,12 @@ void rnnKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                       R = In[2].toDoubleVector();
   auto Opt = [&](size_t Idx) {
     return Idx < In.size() && In[Idx].numel() > 0 ? In[Idx].toDoubleVector()
-                                                   : std::vector<double>{};
+                                                  : std::vector<double>{};
   };
   std::vector<double> B = Opt(3), H0 = Opt(5),
                       C0 = K == RnnKind::Lstm ? Opt(6) : std::vector<double>{},
-                      Peep = K == RnnKind::Lstm ? Opt(7) : std::vector<double>{};
+                      Peep =
+                          K == RnnKind::Lstm ? Opt(7) : std::vector<double>{};
   std::vector<int64_t> Lens((size_t)N, S);
   if (In[4].numel() > 0)
     Lens = In[4].toIntVector();
@@ -294,9 +328,10 @@ void rnnKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
             };
             double C = Cs[(size_t)J];
             double IG = Act[0](Clip(Pre(0) + (PD ? PD[J] * C : 0)));
-            double FG = P.InputForget
-                            ? 1 - IG
-                            : Act[0](Clip(Pre(2) + (PD ? PD[2 * H + J] * C : 0)));
+            double FG =
+                P.InputForget
+                    ? 1 - IG
+                    : Act[0](Clip(Pre(2) + (PD ? PD[2 * H + J] * C : 0)));
             double CG = Act[1](Clip(Pre(3)));
             double NC = FG * C + IG * CG;
             double OG = Act[0](Clip(Pre(1) + (PD ? PD[H + J] * NC : 0)));

@@ -25,9 +25,9 @@ using RedAccT = std::conditional_t<
     std::conditional_t<std::is_integral_v<E>, int64_t, double>>;
 
 struct ReducePlan {
-  Shape Out;                    // output shape (keepdims applied)
-  Shape Kept;                   // output shape with reduced axes kept as 1
-  int64_t Count = 1;            // elements folded into each output
+  Shape Out;         // output shape (keepdims applied)
+  Shape Kept;        // output shape with reduced axes kept as 1
+  int64_t Count = 1; // elements folded into each output
 };
 
 ReducePlan planReduce(const char *Op, const Tensor &X, const Attrs &A) {
@@ -209,15 +209,13 @@ void reduceKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
     using E = decltype(Tag);
     if constexpr (elemInClass<E>(Op::Class)) {
       using Acc = typename Op::template Acc<E>;
-      std::vector<Acc> R((size_t)numElements(P.Kept),
-                         Op::template init<Acc>());
+      std::vector<Acc> R((size_t)numElements(P.Kept), Op::template init<Acc>());
       std::vector<int64_t> S = broadcastStrides(P.Kept, X.shape());
       const E *PX = X.data<E>();
-      forEachStrided<1>(X.shape(), {S},
-                        [&](int64_t I, const std::array<int64_t, 1> &Off) {
-                          R[Off[0]] = Op::step(
-                              R[Off[0]], Acc(ComputeT<E>(PX[I])));
-                        });
+      forEachStrided<1>(
+          X.shape(), {S}, [&](int64_t I, const std::array<int64_t, 1> &Off) {
+            R[Off[0]] = Op::step(R[Off[0]], Acc(ComputeT<E>(PX[I])));
+          });
       E *PO = Out[0].data<E>();
       for (size_t I = 0; I < R.size(); ++I)
         PO[I] = convertElement<E>(Op::finalize(R[I], P.Count));
@@ -243,10 +241,9 @@ std::optional<Attrs> dynReduceAttrs(const std::vector<Tensor> &In,
          shapeToString(In[1].shape()));
   std::string R = withOp(Op, [&] { return A.getString("reduction"); });
   K = KernelRegistry::global().find(R);
-  static const char *Known[] = {"sum",     "mean",        "max",
-                                "min",     "prod",        "l1_norm",
-                                "l2_norm", "log_sum",     "log_sum_exp",
-                                "sum_square"};
+  static const char *Known[] = {
+      "sum",     "mean",    "max",     "min",         "prod",
+      "l1_norm", "l2_norm", "log_sum", "log_sum_exp", "sum_square"};
   if (!K || std::find(std::begin(Known), std::end(Known), R) == std::end(Known))
     fail("{}: unknown reduction '{}'", Op, R);
   std::vector<int64_t> Axes = In[1].toIntVector();
@@ -517,7 +514,8 @@ void cumsumKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   // A scalar is treated as a 1-element vector.
   int64_t Outer = X.rank() ? prodRange(X.shape(), 0, Axis) : 1;
   int64_t D = X.rank() ? X.shape()[Axis] : 1;
-  int64_t Inner = X.rank() ? prodRange(X.shape(), Axis + 1, X.shape().size()) : 1;
+  int64_t Inner =
+      X.rank() ? prodRange(X.shape(), Axis + 1, X.shape().size()) : 1;
   dispatchDType(X.dtype(), [&](auto Tag) {
     using E = decltype(Tag);
     if constexpr (elemInClass<E>(DTypeClass::Numeric)) {
@@ -547,25 +545,21 @@ void cumsumKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 } // namespace
 
 RIVET_REGISTER_KERNEL("sum", reduceKernel<SumOp>, reduceShape<SumOp>, false);
-RIVET_REGISTER_KERNEL("mean", reduceKernel<MeanOp>, reduceShape<MeanOp>,
-                      false);
+RIVET_REGISTER_KERNEL("mean", reduceKernel<MeanOp>, reduceShape<MeanOp>, false);
 RIVET_REGISTER_KERNEL("max", reduceKernel<MaxOp>, reduceShape<MaxOp>, false);
 RIVET_REGISTER_KERNEL("min", reduceKernel<MinOp>, reduceShape<MinOp>, false);
-RIVET_REGISTER_KERNEL("prod", reduceKernel<ProdOp>, reduceShape<ProdOp>,
-                      false);
+RIVET_REGISTER_KERNEL("prod", reduceKernel<ProdOp>, reduceShape<ProdOp>, false);
 RIVET_REGISTER_KERNEL("l1_norm", reduceKernel<L1Op>, reduceShape<L1Op>, false);
 RIVET_REGISTER_KERNEL("l2_norm", reduceKernel<L2Op>, reduceShape<L2Op>, false);
-RIVET_REGISTER_KERNEL("log_sum", reduceKernel<LogSumOp>,
-                      reduceShape<LogSumOp>, false);
+RIVET_REGISTER_KERNEL("log_sum", reduceKernel<LogSumOp>, reduceShape<LogSumOp>,
+                      false);
 RIVET_REGISTER_KERNEL("log_sum_exp", reduceKernel<LogSumExpOp>,
                       reduceShape<LogSumExpOp>, false);
 RIVET_REGISTER_KERNEL("sum_square", reduceKernel<SumSquareOp>,
                       reduceShape<SumSquareOp>, false);
 RIVET_REGISTER_KERNEL("dyn_reduce", dynReduceKernel, dynReduceShape, true);
-RIVET_REGISTER_KERNEL("argmax", argKernel<ArgMaxOp>, argShape<ArgMaxOp>,
-                      false);
-RIVET_REGISTER_KERNEL("argmin", argKernel<ArgMinOp>, argShape<ArgMinOp>,
-                      false);
+RIVET_REGISTER_KERNEL("argmax", argKernel<ArgMaxOp>, argShape<ArgMaxOp>, false);
+RIVET_REGISTER_KERNEL("argmin", argKernel<ArgMinOp>, argShape<ArgMinOp>, false);
 RIVET_REGISTER_KERNEL("softmax", softKernel<SoftKind::Softmax>,
                       softShape<SoftKind::Softmax>, false);
 RIVET_REGISTER_KERNEL("log_softmax", softKernel<SoftKind::LogSoftmax>,

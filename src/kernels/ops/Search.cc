@@ -80,16 +80,15 @@ void topkCompute(const char *Op, const Tensor &X, const TopKPlan &P,
         for (int64_t J = 0; J < P.D; ++J)
           Val[J] = C(PX[Base + J * P.Inner]);
         std::iota(Idx.begin(), Idx.end(), 0);
-        std::partial_sort(Idx.begin(), Idx.begin() + P.K, Idx.end(),
-                          [&](int64_t L, int64_t R) {
-                            if (Largest ? Less(Val[R], Val[L])
-                                        : Less(Val[L], Val[R]))
-                              return true;
-                            if (Largest ? Less(Val[L], Val[R])
-                                        : Less(Val[R], Val[L]))
-                              return false;
-                            return L < R;
-                          });
+        std::partial_sort(
+            Idx.begin(), Idx.begin() + P.K, Idx.end(),
+            [&](int64_t L, int64_t R) {
+              if (Largest ? Less(Val[R], Val[L]) : Less(Val[L], Val[R]))
+                return true;
+              if (Largest ? Less(Val[L], Val[R]) : Less(Val[R], Val[L]))
+                return false;
+              return L < R;
+            });
         int64_t OBase = O * P.K * P.Inner + I;
         for (int64_t J = 0; J < P.K; ++J) {
           PV[OBase + J * P.Inner] = PX[Base + Idx[J] * P.Inner];

@@ -36,8 +36,7 @@ std::optional<double> scalarFloat(const char *Op, const char *Name,
   if (T.numel() == 0)
     return std::nullopt;
   if (T.numel() != 1 || T.dtype() == DType::Bool)
-    fail("{}: '{}' must be a numeric scalar, got {}", Op, Name,
-         T.typeString());
+    fail("{}: '{}' must be a numeric scalar, got {}", Op, Name, T.typeString());
   if (!T.hasData())
     fail("{}: '{}' is a value the shape depends on, but no data was given", Op,
          Name);
@@ -103,7 +102,8 @@ void dft1d(const std::vector<double> &Cos, const std::vector<double> &Sin,
     int64_t Idx = 0; // (k * n) mod Len
     for (int64_t N = 0; N < M; ++N) {
       double XR = ReIn[N * InStride], XI = ImIn ? ImIn[N * InStride] : 0.0;
-      double C = Cos[(size_t)Idx], S = Inverse ? Sin[(size_t)Idx] : -Sin[(size_t)Idx];
+      double C = Cos[(size_t)Idx],
+             S = Inverse ? Sin[(size_t)Idx] : -Sin[(size_t)Idx];
       SR += XR * C - XI * S;
       SI += XR * S + XI * C;
       Idx += K;
@@ -139,8 +139,8 @@ void runDft(const Tensor &X, Tensor &Out, const DftPlan &P) {
     for (int64_t J = 0; J < Inner; ++J) {
       const double *Src = XV.data() + (O * N * Inner + J) * C;
       double *Dst = OV.data() + (O * Count * Inner + J) * 2;
-      dft1d(Cos, Sin, Src, Complex ? Src + 1 : nullptr, Inner * C, N,
-            P.Length, Count, P.Inverse, Dst, Dst + 1, Inner * 2);
+      dft1d(Cos, Sin, Src, Complex ? Src + 1 : nullptr, Inner * C, N, P.Length,
+            Count, P.Inverse, Dst, Dst + 1, Inner * 2);
     }
   storeDoubles(OV, Out);
 }
@@ -171,7 +171,8 @@ std::vector<TensorMeta> dftDynamicShape(const std::vector<Tensor> &In,
 void dftDynamicKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                       const Attrs &A) {
   const char *Op = "dft_dynamic";
-  runDft(In[0], Out[0], planDft(Op, In[0], scalarInt(Op, "dft_length", In[1]), A));
+  runDft(In[0], Out[0],
+         planDft(Op, In[0], scalarInt(Op, "dft_length", In[1]), A));
 }
 
 //===----------------------------------------------------------------------===//
@@ -321,7 +322,8 @@ int64_t windowSize(const char *Op, std::optional<int64_t> Size) {
   return *Size;
 }
 
-template <WindowKind W> std::vector<double> windowValues(int64_t Size, bool Periodic) {
+template <WindowKind W>
+std::vector<double> windowValues(int64_t Size, bool Periodic) {
   std::vector<double> V((size_t)Size);
   double N = (double)(Periodic ? Size : Size - 1);
   for (int64_t I = 0; I < Size; ++I) {
@@ -392,11 +394,11 @@ MelParams checkMel(const char *Op, MelParams P) {
 
 MelParams staticMel(const Attrs &A) {
   const char *Op = "mel_weight_matrix";
-  return checkMel(Op, {attrInt(Op, A, "num_mel_bins"),
-                       attrInt(Op, A, "dft_length"),
-                       attrInt(Op, A, "sample_rate"),
-                       withOp(Op, [&] { return A.getFloat("lower_edge_hertz"); }),
-                       withOp(Op, [&] { return A.getFloat("upper_edge_hertz"); })});
+  return checkMel(Op,
+                  {attrInt(Op, A, "num_mel_bins"), attrInt(Op, A, "dft_length"),
+                   attrInt(Op, A, "sample_rate"),
+                   withOp(Op, [&] { return A.getFloat("lower_edge_hertz"); }),
+                   withOp(Op, [&] { return A.getFloat("upper_edge_hertz"); })});
 }
 
 MelParams dynamicMel(const std::vector<Tensor> &In) {
@@ -408,11 +410,12 @@ MelParams dynamicMel(const std::vector<Tensor> &In) {
     return *V;
   };
   return checkMel(
-      Op, {Req(scalarInt(Op, "num_mel_bins", In[0]), "num_mel_bins"),
-           Req(scalarInt(Op, "dft_length", In[1]), "dft_length"),
-           Req(scalarInt(Op, "sample_rate", In[2]), "sample_rate"),
-           Req(scalarFloat(Op, "lower_edge_hertz", In[3]), "lower_edge_hertz"),
-           Req(scalarFloat(Op, "upper_edge_hertz", In[4]), "upper_edge_hertz")});
+      Op,
+      {Req(scalarInt(Op, "num_mel_bins", In[0]), "num_mel_bins"),
+       Req(scalarInt(Op, "dft_length", In[1]), "dft_length"),
+       Req(scalarInt(Op, "sample_rate", In[2]), "sample_rate"),
+       Req(scalarFloat(Op, "lower_edge_hertz", In[3]), "lower_edge_hertz"),
+       Req(scalarFloat(Op, "upper_edge_hertz", In[4]), "upper_edge_hertz")});
 }
 
 Shape melShape(const MelParams &P) { return {P.DftLength / 2 + 1, P.Bins}; }
@@ -426,8 +429,8 @@ std::vector<double> melValues(const MelParams &P) {
   std::vector<int64_t> Edge((size_t)(M + 2));
   for (int64_t I = 0; I < M + 2; ++I) {
     double Hz = 700.0 * (std::pow(10.0, ((double)I * Step + Low) / 2595.0) - 1);
-    Edge[(size_t)I] =
-        (int64_t)std::floor((double)(P.DftLength + 1) * Hz / (double)P.SampleRate);
+    Edge[(size_t)I] = (int64_t)std::floor((double)(P.DftLength + 1) * Hz /
+                                          (double)P.SampleRate);
   }
   std::vector<double> V((size_t)(Rows * M), 0.0);
   auto Set = [&](int64_t Row, int64_t Col, double X) {
@@ -438,7 +441,8 @@ std::vector<double> melValues(const MelParams &P) {
     V[(size_t)(Row * M + Col)] = X;
   };
   for (int64_t I = 0; I < M; ++I) {
-    int64_t L = Edge[(size_t)I], C = Edge[(size_t)I + 1], H = Edge[(size_t)I + 2];
+    int64_t L = Edge[(size_t)I], C = Edge[(size_t)I + 1],
+            H = Edge[(size_t)I + 2];
     if (C == L)
       Set(C, I, 1.0);
     else
@@ -480,14 +484,16 @@ void melDynamicKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 RIVET_REGISTER_KERNEL("dft", dftKernel, dftShape, false);
 RIVET_REGISTER_KERNEL("dft_dynamic", dftDynamicKernel, dftDynamicShape, true);
 RIVET_REGISTER_KERNEL("stft", stftKernel, stftShape, false);
-RIVET_REGISTER_KERNEL("stft_dynamic", stftDynamicKernel, stftDynamicShape, true);
+RIVET_REGISTER_KERNEL("stft_dynamic", stftDynamicKernel, stftDynamicShape,
+                      true);
 RIVET_REGISTER_KERNEL("hann_window", windowKernel<WindowKind::Hann>,
                       windowShape<WindowKind::Hann>, false);
 RIVET_REGISTER_KERNEL("hamming_window", windowKernel<WindowKind::Hamming>,
                       windowShape<WindowKind::Hamming>, false);
 RIVET_REGISTER_KERNEL("blackman_window", windowKernel<WindowKind::Blackman>,
                       windowShape<WindowKind::Blackman>, false);
-RIVET_REGISTER_KERNEL("hann_window_dynamic", windowDynamicKernel<WindowKind::Hann>,
+RIVET_REGISTER_KERNEL("hann_window_dynamic",
+                      windowDynamicKernel<WindowKind::Hann>,
                       windowDynamicShape<WindowKind::Hann>, true);
 RIVET_REGISTER_KERNEL("hamming_window_dynamic",
                       windowDynamicKernel<WindowKind::Hamming>,

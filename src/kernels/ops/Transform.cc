@@ -51,8 +51,8 @@ Shape reshapeTarget(const Shape &In, const std::vector<int64_t> &NewShape) {
     Out[Infer] = N / Known;
   }
   if (numElements(Out) != N)
-    fail("reshape: cannot reshape {} ({} elements) to {}", shapeToString(In),
-         N, shapeToString(Out));
+    fail("reshape: cannot reshape {} ({} elements) to {}", shapeToString(In), N,
+         shapeToString(Out));
   return Out;
 }
 
@@ -126,8 +126,8 @@ std::vector<TensorMeta> concatenateShape(const std::vector<Tensor> &In,
   const Tensor &F = In[0];
   if (F.rank() == 0)
     fail("concatenate: inputs must have rank >= 1, got a scalar");
-  int64_t Axis = opAxis("concatenate", attrInt("concatenate", A, "axis", 0),
-                        F.rank());
+  int64_t Axis =
+      opAxis("concatenate", attrInt("concatenate", A, "axis", 0), F.rank());
   Shape S = F.shape();
   for (size_t I = 1; I < In.size(); ++I) {
     const Tensor &T = In[I];
@@ -170,8 +170,8 @@ void joinAlong(const std::vector<Tensor> &In, Tensor &Out, int64_t Axis,
 
 void concatenateKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                        const Attrs &A) {
-  int64_t Axis = opAxis("concatenate", attrInt("concatenate", A, "axis", 0),
-                        In[0].rank());
+  int64_t Axis =
+      opAxis("concatenate", attrInt("concatenate", A, "axis", 0), In[0].rank());
   joinAlong(In, Out[0], Axis, [&](size_t I) { return In[I].shape()[Axis]; });
 }
 
@@ -208,9 +208,8 @@ void stackKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 //===----------------------------------------------------------------------===//
 
 /// [begin, end) of each piece along the axis.
-std::vector<std::pair<int64_t, int64_t>> splitRanges(const Tensor &X,
-                                                     const Attrs &A,
-                                                     int64_t &Axis) {
+std::vector<std::pair<int64_t, int64_t>>
+splitRanges(const Tensor &X, const Attrs &A, int64_t &Axis) {
   if (X.rank() == 0)
     fail("split: input must have rank >= 1, got a scalar");
   Axis = opAxis("split", attrInt("split", A, "axis", 0), X.rank());
@@ -298,8 +297,8 @@ SlicePlan planSlice(const Tensor &X, const Attrs &A) {
   std::vector<int64_t> Begin = attrInts(Op, A, "begin");
   std::vector<int64_t> End = attrInts(Op, A, "end");
   if (Begin.size() != End.size())
-    fail("strided_slice: 'begin' has {} entries but 'end' has {}",
-         Begin.size(), End.size());
+    fail("strided_slice: 'begin' has {} entries but 'end' has {}", Begin.size(),
+         End.size());
   std::vector<int64_t> Strides =
       attrInts(Op, A, "strides", std::vector<int64_t>(Begin.size(), 1));
   std::vector<int64_t> Axes;
@@ -360,8 +359,8 @@ std::vector<TensorMeta> stridedSliceShape(const std::vector<Tensor> &In,
   return {{planSlice(In[0], A).Out, In[0].dtype()}};
 }
 
-void stridedSliceKernel(const std::vector<Tensor> &In,
-                        std::vector<Tensor> &Out, const Attrs &A) {
+void stridedSliceKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                        const Attrs &A) {
   const Tensor &X = In[0];
   SlicePlan P = planSlice(X, A);
   if (Out[0].numel() == 0)
@@ -427,8 +426,7 @@ void takeKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   int64_t NI = (int64_t)Idx.size();
   for (int64_t O = 0; O < Outer; ++O)
     for (int64_t J = 0; J < NI; ++J)
-      std::memcpy(Dst + (O * NI + J) * Row, Src + (O * D + Idx[J]) * Row,
-                  Row);
+      std::memcpy(Dst + (O * NI + J) * Row, Src + (O * D + Idx[J]) * Row, Row);
 }
 
 //===----------------------------------------------------------------------===//
@@ -607,8 +605,8 @@ std::vector<TensorMeta> flattenShape(const std::vector<Tensor> &In,
          R);
   if (Axis < 0)
     Axis += R;
-  return {{{prodRange(S, 0, Axis), prodRange(S, Axis, S.size())},
-           In[0].dtype()}};
+  return {
+      {{prodRange(S, 0, Axis), prodRange(S, Axis, S.size())}, In[0].dtype()}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -626,8 +624,9 @@ Shape expandTarget(const char *Op, const Shape &In,
 std::vector<TensorMeta> expandShape(const std::vector<Tensor> &In,
                                     const Attrs &A) {
   checkArity("expand", In, 1);
-  return {{expandTarget("expand", In[0].shape(), attrInts("expand", A, "shape")),
-           In[0].dtype()}};
+  return {
+      {expandTarget("expand", In[0].shape(), attrInts("expand", A, "shape")),
+       In[0].dtype()}};
 }
 
 std::vector<TensorMeta> expandDynShape(const std::vector<Tensor> &In,
@@ -716,8 +715,8 @@ PadPlan planPad(const char *Op, const Shape &In, std::vector<int64_t> Pads,
   }
   int64_t N = (int64_t)Ax.size();
   if ((int64_t)Pads.size() != 2 * N)
-    fail("{}: pads {} must have 2 * {} entries for {}", Op,
-         shapeToString(Pads), N, shapeToString(In));
+    fail("{}: pads {} must have 2 * {} entries for {}", Op, shapeToString(Pads),
+         N, shapeToString(In));
   PadPlan P;
   P.Begin.assign(R, 0);
   P.Out = In;
@@ -807,9 +806,9 @@ std::optional<std::vector<int64_t>> optAxesAttr(const char *Op,
 std::vector<TensorMeta> padShape(const std::vector<Tensor> &In,
                                  const Attrs &A) {
   checkArity("pad", In, 1);
-  PadPlan P = planPad("pad", In[0].shape(), attrInts("pad", A, "pads"),
-                      optAxesAttr("pad", A),
-                      withOp("pad", [&] { return A.getString("mode", "constant"); }));
+  PadPlan P = planPad(
+      "pad", In[0].shape(), attrInts("pad", A, "pads"), optAxesAttr("pad", A),
+      withOp("pad", [&] { return A.getString("mode", "constant"); }));
   return {{P.Out, In[0].dtype()}};
 }
 
@@ -853,7 +852,7 @@ void padDynKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 //===----------------------------------------------------------------------===//
 
 struct SpacePlan {
-  Shape Out, View;             // the output, and it viewed in 6-D
+  Shape Out, View;              // the output, and it viewed in 6-D
   std::vector<int64_t> Strides; // strides into the input for View
 };
 
@@ -886,8 +885,8 @@ SpacePlan planSpace(const char *Op, const Tensor &X, const Attrs &A,
     return P;
   }
   if (H % B != 0 || W % B != 0)
-    fail("{}: height {} and width {} must be divisible by blocksize {}", Op,
-         H, W, B);
+    fail("{}: height {} and width {} must be divisible by blocksize {}", Op, H,
+         W, B);
   P.Out = {N, C * B * B, H / B, W / B};
   // Output (n, b1, b2, c, h2, w2) reads input (n, c, h2 * B + b1, w2 * B + b2).
   P.View = {N, B, B, C, H / B, W / B};
@@ -923,8 +922,8 @@ Attrs splitDynAttrs(const std::vector<Tensor> &In, const Attrs &A) {
   const Tensor &X = In[0];
   if (X.rank() == 0)
     fail("split_dyn: input must have rank >= 1, got a scalar");
-  int64_t Axis = opAxis("split_dyn", attrInt("split_dyn", A, "axis", 0),
-                        X.rank());
+  int64_t Axis =
+      opAxis("split_dyn", attrInt("split_dyn", A, "axis", 0), X.rank());
   std::vector<int64_t> Sizes = intListInput("split_dyn", "split", In[1]);
   int64_t N = attrInt("split_dyn", A, "num_outputs");
   if ((int64_t)Sizes.size() != N)

@@ -19,9 +19,7 @@ void instUses(const PendingInst &P, std::vector<uint32_t> &Out) {
   case Opcode::GetField:
   case Opcode::GetTag:
   case Opcode::ShapeOf:
-  case Opcode::DeviceCopy:
-    Out.push_back(I.a);
-    break;
+  case Opcode::DeviceCopy: Out.push_back(I.a); break;
   case Opcode::Invoke:
   case Opcode::TailInvoke:
   case Opcode::AllocADT:
@@ -45,9 +43,7 @@ void instUses(const PendingInst &P, std::vector<uint32_t> &Out) {
     if (I.d == 1)
       Out.push_back(I.a);
     break;
-  case Opcode::AllocTensor:
-    Out.push_back(I.a);
-    break;
+  case Opcode::AllocTensor: Out.push_back(I.a); break;
   case Opcode::AllocTensorReg:
     if (I.a != kNoStorage)
       Out.push_back(I.a);
@@ -62,8 +58,7 @@ void instUses(const PendingInst &P, std::vector<uint32_t> &Out) {
   case Opcode::LoadConst:
   case Opcode::LoadConsti:
   case Opcode::KillRegister:
-  case Opcode::Fatal:
-    break;
+  case Opcode::Fatal: break;
   }
 }
 
@@ -84,9 +79,7 @@ void instDefs(const PendingInst &P, std::vector<uint32_t> &Out) {
   case Opcode::LoadConsti:
   case Opcode::ShapeOf:
   case Opcode::ReshapeTensor:
-  case Opcode::DeviceCopy:
-    Out.push_back(I.dst);
-    break;
+  case Opcode::DeviceCopy: Out.push_back(I.dst); break;
   case Opcode::InvokeKernel:
     if (P.kernelKind == KernelEntry::Kind::AllocatingBuiltin)
       Out.push_back(I.dst);
@@ -99,8 +92,7 @@ void instDefs(const PendingInst &P, std::vector<uint32_t> &Out) {
   case Opcode::If:
   case Opcode::Goto:
   case Opcode::KillRegister:
-  case Opcode::Fatal:
-    break;
+  case Opcode::Fatal: break;
   }
 }
 
@@ -127,9 +119,7 @@ void renameRegisters(PendingInst &P, const std::vector<uint32_t> &Map) {
     R(I.dst);
     R(I.a);
     break;
-  case Opcode::Ret:
-    R(I.a);
-    break;
+  case Opcode::Ret: R(I.a); break;
   case Opcode::Invoke:
   case Opcode::AllocADT:
   case Opcode::AllocClosure:
@@ -179,13 +169,10 @@ void renameRegisters(PendingInst &P, const std::vector<uint32_t> &Map) {
     R(I.b);
     break;
   case Opcode::LoadConst:
-  case Opcode::LoadConsti:
-    R(I.dst);
-    break;
+  case Opcode::LoadConsti: R(I.dst); break;
   case Opcode::Goto:
   case Opcode::KillRegister:
-  case Opcode::Fatal:
-    break;
+  case Opcode::Fatal: break;
   }
 }
 
@@ -235,8 +222,7 @@ VMFunction assemble(const LoweredFunction &F) {
       Ins.imm = Target - (int64_t)Fn.code.size();
       break;
     }
-    default:
-      break;
+    default: break;
     }
     Fn.code.push_back(Ins);
     for (uint32_t R : P.killAfter) {

@@ -1,4 +1,5 @@
-//===- LoweredFunction.h - Bytecode before allocation and layout -*- C++ -*-===//
+//===- LoweredFunction.h - Bytecode before allocation and layout -*- C++
+//-*-===//
 //
 // What lowering produces and the later passes (memory planning, register
 // allocation, assembly) rewrite: instructions over unbounded virtual

@@ -332,8 +332,7 @@ private:
 
   uint32_t lower(const Expr &E, bool Tail) {
     switch (E->kind) {
-    case ExprKind::Var:
-      return finish(regOf(E->as<VarNode>()), Tail);
+    case ExprKind::Var: return finish(regOf(E->as<VarNode>()), Tail);
     case ExprKind::GlobalVar: {
       KnownFunction K;
       K.func = ML.global(E->as<GlobalVarNode>()->name, Where);
@@ -390,14 +389,11 @@ private:
       P.inst.imm = G->index;
       return finish(R, Tail);
     }
-    case ExprKind::Let:
-      return lowerLet(E, Tail);
-    case ExprKind::If:
-      return lowerIf(*E->as<IfNode>(), typeOf(E), Tail);
+    case ExprKind::Let: return lowerLet(E, Tail);
+    case ExprKind::If: return lowerIf(*E->as<IfNode>(), typeOf(E), Tail);
     case ExprKind::Match:
       return lowerMatch(*E->as<MatchNode>(), typeOf(E), Tail);
-    case ExprKind::Call:
-      return lowerCall(*E->as<CallNode>(), typeOf(E), Tail);
+    case ExprKind::Call: return lowerCall(*E->as<CallNode>(), typeOf(E), Tail);
     }
     fail("vm compiler: in {}: unknown expression kind", Where);
   }
@@ -481,11 +477,8 @@ private:
   /// Jumps to Fail unless value V matches P; binds P's variables.
   void testPattern(const PatternNode &P, uint32_t V, int32_t Fail) {
     switch (P.kind) {
-    case PatternKind::Wildcard:
-      return;
-    case PatternKind::Var:
-      Env[P.var.get()].reg = V;
-      return;
+    case PatternKind::Wildcard: return;
+    case PatternKind::Var: Env[P.var.get()].reg = V; return;
     case PatternKind::Constructor: {
       uint32_t Tag = newReg(nullptr);
       PendingInst &G = emit(Opcode::GetTag);
@@ -501,15 +494,14 @@ private:
       J.label = Fail;
       break;
     }
-    case PatternKind::Tuple:
-      break;
+    case PatternKind::Tuple: break;
     }
     for (size_t I = 0; I < P.children.size(); ++I) {
       const PatternNode &Ch = *P.children[I];
       if (Ch.kind == PatternKind::Wildcard)
         continue;
-      uint32_t Fld = newReg(Ch.kind == PatternKind::Var ? typeOf(Ch.var)
-                                                        : nullptr);
+      uint32_t Fld =
+          newReg(Ch.kind == PatternKind::Var ? typeOf(Ch.var) : nullptr);
       PendingInst &G = emit(Opcode::GetField);
       G.inst.dst = Fld;
       G.inst.a = V;
@@ -566,8 +558,7 @@ private:
       }
       break;
     }
-    default:
-      break;
+    default: break;
     }
     uint32_t Clo = lowerValue(Callee);
     std::vector<uint32_t> Args = lowerArgs(C.args);
@@ -582,8 +573,7 @@ private:
     return R;
   }
 
-  uint32_t lowerOpCall(const CallNode &C, const OpInfo &Op, Type T,
-                       bool Tail) {
+  uint32_t lowerOpCall(const CallNode &C, const OpInfo &Op, Type T, bool Tail) {
     if (Op.numInputs >= 0 && (size_t)Op.numInputs != C.args.size())
       fail("vm compiler: in {}: operator '{}' expects {} input{}, got {}",
            Where, Op.name, Op.numInputs, Op.numInputs == 1 ? "" : "s",
@@ -651,9 +641,7 @@ private:
         std::vector<int64_t> Dims;
         for (const Dim &D : *O->shape)
           Dims.push_back(D.value);
-        uint64_t Bytes =
-            (uint64_t)numElements(Dims) *
-            dtypeSize(O->dtype);
+        uint64_t Bytes = (uint64_t)numElements(Dims) * dtypeSize(O->dtype);
         uint32_t S = newReg(nullptr);
         PendingInst &PS = emit(Opcode::AllocStorage);
         PS.inst.dst = S;

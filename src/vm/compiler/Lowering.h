@@ -50,8 +50,7 @@ public:
   uint32_t string(const std::string &S);
   uint32_t global(const std::string &Name, const std::string &Where) const;
   int32_t constructorTag(const ir::ConstructorNode &C) const;
-  int32_t constructorTag(const std::string &Adt,
-                         const std::string &Name) const;
+  int32_t constructorTag(const std::string &Adt, const std::string &Name) const;
   /// A function of the executable for a lifted function body.
   uint32_t addJob(LoweringJob Job);
   /// A function that builds constructor C from its arguments (for a

@@ -46,9 +46,8 @@ struct Item {
 /// Greedy best fit: free blocks of released items are reused, the smallest
 /// that fits first; otherwise the arena grows. Returns the arena size.
 uint64_t placeItems(std::vector<Item> &Items) {
-  std::sort(Items.begin(), Items.end(), [](const Item &A, const Item &B) {
-    return A.start < B.start;
-  });
+  std::sort(Items.begin(), Items.end(),
+            [](const Item &A, const Item &B) { return A.start < B.start; });
   std::map<uint64_t, uint64_t> Free; // offset -> size, merged when adjacent
   std::multimap<size_t, const Item *> Active; // by end
   uint64_t Top = 0;
@@ -137,9 +136,7 @@ uint64_t planMemory(LoweredFunction &F, bool Enabled) {
     for (uint32_t D : Defs)
       LastUse[D] = std::max(LastUse[D], Idx);
     switch (I.op) {
-    case Opcode::Move:
-      Groups.unite(I.dst, I.a);
-      break;
+    case Opcode::Move: Groups.unite(I.dst, I.a); break;
     case Opcode::ReshapeTensor:
       Groups.unite(I.dst, I.a); // a view of the same storage
       break;
@@ -157,8 +154,7 @@ uint64_t planMemory(LoweredFunction &F, bool Enabled) {
       if (P.ownStorage)
         StorageDef[I.dst] = Idx;
       break;
-    default:
-      break;
+    default: break;
     }
   }
   // A group escapes when any member does; it lives until its last member's

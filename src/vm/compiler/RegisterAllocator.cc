@@ -50,9 +50,8 @@ void allocateRegisters(LoweredFunction &F) {
   for (uint32_t V = 0; V < NumV; ++V)
     if (Start[V] != Unset)
       Order.push_back(V);
-  std::stable_sort(Order.begin(), Order.end(), [&](uint32_t A, uint32_t B) {
-    return Start[A] < Start[B];
-  });
+  std::stable_sort(Order.begin(), Order.end(),
+                   [&](uint32_t A, uint32_t B) { return Start[A] < Start[B]; });
 
   std::vector<uint32_t> Map(NumV, kNoVReg);
   using Ending = std::pair<size_t, uint32_t>; // (end, physical register)

@@ -30,8 +30,7 @@ ObjectRef toObject(const ir::Value &V, const Executable &Exe) {
   if (!V.defined())
     fail("value conversion: undefined value");
   switch (V.kind()) {
-  case ir::ValueKind::Tensor:
-    return makeTensor(V.tensor());
+  case ir::ValueKind::Tensor: return makeTensor(V.tensor());
   case ir::ValueKind::Tuple: {
     std::vector<ObjectRef> Fields;
     for (const ir::Value &F : V.fields())
@@ -57,8 +56,8 @@ ObjectRef toObject(const ir::Value &V, const Executable &Exe) {
         bool SpineField = I + 1 == N && Tail && Cell.fields()[I].isADT();
         Fields.push_back(SpineField ? Tail : toObject(Cell.fields()[I], Exe));
       }
-      Tail = std::make_shared<ADTObj>(tagOf(Exe, *Cell.ctor()),
-                                      std::move(Fields));
+      Tail =
+          std::make_shared<ADTObj>(tagOf(Exe, *Cell.ctor()), std::move(Fields));
     }
     return Tail;
   }
@@ -108,8 +107,7 @@ ir::Value toValue(const ObjectRef &O, const Executable &Exe,
       size_t N = Cell.fields.size();
       for (size_t I = 0; I < N; ++I) {
         bool SpineField = I + 1 == N && HaveTail;
-        Fields.push_back(SpineField ? Tail
-                                    : toValue(Cell.fields[I], Exe, M));
+        Fields.push_back(SpineField ? Tail : toValue(Cell.fields[I], Exe, M));
       }
       Tail = ir::Value::adt(std::move(C), std::move(Fields));
       HaveTail = true;

@@ -114,7 +114,8 @@ std::vector<Expr> convertLegacyPRelu(NodeContext &C) {
   std::optional<Tensor> S = C.constantInput(1);
   if (S && S->rank() == 1 && S->numel() > 1) {
     X = C.bind(X, "x");
-    Slope = ir::callOp("legacy_broadcast", {Slope, X}, Attrs{{"axis", int64_t(1)}});
+    Slope =
+        ir::callOp("legacy_broadcast", {Slope, X}, Attrs{{"axis", int64_t(1)}});
   }
   return {ir::callOp("prelu", {X, Slope})};
 }

@@ -43,8 +43,8 @@ RIVET_REGISTER_ONNX_OP("If", 1, convertIf);
 /// Loop(M?, cond?, v_initial...) with body(iter, cond, v...) ->
 /// (cond, v..., scan...):
 ///   let %loop = fn (%i, %cond, %v..., %acc...) {
-///     if (i < M && cond) { <body>; %loop(i + 1, cond', v'..., Cons(s, acc)...) }
-///     else { (v..., concat_list(rev(acc), new_axis=1)...) }
+///     if (i < M && cond) { <body>; %loop(i + 1, cond', v'..., Cons(s, acc)...)
+///     } else { (v..., concat_list(rev(acc), new_axis=1)...) }
 ///   };
 ///   %loop(0, cond0, v0..., Nil...)
 std::vector<Expr> convertLoop(NodeContext &C) {
@@ -57,11 +57,12 @@ std::vector<Expr> convertLoop(NodeContext &C) {
             "{} loop-carried values)",
             Body.input_size(), N + 2, N);
   if ((size_t)Body.output_size() < N + 1)
-    C.error("the body has {} outputs, expected at least {}",
-            Body.output_size(), N + 1);
+    C.error("the body has {} outputs, expected at least {}", Body.output_size(),
+            N + 1);
   size_t K = (size_t)Body.output_size() - 1 - N;
 
-  Expr MaxTrip = C.hasInput(0) ? C.bind(toScalar(C.input(0)), "max_trip") : nullptr;
+  Expr MaxTrip =
+      C.hasInput(0) ? C.bind(toScalar(C.input(0)), "max_trip") : nullptr;
   bool HasCond = C.hasInput(1);
   ir::Var Iter = ir::var("i", ir::scalarType(DType::Int64));
   ir::Var Cond = ir::var("cond", ir::scalarType(DType::Bool));
@@ -84,17 +85,17 @@ std::vector<Expr> convertLoop(NodeContext &C) {
   GraphImporter Sub(C.graph().state(), &C.graph());
   std::vector<Expr> BodyInputs = {Iter, Cond};
   BodyInputs.insert(BodyInputs.end(), Vs.begin(), Vs.end());
-  Expr Continue = Sub.importGraph(Body, BodyInputs, [&](std::vector<Expr> Outs) {
-    std::vector<Expr> Args = {
-        ir::callOp("add", {Iter, int64Const(1)}),
-        HasCond ? toScalar(Outs[0]) : Expr(Cond)};
-    for (size_t I = 0; I < N; ++I)
-      Args.push_back(Rewrap[I] ? C.construct("Some", {Outs[1 + I]})
-                               : Outs[1 + I]);
-    for (size_t I = 0; I < K; ++I)
-      Args.push_back(C.construct("Cons", {Outs[1 + N + I], Accs[I]}));
-    return ir::call(Loop, Args);
-  });
+  Expr Continue =
+      Sub.importGraph(Body, BodyInputs, [&](std::vector<Expr> Outs) {
+        std::vector<Expr> Args = {ir::callOp("add", {Iter, int64Const(1)}),
+                                  HasCond ? toScalar(Outs[0]) : Expr(Cond)};
+        for (size_t I = 0; I < N; ++I)
+          Args.push_back(Rewrap[I] ? C.construct("Some", {Outs[1 + I]})
+                                   : Outs[1 + I]);
+        for (size_t I = 0; I < K; ++I)
+          Args.push_back(C.construct("Cons", {Outs[1 + N + I], Accs[I]}));
+        return ir::call(Loop, Args);
+      });
 
   std::vector<Expr> Results;
   for (size_t I = 0; I < N; ++I) {
@@ -103,10 +104,10 @@ std::vector<Expr> convertLoop(NodeContext &C) {
       continue;
     }
     ir::Var X = ir::var("value");
-    Results.push_back(ir::match(
-        Vs[I], {{ir::PatternNode::constructor(C.module().findConstructor("Some"),
-                                              {ir::PatternNode::bind(X)}),
-                 X}}));
+    Results.push_back(ir::match(Vs[I], {{ir::PatternNode::constructor(
+                                             C.module().findConstructor("Some"),
+                                             {ir::PatternNode::bind(X)}),
+                                         X}}));
   }
   for (size_t I = 0; I < K; ++I)
     Results.push_back(stackList(C.callGlobal("rev", {Accs[I]})));
@@ -122,15 +123,15 @@ std::vector<Expr> convertLoop(NodeContext &C) {
   std::vector<ir::Var> Params = {Iter, Cond};
   Params.insert(Params.end(), Vs.begin(), Vs.end());
   Params.insert(Params.end(), Accs.begin(), Accs.end());
-  std::vector<Expr> Init = {
-      int64Const(0),
-      HasCond ? toScalar(C.input(1)) : ir::constant(Tensor::scalar<bool>(true))};
+  std::vector<Expr> Init = {int64Const(0),
+                            HasCond ? toScalar(C.input(1))
+                                    : ir::constant(Tensor::scalar<bool>(true))};
   for (size_t I = 0; I < N; ++I)
     Init.push_back(C.input(2 + I));
   for (size_t I = 0; I < K; ++I)
     Init.push_back(C.construct("Nil", {}));
-  Expr Result = ir::let(Loop, ir::function(Params, FnBody),
-                        ir::call(Loop, Init));
+  Expr Result =
+      ir::let(Loop, ir::function(Params, FnBody), ir::call(Loop, Init));
   return C.bindTuple(Result, N + K);
 }
 RIVET_REGISTER_ONNX_OP("Loop", 1, convertLoop);
@@ -143,14 +144,14 @@ struct ScanLayout {
 /// One scan over States (N) and scan inputs Xs (M) with Body; returns a
 /// tuple of the N final states and the K stacked scan outputs:
 ///   let %scan = fn (%t, %s..., %acc...) {
-///     if (t < steps) { <body on slices t>; %scan(t + 1, s'..., Cons(y, acc)...) }
-///     else { (s..., concat_list(rev(acc), new_axis=1)...) }
+///     if (t < steps) { <body on slices t>; %scan(t + 1, s'..., Cons(y,
+///     acc)...) } else { (s..., concat_list(rev(acc), new_axis=1)...) }
 ///   };
 /// It binds nothing outside the expression it returns, so it can sit inside
 /// another loop (Scan-8's walk over the batch).
 Expr buildScan(NodeContext &C, const onnx::GraphProto &Body,
-               const std::vector<Expr> &InitStates, const std::vector<Expr> &Ins,
-               const ScanLayout &L) {
+               const std::vector<Expr> &InitStates,
+               const std::vector<Expr> &Ins, const ScanLayout &L) {
   size_t N = InitStates.size(), M = Ins.size();
   size_t K = (size_t)Body.output_size() - N;
   std::vector<ir::Var> Xs;
@@ -170,19 +171,21 @@ Expr buildScan(NodeContext &C, const onnx::GraphProto &Body,
   for (size_t J = 0; J < M; ++J) {
     Expr Index = T;
     if (L.inDirs[J]) // reverse: steps - 1 - t
-      Index = ir::callOp("subtract", {ir::callOp("subtract", {Len, int64Const(1)}), T});
+      Index = ir::callOp("subtract",
+                         {ir::callOp("subtract", {Len, int64Const(1)}), T});
     BodyInputs.push_back(
         ir::callOp("take", {Xs[J], Index}, Attrs{{"axis", L.inAxes[J]}}));
   }
   GraphImporter Sub(C.graph().state(), &C.graph());
-  Expr Continue = Sub.importGraph(Body, BodyInputs, [&](std::vector<Expr> Outs) {
-    std::vector<Expr> Args = {ir::callOp("add", {T, int64Const(1)})};
-    for (size_t I = 0; I < N; ++I)
-      Args.push_back(Outs[I]);
-    for (size_t I = 0; I < K; ++I)
-      Args.push_back(C.construct("Cons", {Outs[N + I], Accs[I]}));
-    return ir::call(Scan, Args);
-  });
+  Expr Continue =
+      Sub.importGraph(Body, BodyInputs, [&](std::vector<Expr> Outs) {
+        std::vector<Expr> Args = {ir::callOp("add", {T, int64Const(1)})};
+        for (size_t I = 0; I < N; ++I)
+          Args.push_back(Outs[I]);
+        for (size_t I = 0; I < K; ++I)
+          Args.push_back(C.construct("Cons", {Outs[N + I], Accs[I]}));
+        return ir::call(Scan, Args);
+      });
   std::vector<Expr> Results(States.begin(), States.end());
   for (size_t I = 0; I < K; ++I) {
     // Accumulated newest first: a forward output is reversed once.
@@ -198,9 +201,11 @@ Expr buildScan(NodeContext &C, const onnx::GraphProto &Body,
   Init.insert(Init.end(), InitStates.begin(), InitStates.end());
   for (size_t I = 0; I < K; ++I)
     Init.push_back(C.construct("Nil", {}));
-  Expr Result = ir::let(Scan, ir::function(Params, FnBody), ir::call(Scan, Init));
-  Result = ir::let(Len, ir::callOp("dim_size", {Xs[0]}, Attrs{{"axis", L.inAxes[0]}}),
-                   Result);
+  Expr Result =
+      ir::let(Scan, ir::function(Params, FnBody), ir::call(Scan, Init));
+  Result = ir::let(
+      Len, ir::callOp("dim_size", {Xs[0]}, Attrs{{"axis", L.inAxes[0]}}),
+      Result);
   for (size_t J = M; J-- > 0;)
     Result = ir::let(Xs[J], Ins[J], Result);
   return Result;
@@ -226,7 +231,8 @@ void checkLayout(NodeContext &C, const ScanLayout &L, int64_t M, int64_t K) {
   if ((int64_t)L.inAxes.size() != M || (int64_t)L.inDirs.size() != M ||
       (int64_t)L.outAxes.size() != K || (int64_t)L.outDirs.size() != K)
     C.error("scan axes/directions attributes do not match the numbers of "
-            "scan inputs ({}) and outputs ({})", M, K);
+            "scan inputs ({}) and outputs ({})",
+            M, K);
 }
 
 /// Scan (opset 9+): N state variables and M scan inputs; the body sees one
@@ -236,10 +242,11 @@ std::vector<Expr> convertScan(NodeContext &C) {
   const onnx::GraphProto &Body = C.attrGraph("body");
   int64_t N, M, K;
   scanCounts(C, Body, (int64_t)C.numInputs(), N, M, K);
-  ScanLayout L{C.attrInts("scan_input_axes", std::vector<int64_t>(M, 0)),
-               C.attrInts("scan_input_directions", std::vector<int64_t>(M, 0)),
-               C.attrInts("scan_output_axes", std::vector<int64_t>(K, 0)),
-               C.attrInts("scan_output_directions", std::vector<int64_t>(K, 0))};
+  ScanLayout L{
+      C.attrInts("scan_input_axes", std::vector<int64_t>(M, 0)),
+      C.attrInts("scan_input_directions", std::vector<int64_t>(M, 0)),
+      C.attrInts("scan_output_axes", std::vector<int64_t>(K, 0)),
+      C.attrInts("scan_output_directions", std::vector<int64_t>(K, 0))};
   checkLayout(C, L, M, K);
   std::vector<Expr> States, Ins;
   for (int64_t I = 0; I < N; ++I)
@@ -267,8 +274,9 @@ std::vector<Expr> convertScan8(NodeContext &C) {
   std::vector<Expr> Inputs;
   for (int64_t I = 0; I < N + M; ++I)
     Inputs.push_back(C.bind(C.input((size_t)I + 1), "scan8_in"));
-  Expr Batch = C.bind(ir::callOp("dim_size", {Inputs[N]}, Attrs{{"axis", int64_t(0)}}),
-                      "batch");
+  Expr Batch =
+      C.bind(ir::callOp("dim_size", {Inputs[N]}, Attrs{{"axis", int64_t(0)}}),
+             "batch");
   ir::Var B = ir::var("b", ir::scalarType(DType::Int64));
   std::vector<ir::Var> Accs;
   for (int64_t I = 0; I < N + K; ++I)
@@ -284,10 +292,12 @@ std::vector<Expr> convertScan8(NodeContext &C) {
   std::vector<Expr> Next = {ir::callOp("add", {B, int64Const(1)})};
   std::vector<Expr> Done;
   for (int64_t I = 0; I < N + K; ++I) {
-    Next.push_back(C.construct("Cons", {ir::tupleGetItem(R, I), Accs[(size_t)I]}));
+    Next.push_back(
+        C.construct("Cons", {ir::tupleGetItem(R, I), Accs[(size_t)I]}));
     Done.push_back(stackList(C.callGlobal("rev", {Accs[(size_t)I]}), 0));
   }
-  Expr Step = ir::let(R, buildScan(C, Body, States, Ins, L), ir::call(Walk, Next));
+  Expr Step =
+      ir::let(R, buildScan(C, Body, States, Ins, L), ir::call(Walk, Next));
   std::vector<ir::Var> Params = {B};
   Params.insert(Params.end(), Accs.begin(), Accs.end());
   Expr Fn = ir::function(Params, ir::ifThenElse(ir::callOp("less", {B, Batch}),

@@ -28,8 +28,8 @@ std::vector<Expr> convertSize(NodeContext &C) {
 }
 
 std::vector<Expr> convertConstantOfShape(NodeContext &C) {
-  Tensor Value = C.hasAttr("value") ? C.attrTensor("value")
-                                    : Tensor::scalar<float>(0.0f);
+  Tensor Value =
+      C.hasAttr("value") ? C.attrTensor("value") : Tensor::scalar<float>(0.0f);
   if (Value.numel() != 1)
     C.error("attribute 'value' must have one element, got shape {}",
             shapeToString(Value.shape()));
@@ -52,8 +52,8 @@ std::vector<Expr> convertRange(NodeContext &C) {
 std::vector<Expr> convertEyeLike(NodeContext &C) {
   Attrs A{{"k", C.attrInt("k", 0)}};
   if (C.hasAttr("dtype"))
-    A.set("dtype", std::string(dtypeName(dtypeFromOnnx(
-                       (int32_t)C.attrInt("dtype"), C.where()))));
+    A.set("dtype", std::string(dtypeName(
+                       dtypeFromOnnx((int32_t)C.attrInt("dtype"), C.where()))));
   return {ir::callOp("eye_like", {C.input(0)}, A)};
 }
 

@@ -36,7 +36,8 @@ template <IrOp Name> std::vector<Expr> convertLegacyBinary(NodeContext &C) {
     C.error("attribute 'broadcast' must be 0 or 1, got {}", Broadcast);
   if (Broadcast && C.hasAttr("axis")) {
     A = C.bind(A, "a");
-    B = ir::callOp("legacy_broadcast", {B, A}, Attrs{{"axis", C.attrInt("axis")}});
+    B = ir::callOp("legacy_broadcast", {B, A},
+                   Attrs{{"axis", C.attrInt("axis")}});
   }
   return {ir::callOp(Name.Value, {A, B})};
 }
@@ -46,7 +47,8 @@ template <IrOp Name> std::vector<Expr> convertUnary(NodeContext &C) {
 }
 
 /// Sum, Max, Min (and Mean): a left fold; one input is returned as it is.
-template <IrOp Name, bool IsMean> std::vector<Expr> convertVariadic(NodeContext &C) {
+template <IrOp Name, bool IsMean>
+std::vector<Expr> convertVariadic(NodeContext &C) {
   if (C.numInputs() == 0)
     C.error("expects at least one input");
   Expr Acc = C.input(0);
@@ -55,8 +57,9 @@ template <IrOp Name, bool IsMean> std::vector<Expr> convertVariadic(NodeContext 
   if (IsMean && C.numInputs() > 1) {
     Acc = C.bind(Acc, "sum");
     // The count in the sum's dtype (Mean is float-only in ONNX).
-    Expr N = ir::callOp("cast_like",
-                        {ir::constant(Tensor::scalar<double>((double)C.numInputs())), Acc});
+    Expr N = ir::callOp(
+        "cast_like",
+        {ir::constant(Tensor::scalar<double>((double)C.numInputs())), Acc});
     Acc = ir::callOp("divide", {Acc, N});
   }
   return {Acc};
@@ -72,7 +75,8 @@ std::vector<Expr> convertMod(NodeContext &C) {
 std::vector<Expr> convertBitShift(NodeContext &C) {
   std::string Dir = C.attrString("direction");
   if (Dir != "LEFT" && Dir != "RIGHT")
-    C.error("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"", Dir);
+    C.error("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"",
+            Dir);
   return {ir::callOp(Dir == "LEFT" ? "left_shift" : "right_shift",
                      {C.input(0), C.input(1)})};
 }
@@ -115,7 +119,7 @@ std::vector<Expr> convertCastLike(NodeContext &C) {
 
 // Arithmetic and comparisons: legacy broadcasting before opset 7.
 #define RIVET_ONNX_BINARY(OnnxName, IrName)                                    \
-  RIVET_REGISTER_ONNX_OP(OnnxName, 1, convertLegacyBinary<IrName>);           \
+  RIVET_REGISTER_ONNX_OP(OnnxName, 1, convertLegacyBinary<IrName>);            \
   RIVET_REGISTER_ONNX_OP(OnnxName, 7, convertBinary<IrName>)
 RIVET_ONNX_BINARY("Add", "add");
 RIVET_ONNX_BINARY("Sub", "subtract");

@@ -28,7 +28,8 @@ Attrs gemmAttrs(NodeContext &C) {
 
 // Gemm-1..9: C is required.
 std::vector<Expr> convertGemmLegacy(NodeContext &C) {
-  return {ir::callOp("gemm", {C.input(0), C.input(1), C.input(2)}, gemmAttrs(C))};
+  return {
+      ir::callOp("gemm", {C.input(0), C.input(1), C.input(2)}, gemmAttrs(C))};
 }
 RIVET_REGISTER_ONNX_OP("Gemm", 1, convertGemmLegacy);
 RIVET_REGISTER_ONNX_OP("Gemm", 7, convertGemmLegacy);

@@ -18,9 +18,9 @@ using ir::Expr;
 std::vector<Expr> convertConstant(NodeContext &C) {
   const char *Given = nullptr;
   int Count = 0;
-  for (const char *N : {"value", "sparse_value", "value_float", "value_floats",
-                        "value_int", "value_ints", "value_string",
-                        "value_strings"})
+  for (const char *N :
+       {"value", "sparse_value", "value_float", "value_floats", "value_int",
+        "value_ints", "value_string", "value_strings"})
     if (C.hasAttr(N)) {
       Given = N;
       ++Count;
@@ -44,7 +44,8 @@ std::vector<Expr> convertConstant(NodeContext &C) {
     return {ir::constant(Tensor::fromVector<int64_t>(V, {(int64_t)V.size()}))};
   }
   C.error("attribute '{}' is not supported (Rivet has no sparse or string "
-          "tensors)", N);
+          "tensors)",
+          N);
 }
 
 std::vector<Expr> convertIdentity(NodeContext &C) { return {C.input(0)}; }
@@ -71,7 +72,8 @@ std::vector<Expr> convertDropoutV1(NodeContext &C) {
   double Ratio = C.attrFloat("ratio", 0.5);
   if (C.attrInt("is_test", 0) == 0 && Ratio > 0)
     C.error("training mode (is_test=0) with ratio {} drops at random, which "
-            "is not supported", Ratio);
+            "is not supported",
+            Ratio);
   return inferenceDropout(C);
 }
 
@@ -98,13 +100,14 @@ std::vector<Expr> convertDropoutV12(NodeContext &C) {
       double Ratio = R ? R->elementAsDouble(0) : 0.5;
       if (Ratio != 0)
         C.error("training mode with ratio {} drops at random, which is not "
-                "supported", Ratio);
+                "supported",
+                Ratio);
       return inferenceDropout(C);
     }
   }
   // training_mode (or ratio) known only at run time.
-  Expr Ratio = C.hasInput(1) ? C.input(1)
-                             : ir::constant(Tensor::scalar<float>(0.5f));
+  Expr Ratio =
+      C.hasInput(1) ? C.input(1) : ir::constant(Tensor::scalar<float>(0.5f));
   Expr Both = ir::callOp("dropout", {C.input(0), Ratio, C.input(2)});
   std::vector<Expr> Outs = C.bindTuple(Both, 2);
   if (!C.hasOutput(1))

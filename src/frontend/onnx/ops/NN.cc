@@ -35,7 +35,8 @@ Attrs windowAttrs(NodeContext &C) {
     copyInts(C, A, N);
   std::string AutoPad = C.attrString("auto_pad", "NOTSET");
   if (AutoPad != "NOTSET" && !AutoPad.empty()) {
-    if (AutoPad != "SAME_UPPER" && AutoPad != "SAME_LOWER" && AutoPad != "VALID")
+    if (AutoPad != "SAME_UPPER" && AutoPad != "SAME_LOWER" &&
+        AutoPad != "VALID")
       C.error("unknown auto_pad '{}'", AutoPad);
     A.set("auto_pad", AutoPad);
   }
@@ -159,7 +160,8 @@ std::vector<Expr> convertMaxUnpool(NodeContext &C) {
     C.error("attribute 'kernel_shape' is required");
   if (!C.hasInput(2))
     return {ir::callOp("max_unpool", {C.input(0), C.input(1)}, A)};
-  return {ir::callOp("max_unpool_to_shape", {C.input(0), C.input(1), C.input(2)}, A)};
+  return {ir::callOp("max_unpool_to_shape",
+                     {C.input(0), C.input(1), C.input(2)}, A)};
 }
 RIVET_REGISTER_ONNX_OP("MaxUnpool", 9, convertMaxUnpool);
 

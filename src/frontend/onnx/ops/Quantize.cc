@@ -36,7 +36,8 @@ RIVET_REGISTER_ONNX_OP("DequantizeLinear", 13, convertDequantizeLinear);
 std::vector<Expr> convertDynamicQuantizeLinear(NodeContext &C) {
   return C.bindTuple(ir::callOp("dynamic_quantize_linear", {C.input(0)}), 3);
 }
-RIVET_REGISTER_ONNX_OP("DynamicQuantizeLinear", 11, convertDynamicQuantizeLinear);
+RIVET_REGISTER_ONNX_OP("DynamicQuantizeLinear", 11,
+                       convertDynamicQuantizeLinear);
 
 } // namespace
 } // namespace rivet::frontend

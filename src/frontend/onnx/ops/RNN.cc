@@ -16,9 +16,8 @@ Expr inputOrAbsent(NodeContext &C, size_t I, DType T) {
   return C.hasInput(I) ? C.input(I) : ir::constant(Tensor::zeros({0}, T));
 }
 
-std::vector<Expr> convertRecurrent(NodeContext &C, const char *Op,
-                                   size_t NumIn, size_t NumOut,
-                                   const char *Extra) {
+std::vector<Expr> convertRecurrent(NodeContext &C, const char *Op, size_t NumIn,
+                                   size_t NumOut, const char *Extra) {
   Attrs A;
   if (C.hasAttr("hidden_size"))
     A.set("hidden_size", C.attrInt("hidden_size"));

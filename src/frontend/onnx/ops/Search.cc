@@ -1,4 +1,5 @@
-//===- Search.cc - ONNX TopK and Unique ------------------------------------===//
+//===- Search.cc - ONNX TopK and Unique
+//------------------------------------===//
 //
 // TopK: k is an attribute before opset 10 and an input after (a constant
 // input becomes topk's attribute, a computed one dyn_topk); 'largest' and
@@ -33,8 +34,8 @@ std::vector<Expr> convertTopK10(NodeContext &C) {
     A.set("k", K->elementAsInt(0));
     return C.bindTuple(ir::callOp("topk", {C.input(0)}, std::move(A)), 2);
   }
-  return C.bindTuple(ir::callOp("dyn_topk", {C.input(0), C.input(1)}, std::move(A)),
-                     2);
+  return C.bindTuple(
+      ir::callOp("dyn_topk", {C.input(0), C.input(1)}, std::move(A)), 2);
 }
 
 std::vector<Expr> convertUnique(NodeContext &C) {

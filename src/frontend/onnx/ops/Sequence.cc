@@ -68,9 +68,8 @@ RIVET_REGISTER_ONNX_OP("SequenceInsert", 11, convertSequenceInsert);
 std::vector<Expr> convertSequenceErase(NodeContext &C) {
   Expr Seq = C.bind(C.input(0), "seq");
   Expr Len = C.bind(C.callGlobal("length", {Seq}), "len");
-  Expr Pos = C.hasInput(1)
-                 ? normalizedPosition(C, 1, Len)
-                 : ir::callOp("subtract", {Len, int64Const(1)});
+  Expr Pos = C.hasInput(1) ? normalizedPosition(C, 1, Len)
+                           : ir::callOp("subtract", {Len, int64Const(1)});
   return {C.callGlobal("erase_at", {Seq, Pos})};
 }
 RIVET_REGISTER_ONNX_OP("SequenceErase", 11, convertSequenceErase);

@@ -79,10 +79,9 @@ std::vector<Expr> convertStft(NodeContext &C) {
       A.set("frame_length", Len->elementAsInt(0));
     return {ir::callOp("stft", {C.input(0), Window}, A)};
   }
-  return {ir::callOp("stft_dynamic",
-                     {C.input(0), C.input(1), Window,
-                      inputOrAbsent(C, 3, DType::Int64)},
-                     A)};
+  return {ir::callOp(
+      "stft_dynamic",
+      {C.input(0), C.input(1), Window, inputOrAbsent(C, 3, DType::Int64)}, A)};
 }
 RIVET_REGISTER_ONNX_OP("STFT", 17, convertStft);
 

@@ -141,9 +141,9 @@ std::vector<Expr> convertSlice10(NodeContext &C) {
   } else if (C.hasInput(4)) {
     // Default axes 0..len(starts)-1, computed because starts is a tensor.
     Expr N = ir::callOp("dim_size", {C.input(1)}, Attrs{{"axis", int64_t(0)}});
-    Args.push_back(ir::callOp(
-        "arange", {ir::constant(Tensor::scalar<int64_t>(0)), N,
-                   ir::constant(Tensor::scalar<int64_t>(1))}));
+    Args.push_back(
+        ir::callOp("arange", {ir::constant(Tensor::scalar<int64_t>(0)), N,
+                              ir::constant(Tensor::scalar<int64_t>(1))}));
   }
   if (C.hasInput(4))
     Args.push_back(C.input(4));

@@ -1,4 +1,5 @@
-//===- PassTest.h - Text-in/text-out and differential pass tests -*- C++ -*-===//
+//===- PassTest.h - Text-in/text-out and differential pass tests -*- C++
+//-*-===//
 //
 // A pass test parses a module, runs passes on it (verifier after each), and
 // compares the result with an expected module up to renaming. It also runs
@@ -24,7 +25,8 @@ namespace rivet::test {
 
 /// The contents of tests/transforms/data/<Rel>.
 inline std::string readPassData(const std::string &Rel) {
-  std::string Path = std::string(RIVET_SOURCE_DIR) + "/tests/transforms/data/" + Rel;
+  std::string Path =
+      std::string(RIVET_SOURCE_DIR) + "/tests/transforms/data/" + Rel;
   std::ifstream In(Path);
   if (!In)
     ADD_FAILURE() << "cannot read " << Path;
@@ -119,7 +121,8 @@ inline ir::Module expectTransform(const std::vector<std::string> &Passes,
   return After;
 }
 
-/// The same, reading data/<Dir>/<Case>.rvir and data/<Dir>/<Case>.expected.rvir.
+/// The same, reading data/<Dir>/<Case>.rvir and
+/// data/<Dir>/<Case>.expected.rvir.
 inline ir::Module expectTransformFiles(const std::vector<std::string> &Passes,
                                        const std::string &Dir,
                                        const std::string &Case,

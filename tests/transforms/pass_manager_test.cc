@@ -24,8 +24,8 @@ RIVET_REGISTER_PASS("TestAddToSubtract", 2, "Rewrites add into subtract.",
 /// A broken pass: makes @main use a variable it never binds.
 void breakScoping(Module &M, const PassContext &) {
   const auto &Fn = *M.function("main")->as<FunctionNode>();
-  M.addFunction("main", function(Fn.params, var("dangling", Fn.retType),
-                                 Fn.retType));
+  M.addFunction("main",
+                function(Fn.params, var("dangling", Fn.retType), Fn.retType));
 }
 RIVET_REGISTER_PASS("TestBreakScoping", 9, "Leaves a free variable.",
                     breakScoping);
@@ -141,8 +141,8 @@ TEST(PassManager, DefaultPipelineFollowsTheOptLevelTable) {
   for (const char *N :
        {"SimplifyInference", "FuseOps", "FoldConstant", "FoldScaleAxis",
         "AlterOpLayout", "CanonicalizeOps", "CombineParallelConv2D",
-        "CombineParallelDense", "DeadCodeElimination",
-        "EliminateCommonSubexpr", "SimplifyExpr", "DynamicToStatic"})
+        "CombineParallelDense", "DeadCodeElimination", "EliminateCommonSubexpr",
+        "SimplifyExpr", "DynamicToStatic"})
     EXPECT_TRUE(Has(N)) << N;
   EXPECT_EQ(P.back(), "FuseOps");
 }

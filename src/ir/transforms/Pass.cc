@@ -76,14 +76,11 @@ const std::vector<std::string> &defaultPipeline() {
   // shapes), then algebra that produces new constants to fold, layout last,
   // cleanup, and fusion at the very end (it consumes the final graph).
   static const std::vector<std::string> Pipeline = {
-      "SimplifyInference",      "SimplifyExpr",
-      "DynamicToStatic",        "FoldConstant",
-      "EliminateCommonSubexpr", "CombineParallelConv2D",
-      "CombineParallelDense",   "FoldScaleAxis",
-      "FoldConstant",           "CanonicalizeOps",
-      "AlterOpLayout",          "FoldConstant",
-      "SimplifyExpr",           "DeadCodeElimination",
-      "FuseOps"};
+      "SimplifyInference",    "SimplifyExpr",           "DynamicToStatic",
+      "FoldConstant",         "EliminateCommonSubexpr", "CombineParallelConv2D",
+      "CombineParallelDense", "FoldScaleAxis",          "FoldConstant",
+      "CanonicalizeOps",      "AlterOpLayout",          "FoldConstant",
+      "SimplifyExpr",         "DeadCodeElimination",    "FuseOps"};
   return Pipeline;
 }
 
@@ -171,8 +168,7 @@ public:
     }
     case ExprKind::Constant:
     case ExprKind::Op:
-    case ExprKind::Constructor:
-      return;
+    case ExprKind::Constructor: return;
     case ExprKind::Call: {
       const auto &C = *E->as<CallNode>();
       check(C.callee);

@@ -111,6 +111,6 @@ struct PassRegistrar {
 #define RIVET_PASS_CONCAT(A, B) RIVET_PASS_CONCAT2(A, B)
 /// RIVET_REGISTER_PASS("FoldConstant", 2, "Evaluates ...", foldConstantPass);
 #define RIVET_REGISTER_PASS(Name, Level, Description, Fn)                      \
-  static ::rivet::ir::detail::PassRegistrar RIVET_PASS_CONCAT(                 \
-      RivetPassReg_, __COUNTER__)(::rivet::ir::PassInfo{Name, Level,           \
-                                                        Description, Fn})
+  static ::rivet::ir::detail::PassRegistrar RIVET_PASS_CONCAT(RivetPassReg_,   \
+                                                              __COUNTER__)(    \
+      ::rivet::ir::PassInfo{Name, Level, Description, Fn})

@@ -1,6 +1,8 @@
 //===- Compiler.cc - IR module to VM executable ---------------------------===//
 //
-// The driver: type inference when the module has not been checked, lowering
+// The driver: type inference when the module has not been checked, the
+// optimization pipeline at the requested level, fused functions expanded
+// back to operator calls (until codegen compiles them), lowering
 // of every global function (and of everything lifted out of them), main's
 // signature for input checking, and binding of the kernel table.
 //
@@ -9,6 +11,7 @@
 
 #include "ir/TypeInference.h"
 #include "kernels/Error.h"
+#include "vm/compiler/InlinePrimitives.h"
 #include "vm/compiler/Lowering.h"
 
 namespace rivet::vm {
@@ -53,13 +56,15 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
                                     const CompileOptions &Opts) {
   if (!M.hasFunction("main"))
     fail("vm compiler: the module has no @main function");
-  const ir::Module *Src = &M;
-  ir::Module Checked;
-  if (needsInference(M)) {
-    Checked = M;
-    ir::inferTypes(Checked);
-    Src = &Checked;
-  }
+  ir::Module Optimized = M;
+  if (needsInference(Optimized))
+    ir::inferTypes(Optimized);
+  ir::PassContext Passes = Opts.passes;
+  Passes.optLevel = Opts.optLevel;
+  ir::optimize(Optimized, Passes);
+  if (compiler::inlinePrimitiveCalls(Optimized))
+    ir::inferTypes(Optimized);
+  const ir::Module *Src = &Optimized;
   auto Exe = std::make_shared<Executable>();
   compiler::ModuleLowering ML(*Src, Opts, *Exe);
   ML.run();

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "ir/Module.h"
+#include "ir/transforms/Pass.h"
 #include "vm/Executable.h"
 
 #include <memory>
@@ -16,8 +17,11 @@
 namespace rivet::vm {
 
 struct CompileOptions {
-  /// 0..3; the optimization passes of later milestones key off it.
+  /// 0..3: which passes of the default pipeline run (ir/transforms/Pass.h).
   int optLevel = 3;
+  /// Pass enables/disables and instrumentation; its optLevel is replaced by
+  /// the one above.
+  ir::PassContext passes;
   /// Place static-shape tensors whose lifetimes do not overlap in shared
   /// storage (off: one AllocStorage per tensor), for the memory benchmark.
   bool planMemory = true;

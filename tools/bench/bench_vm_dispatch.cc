@@ -7,7 +7,9 @@
 // executed, is its dispatch cost per instruction (allocation, register moves,
 // frame reuse, kernel-argument marshalling included).
 //
-//   bench_vm_dispatch [--iterations N] [--repeat R] [-O0..-O3]
+//   bench_vm_dispatch [--iterations N] [--repeat R] [-O0..-O3] [--dump]
+//
+// --dump prints the loop's bytecode instead of timing it.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Parser.h"
@@ -81,8 +83,11 @@ int main(int Argc, char **Argv) {
   int64_t N = 1000000;
   int Repeat = 5;
   int Level = 3;
+  bool Dump = false;
   for (int I = 1; I < Argc; ++I) {
-    if (!std::strcmp(Argv[I], "--iterations") && I + 1 < Argc)
+    if (!std::strcmp(Argv[I], "--dump"))
+      Dump = true;
+    else if (!std::strcmp(Argv[I], "--iterations") && I + 1 < Argc)
       N = std::atoll(Argv[++I]);
     else if (!std::strcmp(Argv[I], "--repeat") && I + 1 < Argc)
       Repeat = std::max(1, std::atoi(Argv[++I]));
@@ -91,7 +96,7 @@ int main(int Argc, char **Argv) {
       Level = Argv[I][2] - '0';
     else {
       std::fprintf(stderr, "usage: bench_vm_dispatch [--iterations N] "
-                           "[--repeat R] [-O0..-O3]\n");
+                           "[--repeat R] [-O0..-O3] [--dump]\n");
       return 2;
     }
   }
@@ -101,6 +106,10 @@ int main(int Argc, char **Argv) {
     vm::CompileOptions Opts;
     Opts.optLevel = Level;
     std::shared_ptr<vm::Executable> Exe = vm::compile(M, Opts);
+    if (Dump) {
+      std::printf("%s", Exe->disassemble().c_str());
+      return 0;
+    }
     vm::VirtualMachine VM(Exe);
     vm::ObjectRef Arg = vm::makeTensor(Tensor::scalar<int64_t>(N));
     // Warm up the pool, then time.

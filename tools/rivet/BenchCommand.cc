@@ -38,7 +38,9 @@ const char *const BenchUsage =
     "  --threads T             T threads, one engine each (default 1)\n"
     "  --executor vm|interp    the VM (default) or the reference interpreter\n"
     "  -O0 .. -O3              optimization level of the VM (default -O3)\n"
-    "  --no-memory-plan        compile without the memory planner\n";
+    "  --no-memory-plan        compile without the memory planner\n"
+    "  --print-after PASS, --disable-pass PASS, --enable-pass PASS,\n"
+    "  --time-passes           the pass flags of rivet compile --help\n";
 
 namespace {
 
@@ -72,7 +74,8 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   std::vector<FlagSpec> Flags = inputFlags();
   for (const char *F : {"warmup", "repeat", "min-time", "threads", "executor"})
     Flags.push_back({F, true, false});
-  Flags.push_back({"no-memory-plan", false, false});
+  for (const FlagSpec &F : compileFlags())
+    Flags.push_back(F);
   Flags.push_back({"help", false, false});
   ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -110,6 +113,7 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   vm::CompileOptions CO = compileOptionsFrom(Level, P);
   if (Kind == ExecutorKind::VM)
     compileProgram(Prog, CO);
+  reportPassTimes(CO);
 
   std::vector<ThreadResult> Results(Threads);
   auto Body = [&](ThreadResult &R) {

@@ -35,7 +35,9 @@ const char *const CheckUsage =
     "  --expected DIR          also compare the VM with DIR/output_<i>.npy\n"
     "                          (e.g. PyTorch's outputs), same tolerance\n"
     "  -O0 .. -O3              optimization level of the VM (default -O3)\n"
-    "  --no-memory-plan        compile without the memory planner\n";
+    "  --no-memory-plan        compile without the memory planner\n"
+    "  --print-after PASS, --disable-pass PASS, --enable-pass PASS,\n"
+    "  --time-passes           the pass flags of rivet compile --help\n";
 
 namespace {
 
@@ -106,7 +108,8 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
   Flags.push_back({"rtol", true, false});
   Flags.push_back({"atol", true, false});
   Flags.push_back({"expected", true, false});
-  Flags.push_back({"no-memory-plan", false, false});
+  for (const FlagSpec &F : compileFlags())
+    Flags.push_back(F);
   Flags.push_back({"help", false, false});
   ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -129,6 +132,7 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
   std::vector<Tensor> Inputs = prepareProgramInputs(Prog, Opts);
   vm::CompileOptions CO = compileOptionsFrom(Level, P);
   compileProgram(Prog, CO);
+  reportPassTimes(CO);
 
   std::vector<NamedOutput> Ref, Vm;
   runWithStack(BigStackBytes, [&] {

@@ -22,7 +22,13 @@ const char *const CompileUsage =
     "  -o, --output OUT.rvx    the executable to write\n"
     "  -O0 .. -O3              optimization level (default -O3)\n"
     "  --target cpu            the target (only cpu so far)\n"
-    "  --no-memory-plan        one storage per tensor (no planner)\n";
+    "  --no-memory-plan        one storage per tensor (no planner)\n"
+    "  --print-after PASS      print the module after PASS ('all': after "
+    "each);\n"
+    "                          repeatable\n"
+    "  --disable-pass PASS     never run PASS (repeatable)\n"
+    "  --enable-pass PASS      run PASS whatever the level (repeatable)\n"
+    "  --time-passes           print each pass's time to stderr\n";
 
 int compileCommand(const std::vector<std::string> &ArgsIn) {
   std::vector<std::string> Args = ArgsIn;
@@ -31,10 +37,11 @@ int compileCommand(const std::vector<std::string> &ArgsIn) {
   for (std::string &A : Args)
     if (A == "-o")
       A = "--output";
-  ParsedArgs P = parseArgs(Args, {{"output", true, false},
-                                  {"target", true, false},
-                                  {"no-memory-plan", false, false},
-                                  {"help", false, false}});
+  std::vector<FlagSpec> Flags = compileFlags();
+  Flags.push_back({"output", true, false});
+  Flags.push_back({"target", true, false});
+  Flags.push_back({"help", false, false});
+  ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
     std::fputs(CompileUsage, stdout);
     return 0;
@@ -56,6 +63,7 @@ int compileCommand(const std::vector<std::string> &ArgsIn) {
   Program Prog = loadProgram(P.positional[0]);
   vm::CompileOptions Opts = compileOptionsFrom(Level, P);
   std::shared_ptr<vm::Executable> Exe = compileProgram(Prog, Opts);
+  reportPassTimes(Opts);
   Exe->save(Out);
   size_t Instrs = 0;
   for (const vm::VMFunction &F : Exe->functions)

@@ -1,7 +1,9 @@
 //===- DumpCommand.cc - rivet dump ----------------------------------------===//
 //
-// Prints a program's type-checked IR (--ir) or its disassembled bytecode
-// (--bytecode; with inputs, also the VM pool's peak after one run).
+// Prints a program's type-checked IR (--ir), the IR after the optimization
+// pipeline without fusion (--optimized) or with it (--fused, with a summary
+// of the fused groups), or its disassembled bytecode (--bytecode; with
+// inputs, also the VM pool's peak after one run).
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -11,6 +13,8 @@
 #include "Program.h"
 
 #include "ir/Printer.h"
+#include "ir/Visitor.h"
+#include "ir/transforms/Pass.h"
 #include "kernels/Error.h"
 
 #include <fmt/format.h>
@@ -20,20 +24,54 @@
 namespace rivet::cli {
 
 const char *const DumpUsage =
-    "usage: rivet dump PROGRAM.rvir|MODEL.onnx|EXE.rvx [--ir|--bytecode]\n"
+    "usage: rivet dump PROGRAM.rvir|MODEL.onnx|EXE.rvx "
+    "[--ir|--optimized|--fused|--bytecode]\n"
     "  --ir                    the imported or parsed, type-checked IR "
     "(default\n"
     "                          for .rvir and .onnx)\n"
+    "  --optimized             the IR after the passes of the opt level, "
+    "without\n"
+    "                          FuseOps\n"
+    "  --fused                 the IR after every pass, FuseOps included, "
+    "and a\n"
+    "                          list of the fused groups\n"
     "  --bytecode              the compiled bytecode, one instruction per "
     "line\n"
     "                          (the only view of a .rvx file)\n"
-    "  -O0 .. -O3              optimization level for --bytecode (default "
-    "-O3)\n"
+    "  -O0 .. -O3              optimization level (default -O3)\n"
     "  --no-memory-plan        compile without the memory planner\n"
+    "  --print-after PASS, --disable-pass PASS, --enable-pass PASS,\n"
+    "  --time-passes           the pass flags of rivet compile --help\n"
     "  --peak-memory           with --bytecode: run once and print the VM\n"
     "                          pool's peak bytes in use (needs the inputs:\n"
     "                          --input NAME=FILE.npy, --random-inputs,\n"
     "                          --seed N, --shape NAME=AxB)\n";
+
+/// One comment line per fused group: its operators in order.
+static std::string describeFusedGroups(const ir::Module &M) {
+  std::vector<std::string> Lines;
+  for (const std::string &Name : M.functionNames()) {
+    if (ir::isPreludeName(Name))
+      continue;
+    ir::postOrderVisit(M.function(Name), [&](const ir::Expr &E) {
+      if (!ir::isPrimitiveFunction(E))
+        return;
+      std::string Ops;
+      ir::postOrderVisit(
+          E->as<ir::FunctionNode>()->body, [&](const ir::Expr &In) {
+            const auto *C = In->as<ir::CallNode>();
+            const auto *O = C ? C->callee->as<ir::OpNode>() : nullptr;
+            if (O)
+              Ops += (Ops.empty() ? "" : ", ") + O->name();
+          });
+      Lines.push_back(fmt::format("//   in @{}: {}\n", Name, Ops));
+    });
+  }
+  std::string Out = fmt::format("// {} fused groups\n", Lines.size());
+  for (const std::string &L : Lines)
+    Out += L;
+  return Out;
+}
 
 /// --bytecode: the disassembly, then the peak of one run when asked.
 static int dumpBytecode(const std::string &Path, std::optional<int> Level,
@@ -41,6 +79,7 @@ static int dumpBytecode(const std::string &Path, std::optional<int> Level,
   Program Prog = loadProgram(Path);
   vm::CompileOptions CO = compileOptionsFrom(Level, P);
   std::shared_ptr<vm::Executable> Exe = compileProgram(Prog, CO);
+  reportPassTimes(CO);
   std::string Out = Exe->disassemble();
   if (!Out.empty() && Out.back() != '\n')
     Out += '\n';
@@ -65,8 +104,10 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
   std::vector<std::string> Args = ArgsIn;
   std::optional<int> Level = takeOptLevel(Args);
   std::vector<FlagSpec> Flags = inputFlags();
+  for (const FlagSpec &F : compileFlags())
+    Flags.push_back(F);
   for (const char *F :
-       {"ir", "bytecode", "no-memory-plan", "peak-memory", "help"})
+       {"ir", "optimized", "fused", "bytecode", "peak-memory", "help"})
     Flags.push_back({F, false, false});
   ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -77,10 +118,11 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
     throw UsageError(P.positional.empty()
                          ? "dump: missing PROGRAM (a .rvir, .onnx or .rvx file)"
                          : "dump: expected one PROGRAM, got several");
-  if (P.has("ir") && P.has("bytecode"))
-    throw UsageError("dump: give one of --ir and --bytecode");
+  if (P.has("ir") + P.has("optimized") + P.has("fused") + P.has("bytecode") > 1)
+    throw UsageError(
+        "dump: give one of --ir, --optimized, --fused and --bytecode");
   bool Rvx = isRvxPath(P.positional[0]);
-  if (Rvx && P.has("ir"))
+  if (Rvx && (P.has("ir") || P.has("optimized") || P.has("fused")))
     fail("{}: a .rvx file holds bytecode only; use --bytecode (or dump the "
          "model it was compiled from with --ir)",
          P.positional[0]);
@@ -89,7 +131,20 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
   if (P.has("bytecode") || Rvx)
     return dumpBytecode(P.positional[0], Level, P);
   LoadedModel L = loadModel(P.positional[0]);
-  const ir::Module &M = L.module;
+  ir::Module &M = L.module;
+  std::string Groups;
+  if (P.has("optimized") || P.has("fused")) {
+    vm::CompileOptions CO = compileOptionsFrom(Level, P);
+    ir::PassContext Ctx = CO.passes;
+    Ctx.optLevel = CO.optLevel;
+    if (P.has("optimized"))
+      Ctx.disabled.insert("FuseOps");
+    ir::optimize(M, Ctx);
+    CO.passes.timings = Ctx.timings;
+    reportPassTimes(CO);
+    if (P.has("fused"))
+      Groups = describeFusedGroups(M);
+  }
   // The inferred signature of every global, then the module itself.
   std::string Out;
   if (L.isOnnx) {
@@ -110,6 +165,7 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
       Out +=
           fmt::format("// @{}: {}\n", Name, ir::typeToString(Fn->checkedType));
   }
+  Out += Groups;
   Out += ir::printModule(M);
   std::fputs(Out.c_str(), stdout);
   if (!Out.empty() && Out.back() != '\n')

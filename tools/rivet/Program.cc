@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 
@@ -77,12 +78,53 @@ std::optional<int> takeOptLevel(std::vector<std::string> &Args) {
   return Level;
 }
 
+std::vector<FlagSpec> compileFlags() {
+  return {{"no-memory-plan", false, false},
+          {"print-after", true, true},
+          {"disable-pass", true, true},
+          {"enable-pass", true, true},
+          {"time-passes", false, false}};
+}
+
+const char *const CompileFlagsUsage =
+    "  -O0 .. -O3              optimization level (default -O3)\n"
+    "  --no-memory-plan        one storage per tensor (no memory planner)\n"
+    "  --print-after PASS      print the module after PASS (or 'all'); "
+    "repeatable\n"
+    "  --disable-pass PASS     never run PASS; repeatable\n"
+    "  --enable-pass PASS      run PASS whatever the level; repeatable\n"
+    "  --time-passes           print each pass's time to stderr\n";
+
 vm::CompileOptions compileOptionsFrom(std::optional<int> Level,
                                       const ParsedArgs &P) {
   vm::CompileOptions O;
   O.optLevel = Level.value_or(3);
   O.planMemory = !P.has("no-memory-plan");
+  auto Known = [](const std::string &Name, const char *Flag) {
+    if (!ir::PassRegistry::global().find(Name) && Name != "all")
+      throw UsageError(fmt::format("--{}: unknown pass '{}'", Flag, Name));
+    return Name;
+  };
+  for (const std::string &N : P.all("print-after"))
+    O.passes.printAfter.insert(Known(N, "print-after"));
+  for (const std::string &N : P.all("disable-pass"))
+    O.passes.disabled.insert(Known(N, "disable-pass"));
+  for (const std::string &N : P.all("enable-pass"))
+    O.passes.enabled.insert(Known(N, "enable-pass"));
+  O.passes.timePasses = P.has("time-passes");
   return O;
+}
+
+void reportPassTimes(const vm::CompileOptions &Opts) {
+  if (!Opts.passes.timePasses)
+    return;
+  double Total = 0;
+  for (const auto &T : Opts.passes.timings) {
+    std::fprintf(stderr, "// pass %-24s %10.3f ms\n", T.pass.c_str(),
+                 T.milliseconds);
+    Total += T.milliseconds;
+  }
+  std::fprintf(stderr, "// passes total %21.3f ms\n", Total);
 }
 
 std::vector<FlagSpec> inputFlags() {

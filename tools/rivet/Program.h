@@ -54,10 +54,18 @@ std::shared_ptr<vm::Executable> compileProgram(Program &P,
 /// Removes "-O0".."-O3" from Args and returns the level given (the last one),
 /// if any; throws UsageError for another "-O..." spelling.
 std::optional<int> takeOptLevel(std::vector<std::string> &Args);
-/// The compile options of a command: Level (default 3) and
-/// --no-memory-plan.
+/// The flags of every command that compiles: --no-memory-plan and the pass
+/// flags (--print-after PASS|all, --disable-pass PASS, --enable-pass PASS,
+/// --time-passes), and their usage text.
+std::vector<FlagSpec> compileFlags();
+extern const char *const CompileFlagsUsage;
+/// The compile options of a command: Level (default 3) and compileFlags().
+/// Unknown pass names are UsageErrors.
 vm::CompileOptions compileOptionsFrom(std::optional<int> Level,
                                       const ParsedArgs &P);
+/// With --time-passes: prints the passes' times (from the options'
+/// PassContext) to stderr.
+void reportPassTimes(const vm::CompileOptions &Opts);
 
 /// The flags shared by every command that takes inputs (--input,
 /// --random-inputs, --seed, --shape) and their parsed form.

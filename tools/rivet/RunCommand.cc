@@ -31,6 +31,8 @@ const char *const RunUsage =
     "                          a .rvx file runs on the VM only\n"
     "  -O0 .. -O3              optimization level of the VM (default -O3)\n"
     "  --no-memory-plan        compile without the memory planner\n"
+    "  --print-after PASS, --disable-pass PASS, --enable-pass PASS,\n"
+    "  --time-passes           the pass flags of rivet compile --help\n"
     "  --output-dir DIR        where output_<i>.npy go (default .)\n";
 
 static void writeOutputs(const std::vector<NamedOutput> &Outputs,
@@ -65,7 +67,8 @@ int runCommand(const std::vector<std::string> &ArgsIn) {
   std::vector<FlagSpec> Flags = inputFlags();
   Flags.push_back({"executor", true, false});
   Flags.push_back({"output-dir", true, false});
-  Flags.push_back({"no-memory-plan", false, false});
+  for (const FlagSpec &F : compileFlags())
+    Flags.push_back(F);
   Flags.push_back({"help", false, false});
   ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -84,8 +87,11 @@ int runCommand(const std::vector<std::string> &ArgsIn) {
   if (Kind == ExecutorKind::Interp && Prog.isExecutable())
     fail("{}: a .rvx file runs on the VM only (--executor vm)", Prog.path);
   std::vector<Tensor> Inputs = prepareProgramInputs(Prog, Opts);
-  if (Kind == ExecutorKind::VM)
-    compileProgram(Prog, compileOptionsFrom(Level, P));
+  if (Kind == ExecutorKind::VM) {
+    vm::CompileOptions CO = compileOptionsFrom(Level, P);
+    compileProgram(Prog, CO);
+    reportPassTimes(CO);
+  }
 
   std::vector<NamedOutput> Outputs;
   runWithStack(BigStackBytes, [&] {

@@ -35,8 +35,10 @@ static const char *const MainUsage =
     "                   [--warmup N --repeat N] [--threads T]\n"
     "                   [--executor vm|interp]\n"
     "                   time @main; prints one JSON object\n"
-    "  dump PROGRAM.rvir|MODEL.onnx|EXE.rvx [--ir|--bytecode]\n"
-    "                   print the type-checked IR or the bytecode\n"
+    "  dump PROGRAM.rvir|MODEL.onnx|EXE.rvx\n"
+    "                   [--ir|--optimized|--fused|--bytecode] [-O0..-O3]\n"
+    "                   print the IR (as imported, optimized, or fused) or\n"
+    "                   the bytecode\n"
     "  ops [--markdown] list the IR operators and the ONNX operators (with\n"
     "                   opsets) the frontend translates\n"
     "  help [COMMAND]   show this help or a command's options\n";

@@ -62,6 +62,7 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
   ir::PassContext Passes = Opts.passes;
   Passes.optLevel = Opts.optLevel;
   ir::optimize(Optimized, Passes);
+  Opts.passes.timings = std::move(Passes.timings); // instrumentation output
   if (compiler::inlinePrimitiveCalls(Optimized))
     ir::inferTypes(Optimized);
   const ir::Module *Src = &Optimized;

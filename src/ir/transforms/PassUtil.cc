@@ -1,0 +1,134 @@
+//===- PassUtil.cc - Helpers shared by the rewriting passes ---------------===//
+#include "ir/transforms/PassUtil.h"
+
+#include "ir/Op.h"
+#include "ir/transforms/Pass.h"
+
+namespace rivet::ir {
+
+Expr BindingMutator::visitFunction(const FunctionNode &N, const Expr &Self) {
+  // Fused functions are FuseOps' output: no other pass looks inside.
+  if (isPrimitiveFunction(Self))
+    return Self;
+  return ExprMutator::visitFunction(N, Self);
+}
+
+BindingMutator::Binding BindingMutator::visitBinding(const Var &,
+                                                     const Expr &Value) {
+  return {Value, isAtom(Value)};
+}
+
+Expr BindingMutator::visitLet(const LetNode &N, const Expr &Self) {
+  // Iterative over the chain, like ExprMutator::visitLet, but a binding may
+  // vanish: its variable then maps (through Memo) to its replacement.
+  struct Link {
+    const Expr *Orig;
+    const LetNode *Node;
+    Var NewVar;
+    Expr NewValue;
+    bool Dropped = false;
+  };
+  std::vector<Link> Chain;
+  Chain.push_back({&Self, &N, nullptr, nullptr});
+  while (true) {
+    const Expr &Body = Chain.back().Node->body;
+    if (Body && Body->kind == ExprKind::Let && !Memo.count(Body.get())) {
+      Chain.push_back({&Body, Body->as<LetNode>(), nullptr, nullptr});
+      continue;
+    }
+    break;
+  }
+  for (Link &L : Chain) {
+    L.NewVar = mutateBinder(L.Node->var);
+    Expr Value = mutate(L.Node->value);
+    Binding B = visitBinding(L.NewVar, Value);
+    // A recursive function refers to its own variable: never inline it.
+    if (B.inlined && B.value->kind != ExprKind::Function) {
+      Memo[L.Node->var.get()] = B.value;
+      L.Dropped = true;
+    }
+    L.NewValue = B.value;
+  }
+  Expr Body = mutate(Chain.back().Node->body);
+  for (size_t I = Chain.size(); I-- > 0;) {
+    Link &L = Chain[I];
+    Expr R;
+    if (L.Dropped)
+      R = Body;
+    else if (L.NewVar == L.Node->var && L.NewValue == L.Node->value &&
+             Body == L.Node->body)
+      R = *L.Orig;
+    else
+      R = let(L.NewVar, L.NewValue, Body);
+    if (I != 0)
+      Memo[L.Orig->get()] = R;
+    Body = R;
+  }
+  return Body;
+}
+
+bool isAtom(const Expr &E) {
+  switch (E->kind) {
+  case ExprKind::Var:
+  case ExprKind::Constant:
+  case ExprKind::GlobalVar:
+  case ExprKind::Op: return true;
+  default: return false;
+  }
+}
+
+TensorTypeRef tensorTypeOf(const Expr &E) {
+  if (!E)
+    return nullptr;
+  Type T = E->checkedType;
+  if (!T)
+    if (const auto *V = E->as<VarNode>())
+      T = V->typeAnnotation;
+  if (!T)
+    if (const auto *C = E->as<ConstantNode>()) {
+      // A constant built by a pass has no checkedType yet; its value says it.
+      std::vector<Dim> Dims;
+      for (int64_t D : C->value.shape())
+        Dims.push_back(Dim::constant(D));
+      T = tensorType(std::move(Dims), C->value.dtype());
+    }
+  if (!T || T->kind != TypeKind::Tensor)
+    return nullptr;
+  return std::static_pointer_cast<const TensorTypeNode>(T);
+}
+
+bool staticShapeOf(const TensorTypeRef &T, std::vector<int64_t> &Shape) {
+  if (!T || !T->isStatic())
+    return false;
+  Shape.clear();
+  for (const Dim &D : *T->shape)
+    Shape.push_back(D.value);
+  return true;
+}
+
+bool sameKnownShape(const TensorTypeRef &A, const TensorTypeRef &B) {
+  if (!A || !B || !A->shape || !B->shape || A->shape->size() != B->shape->size())
+    return false;
+  for (size_t I = 0; I < A->shape->size(); ++I) {
+    const Dim &X = (*A->shape)[I], &Y = (*B->shape)[I];
+    if (X.isAny() || !(X == Y))
+      return false;
+  }
+  return true;
+}
+
+const std::string &calledOpName(const Expr &E) {
+  static const std::string None;
+  const auto *C = E ? E->as<CallNode>() : nullptr;
+  const auto *O = C ? C->callee->as<OpNode>() : nullptr;
+  return O ? O->name() : None;
+}
+
+bool isRandomOp(const std::string &Name) {
+  for (const char *Word : {"random", "bernoulli", "multinomial"})
+    if (Name.find(Word) != std::string::npos)
+      return true;
+  return false;
+}
+
+} // namespace rivet::ir

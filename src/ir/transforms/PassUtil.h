@@ -1,0 +1,64 @@
+//===- PassUtil.h - Helpers shared by the rewriting passes ------*- C++ -*-===//
+//
+// BindingMutator walks let chains binding by binding (iteratively, like
+// ExprMutator), lets a pass replace a bound variable by another expression
+// everywhere and drop its binding, and leaves primitive (fused) functions
+// alone. Also small predicates on operators and types that several passes
+// ask.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Visitor.h"
+
+#include <memory>
+#include <string>
+
+namespace rivet::ir {
+
+/// An ExprMutator for passes: primitive functions are returned unchanged and
+/// each let binding goes through visitBinding after its value is rewritten.
+class BindingMutator : public ExprMutator {
+public:
+  Expr visitFunction(const FunctionNode &N, const Expr &Self) override;
+  Expr visitLet(const LetNode &N, const Expr &Self) override;
+
+protected:
+  /// What becomes of one binding `let V = Value` (Value already rewritten).
+  struct Binding {
+    /// The value to bind, or (Inline) the expression that replaces V.
+    Expr value;
+    /// True: V is replaced by value at every use and the binding dropped.
+    bool inlined = false;
+  };
+  /// Default: an atom (variable, constant, global) replaces the variable;
+  /// anything else stays bound.
+  virtual Binding visitBinding(const Var &V, const Expr &Value);
+};
+
+/// True for an expression that costs nothing to repeat: a variable, a
+/// constant, a global or an operator.
+bool isAtom(const Expr &E);
+
+using TensorTypeRef = std::shared_ptr<const TensorTypeNode>;
+/// The tensor type of E (its checkedType, a variable's annotation or a
+/// constant's value), or null when E is not known to be a tensor.
+TensorTypeRef tensorTypeOf(const Expr &E);
+
+/// The extents of a tensor type whose rank and dimensions are all
+/// constants; false otherwise.
+bool staticShapeOf(const TensorTypeRef &T, std::vector<int64_t> &Shape);
+
+/// True when the shapes of A and B are known to be the same: equal ranks and
+/// dimensions that are equal constants or the same symbol.
+bool sameKnownShape(const TensorTypeRef &A, const TensorTypeRef &B);
+
+/// The operator name of a call of an operator, or "" for anything else.
+const std::string &calledOpName(const Expr &E);
+
+/// True for operators whose results are drawn at random, which must not be
+/// folded or merged (no IR operator is random today; the check is by name so
+/// that one added later is covered).
+bool isRandomOp(const std::string &Name);
+
+} // namespace rivet::ir

@@ -2,11 +2,14 @@
 //
 // Runs every model of the ONNX backend test data (Debian libonnx-testdata):
 // import, type inference, execution by the chosen executor (the reference
-// interpreter, or the VM after compiling at the default level), comparison of
+// interpreter, or the VM after compiling at -O3 or --opt-level; with
+// --opt-level the interpreter runs the module after that level's passes too),
+// comparison of
 // every test_data_set_* with the expected outputs (ONNX's tolerances). Each
 // test runs in a child process, so a crash or a hang fails only that test.
 //
-//   rivet_conformance [--data DIR] [--executor interp|vm] [--filter SUBSTR]
+//   rivet_conformance [--data DIR] [--executor interp|vm] [--opt-level 0..3]
+//                     [--filter SUBSTR]
 //                     [--jobs N] [--timeout SEC] [--pass-list FILE]
 //                     [--write-pass-list FILE] [--verbose]
 //
@@ -40,6 +43,8 @@ namespace {
 struct Options {
   std::string dataDir = "/usr/share/libonnx-testdata/data";
   std::string executor = "interp";
+  /// -1: the interpreter runs the imported module, the VM compiles at -O3.
+  int optLevel = -1;
   std::vector<std::string> filters;
   int jobs = 2;
   int timeoutSec = 120;
@@ -108,7 +113,8 @@ Running start(const Options &O, const std::string &Name) {
     dup2(Fds[1], 2);
     alarm((unsigned)O.timeoutSec);
     std::string Msg;
-    bool Ok = runTestCase(fs::path(O.dataDir) / Name, O.executor, Msg);
+    bool Ok =
+        runTestCase(fs::path(O.dataDir) / Name, O.executor, O.optLevel, Msg);
     std::cout << Msg << std::flush;
     _exit(Ok ? 0 : 1);
   }
@@ -133,6 +139,8 @@ int main(int Argc, char **Argv) {
       O.dataDir = next();
     else if (A == "--executor")
       O.executor = next();
+    else if (A == "--opt-level")
+      O.optLevel = std::clamp(std::stoi(next()), 0, 3);
     else if (A == "--filter")
       O.filters.push_back(next());
     else if (A == "--jobs")
@@ -148,6 +156,7 @@ int main(int Argc, char **Argv) {
     else {
       std::cerr
           << "usage: rivet_conformance [--data DIR] [--executor interp|vm] "
+             "[--opt-level 0..3] "
              "[--filter S]... [--jobs N] [--timeout SEC] [--pass-list F] "
              "[--write-pass-list F] [--verbose]\n";
       return 2;

@@ -5,6 +5,7 @@
 #include "frontend/onnx/OnnxTensor.h"
 #include "ir/Interpreter.h"
 #include "ir/TypeInference.h"
+#include "ir/transforms/Pass.h"
 #include "kernels/Error.h"
 #include "vm/VirtualMachine.h"
 #include "vm/compiler/Compiler.h"
@@ -167,7 +168,7 @@ void checkInput(const ir::Var &Param, const Value &V, const std::string &Name) {
 
 } // namespace
 
-bool runTestCase(const fs::path &Dir, const std::string &Executor,
+bool runTestCase(const fs::path &Dir, const std::string &Executor, int OptLevel,
                  std::string &Msg) {
   try {
     fs::path ModelPath = Dir / "model.onnx";
@@ -202,9 +203,16 @@ bool runTestCase(const fs::path &Dir, const std::string &Executor,
     std::shared_ptr<vm::Executable> Exe;
     std::unique_ptr<vm::VirtualMachine> VM;
     if (Executor == "interp") {
+      if (OptLevel >= 0) {
+        ir::PassContext Ctx;
+        Ctx.optLevel = OptLevel;
+        ir::optimize(M, Ctx);
+      }
       Interp = std::make_unique<ir::Interpreter>(M);
     } else {
-      Exe = vm::compile(M);
+      vm::CompileOptions CO;
+      CO.optLevel = OptLevel < 0 ? 3 : OptLevel;
+      Exe = vm::compile(M, CO);
       VM = std::make_unique<vm::VirtualMachine>(Exe);
     }
     auto Call = [&](std::vector<Value> Args) -> Value {

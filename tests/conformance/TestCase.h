@@ -8,8 +8,10 @@ namespace rivet::conformance {
 
 /// Imports Dir/model.onnx, runs every Dir/test_data_set_* with Executor and
 /// compares with the expected outputs. Returns true when all agree; Msg says
-/// what went wrong (or a short summary on success).
+/// what went wrong (or a short summary on success). OptLevel: the passes the
+/// VM compiles with; for the interpreter, -1 runs the module as imported and
+/// 0..3 runs it after that level's passes.
 bool runTestCase(const std::filesystem::path &Dir, const std::string &Executor,
-                 std::string &Msg);
+                 int OptLevel, std::string &Msg);
 
 } // namespace rivet::conformance

@@ -107,7 +107,8 @@ bool staticShapeOf(const TensorTypeRef &T, std::vector<int64_t> &Shape) {
 }
 
 bool sameKnownShape(const TensorTypeRef &A, const TensorTypeRef &B) {
-  if (!A || !B || !A->shape || !B->shape || A->shape->size() != B->shape->size())
+  if (!A || !B || !A->shape || !B->shape ||
+      A->shape->size() != B->shape->size())
     return false;
   for (size_t I = 0; I < A->shape->size(); ++I) {
     const Dim &X = (*A->shape)[I], &Y = (*B->shape)[I];

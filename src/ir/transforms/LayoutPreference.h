@@ -1,0 +1,70 @@
+//===- LayoutPreference.h - Which layouts a target wants -----*- C++ -*-===//
+//
+// AlterOpLayout asks the target, per anchor operator, which blocked layout
+// it prefers. The target (the CPU codegen, for oneDNN's nChw8c/nChw16c)
+// installs its preferences here; with none installed the pass does nothing.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Expr.h"
+
+#include <memory>
+#include <optional>
+
+namespace rivet::ir {
+
+/// A blocked convolution: data NCHW{inputBlock}c, weights
+/// OIHW{inputBlock}i{outputBlock}o, result NCHW{outputBlock}c.
+struct ConvLayout {
+  int64_t inputBlock = 1;
+  int64_t outputBlock = 1;
+  bool operator==(const ConvLayout &O) const = default;
+};
+
+/// A target's layout preferences. Queried on type-checked calls only.
+class LayoutPreferences {
+public:
+  virtual ~LayoutPreferences();
+  /// The layout the target wants for this 2-d conv (x: [N, C, H, W] and
+  /// w: [M, C/group, KH, KW] with constant C and M), or nullopt to keep
+  /// NCHW. The pass refuses a choice whose blocks do not divide C and M.
+  virtual std::optional<ConvLayout>
+  preferredConvLayout(const CallNode &Conv, const TensorTypeNode &Data,
+                      const TensorTypeNode &Weight) const = 0;
+};
+
+/// Prefers NCHW{block}c for every group-1 conv whose input and output
+/// channels the block divides (a oneDNN-like target with one vector width).
+class UniformBlockPreferences : public LayoutPreferences {
+public:
+  explicit UniformBlockPreferences(int64_t Block);
+  std::optional<ConvLayout>
+  preferredConvLayout(const CallNode &Conv, const TensorTypeNode &Data,
+                      const TensorTypeNode &Weight) const override;
+
+private:
+  int64_t Block;
+};
+
+/// Installs P as the preferences AlterOpLayout uses (null: none); returns
+/// the previous ones. Process-wide: a compilation's target sets it.
+std::shared_ptr<const LayoutPreferences>
+setLayoutPreferences(std::shared_ptr<const LayoutPreferences> P);
+/// The installed preferences, or null.
+std::shared_ptr<const LayoutPreferences> currentLayoutPreferences();
+
+/// Installs preferences for a scope and restores the previous ones after.
+class ScopedLayoutPreferences {
+public:
+  explicit ScopedLayoutPreferences(std::shared_ptr<const LayoutPreferences> P)
+      : Saved(setLayoutPreferences(std::move(P))) {}
+  ~ScopedLayoutPreferences() { setLayoutPreferences(std::move(Saved)); }
+  ScopedLayoutPreferences(const ScopedLayoutPreferences &) = delete;
+  ScopedLayoutPreferences &operator=(const ScopedLayoutPreferences &) = delete;
+
+private:
+  std::shared_ptr<const LayoutPreferences> Saved;
+};
+
+} // namespace rivet::ir

@@ -86,23 +86,17 @@ private:
     return R;
   }
 
-  /// Output channel axis and extent of an anchor (null type: not foldable).
+  /// The output channel axis and extent of an anchor; false when they are
+  /// not known (or a matmul's weight is not a matrix).
   static bool outputChannel(const CallNode &Typed, size_t &Axis, int64_t &L) {
-    const TensorTypeNode *T = rankedTensorType(Typed.checkedType
-                                                   ? Typed.args[0]
-                                                   : nullptr);
-    const auto *Out = Typed.checkedType
-                          ? Typed.checkedType->as<TensorTypeNode>()
-                          : nullptr;
-    if (!T || !Out || !Out->hasKnownRank() || Out->shape->empty())
+    const auto *Out =
+        Typed.checkedType ? Typed.checkedType->as<TensorTypeNode>() : nullptr;
+    if (!Out || !Out->hasKnownRank() || Out->shape->empty())
       return false;
-    std::string_view Op = calledOpName(Typed.callee ? call(Typed.callee, {})
-                                                    : nullptr);
-    if (Op == "matmul") {
-      const TensorTypeNode *W = rankedTensorType(Typed.args[1]);
-      if (!W || W->shape->size() != 2)
-        return false;
-    }
+    const std::string &Op = Typed.callee->as<OpNode>()->name();
+    const TensorTypeNode *W = rankedTensorType(Typed.args[1]);
+    if (!W || (Op == "matmul" && W->shape->size() != 2))
+      return false;
     Axis = Op == "conv" ? 1 : Out->shape->size() - 1;
     L = constExtent(*Out, Axis);
     return L > 0;

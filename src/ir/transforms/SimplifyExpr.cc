@@ -1,0 +1,253 @@
+//===- SimplifyExpr.cc - Folds chains of shape and dtype operators --------===//
+//
+// Rewrites that the types prove: reshape-like chains (reshape, flatten,
+// squeeze, unsqueeze) become one reshape, transpose chains one transpose,
+// cast chains through a lossless intermediate dtype one cast; and operators
+// that change nothing (a reshape, expand or tile to the same shape, a full
+// slice with step 1, a zero pad, a cast to the same dtype, an identity
+// permutation) become their input. The bindings left unused go in
+// DeadCodeElimination.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/transforms/Pass.h"
+#include "ir/transforms/PassUtil.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+namespace rivet::ir {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+bool isReshapeLike(const std::string &Name) {
+  return Name == "reshape" || Name == "flatten" || Name == "squeeze" ||
+         Name == "unsqueeze";
+}
+
+/// Bits of an integer's magnitude / a float's significand.
+int precisionBits(DType T) {
+  switch (T) {
+  case DType::Float16: return 11;
+  case DType::BFloat16: return 8;
+  case DType::Float32: return 24;
+  case DType::Float64: return 53;
+  default: return (int)dtypeSize(T) * 8 - (isSigned(T) ? 1 : 0);
+  }
+}
+
+/// True when every value of From converts to To and back exactly, so a
+/// cast through To is the same as a direct cast.
+bool isLosslessCast(DType From, DType To) {
+  if (From == To || From == DType::Bool)
+    return true;
+  if (To == DType::Bool)
+    return false;
+  if (isFloat(From)) {
+    if (!isFloat(To))
+      return false;
+    if (From == DType::Float16 && To == DType::BFloat16)
+      return false; // bfloat16 has fewer significand bits
+    if (From == DType::BFloat16 && To == DType::Float16)
+      return false; // float16 has a smaller exponent range
+    return dtypeSize(To) >= dtypeSize(From);
+  }
+  if (isFloat(To))
+    return precisionBits(From) <= precisionBits(To);
+  // Integers: a wider type that holds every value (an unsigned source needs a
+  // strictly wider signed one; a signed source never fits an unsigned one).
+  if (isSigned(From) && !isSigned(To))
+    return false;
+  return precisionBits(To) >= precisionBits(From) &&
+         dtypeSize(To) >= dtypeSize(From);
+}
+
+class ExprSimplifier : public BindingMutator {
+public:
+  Expr visitCall(const CallNode &N, const Expr &Self) override {
+    Expr New = BindingMutator::visitCall(N, Self);
+    const std::string &Name = calledOpName(New);
+    if (Name.empty() || New->as<CallNode>()->args.empty())
+      return New;
+    const CallNode &C = *New->as<CallNode>();
+    if (Expr R = simplify(Name, C, tensorTypeOf(Self)))
+      return R;
+    return New;
+  }
+
+protected:
+  Binding visitBinding(const Var &V, const Expr &Value) override {
+    Defs[V.get()] = Value;
+    return BindingMutator::visitBinding(V, Value);
+  }
+
+private:
+  /// The operator call that computes E (through a let-bound variable).
+  const CallNode *producer(const Expr &E, const std::string &Op) {
+    Expr P = E;
+    if (const auto *V = E->as<VarNode>()) {
+      auto It = Defs.find(V);
+      if (It == Defs.end())
+        return nullptr;
+      P = It->second;
+    }
+    if (calledOpName(P) != Op &&
+        !(Op == "<reshape-like>" && isReshapeLike(calledOpName(P))))
+      return nullptr;
+    const auto *C = P->as<CallNode>();
+    return C->args.size() == 1 ? C : nullptr;
+  }
+
+  static bool sameType(const TensorTypeRef &A, const TensorTypeRef &B) {
+    return A && B && A->dtype == B->dtype && sameKnownShape(A, B);
+  }
+
+  Expr simplify(const std::string &Name, const CallNode &C,
+                const TensorTypeRef &Out) {
+    const Expr &X = C.args[0];
+    TensorTypeRef In = tensorTypeOf(X);
+    if (isReshapeLike(Name))
+      return reshapeChain(Name, C, In, Out);
+    if (Name == "transpose")
+      return transposeChain(C, In);
+    if (Name == "cast" || Name == "cast_like")
+      return castChain(Name, C, In);
+    if (Name == "expand" || Name == "tile")
+      return sameType(In, Out) ? X : nullptr;
+    if (Name == "strided_slice") {
+      Ints Strides = C.attrs.getInts("strides", {});
+      bool Unit = std::all_of(Strides.begin(), Strides.end(),
+                              [](int64_t S) { return S == 1; });
+      return Unit && sameType(In, Out) ? X : nullptr;
+    }
+    if (Name == "pad") {
+      Ints Pads = C.attrs.getInts("pads");
+      bool Zero = std::all_of(Pads.begin(), Pads.end(),
+                              [](int64_t P) { return P == 0; });
+      return Zero ? X : nullptr;
+    }
+    return nullptr;
+  }
+
+  Expr reshapeChain(const std::string &Name, const CallNode &C,
+                    const TensorTypeRef &In, const TensorTypeRef &Out) {
+    if (sameType(In, Out))
+      return C.args[0];
+    const CallNode *P = producer(C.args[0], "<reshape-like>");
+    if (!P)
+      return nullptr;
+    const Expr &Y = P->args[0];
+    TensorTypeRef YT = tensorTypeOf(Y);
+    if (sameType(YT, Out))
+      return Y;
+    Ints Static;
+    if (staticShapeOf(Out, Static))
+      return callOp("reshape", {Y}, Attrs{{"newshape", Static}});
+    // A newshape without 0s does not depend on the input's extents.
+    if (Name == "reshape") {
+      Ints New = C.attrs.getInts("newshape");
+      if (std::find(New.begin(), New.end(), 0) == New.end())
+        return callOp("reshape", {Y}, C.attrs);
+    }
+    return nullptr;
+  }
+
+  /// The permutation of a transpose (default: reversed axes); empty when the
+  /// rank is unknown.
+  static Ints permutation(const CallNode &C, const TensorTypeRef &In) {
+    if (C.attrs.has("axes")) {
+      Ints P = C.attrs.getInts("axes");
+      if (In && In->shape)
+        for (int64_t &A : P)
+          if (A < 0)
+            A += (int64_t)In->shape->size();
+      return P;
+    }
+    if (!In || !In->shape)
+      return {};
+    Ints P(In->shape->size());
+    std::iota(P.rbegin(), P.rend(), 0);
+    return P;
+  }
+
+  static bool isIdentity(const Ints &P) {
+    for (size_t I = 0; I < P.size(); ++I)
+      if (P[I] != (int64_t)I)
+        return false;
+    return true;
+  }
+
+  Expr transposeChain(const CallNode &C, const TensorTypeRef &In) {
+    Ints P2 = permutation(C, In);
+    if (P2.empty() || !In || !In->shape || P2.size() != In->shape->size())
+      return nullptr;
+    if (isIdentity(P2))
+      return C.args[0];
+    const CallNode *P = producer(C.args[0], "transpose");
+    if (!P)
+      return nullptr;
+    const Expr &Y = P->args[0];
+    Ints P1 = permutation(*P, tensorTypeOf(Y));
+    if (P1.size() != P2.size())
+      return nullptr;
+    // out[i] = mid[P2[i]] = y[P1[P2[i]]].
+    Ints Composed(P2.size());
+    for (size_t I = 0; I < P2.size(); ++I) {
+      if (P2[I] < 0 || P2[I] >= (int64_t)P1.size())
+        return nullptr;
+      Composed[I] = P1[P2[I]];
+    }
+    if (isIdentity(Composed))
+      return Y;
+    return callOp("transpose", {Y}, Attrs{{"axes", Composed}});
+  }
+
+  Expr castChain(const std::string &Name, const CallNode &C,
+                 const TensorTypeRef &In) {
+    if (!In)
+      return nullptr;
+    DType To;
+    if (Name == "cast") {
+      To = parseDType(C.attrs.getString("dtype"));
+    } else {
+      TensorTypeRef Target =
+          C.args.size() == 2 ? tensorTypeOf(C.args[1]) : nullptr;
+      if (!Target)
+        return nullptr;
+      To = Target->dtype;
+    }
+    if (In->dtype == To)
+      return C.args[0];
+    if (Name != "cast")
+      return nullptr;
+    const CallNode *P = producer(C.args[0], "cast");
+    if (!P)
+      return nullptr;
+    const Expr &Y = P->args[0];
+    TensorTypeRef YT = tensorTypeOf(Y);
+    if (!YT || !isLosslessCast(YT->dtype, In->dtype))
+      return nullptr;
+    if (YT->dtype == To)
+      return Y;
+    return callOp("cast", {Y}, C.attrs);
+  }
+
+  std::unordered_map<const VarNode *, Expr> Defs;
+};
+
+void simplifyExprPass(Module &M, const PassContext &) {
+  transformFunctions(M,
+                     [](const Expr &F) { return ExprSimplifier().mutate(F); });
+}
+
+} // namespace
+
+/// SimplifyExpr: merges chains of reshapes, transposes and casts, and drops
+/// shape and dtype operators that the types prove to change nothing.
+RIVET_REGISTER_PASS("SimplifyExpr", 2,
+                    "Merges reshape/transpose/cast chains and drops no-op "
+                    "shape and dtype operators.",
+                    simplifyExprPass);
+
+} // namespace rivet::ir

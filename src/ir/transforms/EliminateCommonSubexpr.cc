@@ -17,12 +17,62 @@
 namespace rivet::ir {
 namespace {
 
+/// Constants with more elements than this are compared by node, not by
+/// value: hashing every conv weight at every binding costs far more than the
+/// rare duplicate weight would save.
+constexpr int64_t kMaxComparedElements = 1024;
+
+bool comparedByValue(const Expr &A) {
+  const auto *C = A->as<ConstantNode>();
+  return C && C->value.numel() <= kMaxComparedElements;
+}
+
+size_t hashArg(const Expr &A) {
+  if (comparedByValue(A))
+    return structuralHash(A);
+  if (const auto *G = A->as<GlobalVarNode>())
+    return std::hash<std::string>()(G->name);
+  if (const auto *O = A->as<OpNode>())
+    return std::hash<const void *>()(O->info);
+  return std::hash<const void *>()(A.get()); // variables, large constants
+}
+
+bool equalArgs(const Expr &A, const Expr &B) {
+  if (A == B)
+    return true;
+  if (A->kind != B->kind)
+    return false;
+  if (comparedByValue(A) && comparedByValue(B))
+    return structuralEqual(A, B);
+  if (const auto *G = A->as<GlobalVarNode>())
+    return G->name == B->as<GlobalVarNode>()->name;
+  if (const auto *O = A->as<OpNode>())
+    return O->info == B->as<OpNode>()->info;
+  return false;
+}
+
+/// Operator calls on atoms (see candidate()): same operator, attributes and
+/// arguments.
 struct CallHash {
-  size_t operator()(const Expr &E) const { return structuralHash(E); }
+  size_t operator()(const Expr &E) const {
+    const auto &C = *E->as<CallNode>();
+    size_t H = std::hash<const void *>()(C.callee->as<OpNode>()->info);
+    H = H * 31 + C.attrs.hash();
+    for (const Expr &A : C.args)
+      H = H * 31 + hashArg(A);
+    return H;
+  }
 };
 struct CallEqual {
-  bool operator()(const Expr &A, const Expr &B) const {
-    return structuralEqual(A, B);
+  bool operator()(const Expr &X, const Expr &Y) const {
+    const auto &A = *X->as<CallNode>(), &B = *Y->as<CallNode>();
+    if (A.callee->as<OpNode>()->info != B.callee->as<OpNode>()->info ||
+        A.args.size() != B.args.size() || !(A.attrs == B.attrs))
+      return false;
+    for (size_t I = 0; I < A.args.size(); ++I)
+      if (!equalArgs(A.args[I], B.args[I]))
+        return false;
+    return true;
   }
 };
 

@@ -11,8 +11,8 @@
 #include "ir/Op.h"
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PassUtil.h"
-#include "kernels/Kernel.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace rivet::ir {
@@ -128,6 +128,9 @@ private:
   /// The value of a call on constants, or the call itself when evaluation
   /// fails (the error belongs to run time) or the result is too large.
   Expr evaluate(const Expr &Call) {
+    // The interpreter caches per call node address: keep the node alive so
+    // that no later call reuses its address.
+    Evaluated.push_back(Call);
     Value V;
     try {
       V = Interp.eval(Call);
@@ -141,33 +144,57 @@ private:
     return R;
   }
 
-  /// shape_of/size/dim_size of a tensor whose type has a static shape: the
-  /// kernel only reads the shape, so a meta tensor stands for the argument.
-  Expr foldShapeQuery(const CallNode &C, const CallNode &Orig) {
+  /// shape_of/size/dim_size of a tensor whose type knows the extents asked
+  /// for (as the kernels in kernels/ops/Creation.cc compute them).
+  static Expr foldShapeQuery(const CallNode &C, const CallNode &Orig) {
     if (C.args.size() != 1)
       return nullptr;
     TensorTypeRef T = tensorTypeOf(Orig.args[0]);
     if (!T)
       T = tensorTypeOf(C.args[0]);
-    Shape Sh;
-    if (!staticShapeOf(T, Sh))
+    if (!T || !T->shape)
       return nullptr;
-    const KernelInfo *K =
-        KernelRegistry::global().find(C.callee->as<OpNode>()->name());
-    if (!K)
-      return nullptr;
+    const std::vector<Dim> &Dims = *T->shape;
+    int64_t R = (int64_t)Dims.size();
+    auto Window = [&](int64_t From, int64_t To) -> std::optional<Shape> {
+      Shape Out;
+      for (int64_t I = From; I < To; ++I) {
+        if (!Dims[I].isConst())
+          return std::nullopt;
+        Out.push_back(Dims[I].value);
+      }
+      return Out;
+    };
+    const std::string &Name = C.callee->as<OpNode>()->name();
     try {
-      std::vector<Tensor> Out =
-          invokeKernel(*K, {Tensor::meta(Sh, T->dtype)}, C.attrs);
-      if (Out.size() != 1)
-        return nullptr;
-      return constant(Out[0]);
+      if (Name == "shape_of") {
+        auto Clamp = [R](int64_t I) {
+          return std::clamp<int64_t>(I < 0 ? I + R : I, 0, R);
+        };
+        int64_t Start = Clamp(C.attrs.getInt("start", 0));
+        int64_t End = std::max(Start, Clamp(C.attrs.getInt("end", R)));
+        std::optional<Shape> S = Window(Start, End);
+        if (!S)
+          return nullptr;
+        return constant(Tensor::fromVector<int64_t>(*S, {(int64_t)S->size()}));
+      }
+      if (Name == "size") {
+        std::optional<Shape> S = Window(0, R);
+        return S ? constant(Tensor::scalar<int64_t>(numElements(*S))) : nullptr;
+      }
+      int64_t Axis = C.attrs.getInt("axis");
+      if (Axis < -R || Axis >= R)
+        return nullptr; // the relation reports it
+      std::optional<Shape> S =
+          Window(Axis < 0 ? Axis + R : Axis, (Axis < 0 ? Axis + R : Axis) + 1);
+      return S ? constant(Tensor::scalar<int64_t>((*S)[0])) : nullptr;
     } catch (const Error &) {
       return nullptr;
     }
   }
 
   Interpreter Interp;
+  std::vector<Expr> Evaluated;
 };
 
 void foldConstantPass(Module &M, const PassContext &) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/GraphImporter.h"
 #include "frontend/onnx/OnnxHelpers.h"
+#include "ir/ops/StaticForms.h"
 
 namespace rivet::frontend {
 namespace {
@@ -49,11 +50,12 @@ std::vector<Expr> convertOneHot(NodeContext &C) {
     double D = Depth->elementAsDouble(0);
     if (!(D >= 1 && D < 1e15))
       C.error("depth must be positive, got {}", D);
-    return {ir::callOp("one_hot", {C.input(0), C.input(2)},
-                       Attrs{{"depth", (int64_t)D}, {"axis", Axis}})};
   }
-  return {ir::callOp("one_hot_dyn", {C.input(0), C.input(1), C.input(2)},
-                     Attrs{{"axis", Axis}})};
+  // A constant depth becomes one_hot's attribute (ir/ops/StaticForms.h).
+  Expr Dyn = ir::callOp("one_hot_dyn", {C.input(0), C.input(1), C.input(2)},
+                        Attrs{{"axis", Axis}});
+  Expr S = ir::staticFormOf(Dyn);
+  return {S ? S : Dyn};
 }
 
 std::vector<Expr> convertCompress(NodeContext &C) {

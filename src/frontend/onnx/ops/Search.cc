@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/GraphImporter.h"
 #include "frontend/onnx/OnnxHelpers.h"
+#include "ir/ops/StaticForms.h"
 
 namespace rivet::frontend {
 namespace {
@@ -28,14 +29,13 @@ std::vector<Expr> convertTopK1(NodeContext &C) {
 
 std::vector<Expr> convertTopK10(NodeContext &C) {
   Attrs A = topkAttrs(C);
-  if (std::optional<Tensor> K = C.constantInput(1)) {
+  if (std::optional<Tensor> K = C.constantInput(1))
     if (K->numel() != 1 || !isInteger(K->dtype()))
       C.error("input 'K' must hold one integer, got {}", K->typeString());
-    A.set("k", K->elementAsInt(0));
-    return C.bindTuple(ir::callOp("topk", {C.input(0)}, std::move(A)), 2);
-  }
-  return C.bindTuple(
-      ir::callOp("dyn_topk", {C.input(0), C.input(1)}, std::move(A)), 2);
+  // A constant K becomes topk's attribute (ir/ops/StaticForms.h).
+  Expr Dyn = ir::callOp("dyn_topk", {C.input(0), C.input(1)}, std::move(A));
+  Expr S = ir::staticFormOf(Dyn);
+  return C.bindTuple(S ? S : Dyn, 2);
 }
 
 std::vector<Expr> convertUnique(NodeContext &C) {

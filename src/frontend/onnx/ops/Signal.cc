@@ -7,11 +7,19 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/Converter.h"
+#include "ir/ops/StaticForms.h"
 
 namespace rivet::frontend {
 namespace {
 
 using ir::Expr;
+
+/// Dyn, or its static form when its length inputs are constants
+/// (ir/ops/StaticForms.h, shared with DynamicToStatic).
+Expr staticOrDynamic(Expr Dyn) {
+  Expr S = ir::staticFormOf(Dyn);
+  return S ? S : Dyn;
+}
 
 Expr inputOrAbsent(NodeContext &C, size_t I, DType T) {
   return C.hasInput(I) ? C.input(I) : ir::constant(Tensor::zeros({0}, T));
@@ -54,13 +62,9 @@ std::vector<Expr> convertDft(NodeContext &C) {
   A.set("inverse", C.attrInt("inverse", 0));
   A.set("onesided", C.attrInt("onesided", 0));
   bool Absent;
-  std::optional<Tensor> Len = constScalar(C, 1, Absent);
-  if (Absent || Len) {
-    if (Len)
-      A.set("dft_length", Len->elementAsInt(0));
-    return {ir::callOp("dft", {C.input(0)}, A)};
-  }
-  return {ir::callOp("dft_dynamic", {C.input(0), C.input(1)}, A)};
+  (void)constScalar(C, 1, Absent); // checks a constant's element count
+  return {staticOrDynamic(ir::callOp(
+      "dft_dynamic", {C.input(0), inputOrAbsent(C, 1, DType::Int64)}, A))};
 }
 RIVET_REGISTER_ONNX_OP("DFT", 17, convertDft);
 
@@ -90,14 +94,10 @@ std::vector<Expr> convertWindow(NodeContext &C, const std::string &Op) {
   A.set("periodic", C.attrInt("periodic", 1));
   A.set("dtype", onnxDTypeName(C, C.attrInt("output_datatype", 1)));
   bool Absent;
-  std::optional<Tensor> Size = constScalar(C, 0, Absent);
+  (void)constScalar(C, 0, Absent);
   if (Absent)
     C.error("the input size is required");
-  if (Size) {
-    A.set("size", Size->elementAsInt(0));
-    return {ir::callOp(Op, {}, A)};
-  }
-  return {ir::callOp(Op + "_dynamic", {C.input(0)}, A)};
+  return {staticOrDynamic(ir::callOp(Op + "_dynamic", {C.input(0)}, A))};
 }
 std::vector<Expr> convertHann(NodeContext &C) {
   return convertWindow(C, "hann_window");
@@ -117,26 +117,15 @@ std::vector<Expr> convertMel(NodeContext &C) {
   A.set("dtype", onnxDTypeName(C, C.attrInt("output_datatype", 1)));
   const char *Names[] = {"num_mel_bins", "dft_length", "sample_rate",
                          "lower_edge_hertz", "upper_edge_hertz"};
-  std::vector<std::optional<Tensor>> Vals;
-  bool AllConst = true;
+  std::vector<Expr> Args;
   for (size_t I = 0; I < 5; ++I) {
     bool Absent;
-    Vals.push_back(constScalar(C, I, Absent));
+    (void)constScalar(C, I, Absent);
     if (Absent)
       C.error("the input {} is required", Names[I]);
-    AllConst &= Vals.back().has_value();
-  }
-  if (AllConst) {
-    for (size_t I = 0; I < 3; ++I)
-      A.set(Names[I], Vals[I]->elementAsInt(0));
-    for (size_t I = 3; I < 5; ++I)
-      A.set(Names[I], Vals[I]->elementAsDouble(0));
-    return {ir::callOp("mel_weight_matrix", {}, A)};
-  }
-  std::vector<Expr> Args;
-  for (size_t I = 0; I < 5; ++I)
     Args.push_back(C.input(I));
-  return {ir::callOp("mel_weight_matrix_dynamic", Args, A)};
+  }
+  return {staticOrDynamic(ir::callOp("mel_weight_matrix_dynamic", Args, A))};
 }
 RIVET_REGISTER_ONNX_OP("MelWeightMatrix", 17, convertMel);
 

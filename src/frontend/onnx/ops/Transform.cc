@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/GraphImporter.h"
 #include "frontend/onnx/OnnxHelpers.h"
+#include "ir/ops/StaticForms.h"
 
 namespace rivet::frontend {
 namespace {
@@ -31,6 +32,14 @@ std::optional<Ints> constantInts(NodeContext &C, size_t I, const char *What) {
   return T->toIntVector();
 }
 
+/// Dyn, or its static form when the inputs that decide its shape are
+/// constants (ir/ops/StaticForms.h: the mapping DynamicToStatic applies to
+/// shapes that become constant later).
+Expr staticOrDynamic(Expr Dyn) {
+  Expr S = ir::staticFormOf(Dyn);
+  return S ? S : Dyn;
+}
+
 //===----------------------------------------------------------------------===//
 // Reshape
 //===----------------------------------------------------------------------===//
@@ -41,15 +50,10 @@ std::vector<Expr> convertReshape1(NodeContext &C) {
 }
 
 std::vector<Expr> convertReshape5(NodeContext &C) {
-  int64_t AllowZero = C.attrInt("allowzero", 0);
-  std::optional<Ints> Shape = constantInts(C, 1, "shape");
-  // With allowzero a 0 is a literal extent, which `reshape` cannot express.
-  bool LiteralZero =
-      AllowZero && Shape && std::count(Shape->begin(), Shape->end(), 0) > 0;
-  if (Shape && !LiteralZero)
-    return {ir::callOp("reshape", {C.input(0)}, Attrs{{"newshape", *Shape}})};
-  return {ir::callOp("reshape_dyn", {C.input(0), C.input(1)},
-                     Attrs{{"allowzero", AllowZero}})};
+  (void)constantInts(C, 1, "shape"); // checks a constant's dtype and rank
+  return {staticOrDynamic(
+      ir::callOp("reshape_dyn", {C.input(0), C.input(1)},
+                 Attrs{{"allowzero", C.attrInt("allowzero", 0)}}))};
 }
 
 //===----------------------------------------------------------------------===//
@@ -94,9 +98,8 @@ std::vector<Expr> convertSqueeze1(NodeContext &C) {
 std::vector<Expr> convertSqueeze13(NodeContext &C) {
   if (!C.hasInput(1))
     return {ir::callOp("squeeze", {C.input(0)})};
-  if (std::optional<Ints> Axes = constantInts(C, 1, "axes"))
-    return {ir::callOp("squeeze", {C.input(0)}, Attrs{{"axes", *Axes}})};
-  return {ir::callOp("squeeze_dyn", {C.input(0), C.input(1)})};
+  (void)constantInts(C, 1, "axes");
+  return {staticOrDynamic(ir::callOp("squeeze_dyn", {C.input(0), C.input(1)}))};
 }
 
 std::vector<Expr> convertUnsqueeze1(NodeContext &C) {
@@ -105,9 +108,9 @@ std::vector<Expr> convertUnsqueeze1(NodeContext &C) {
 }
 
 std::vector<Expr> convertUnsqueeze13(NodeContext &C) {
-  if (std::optional<Ints> Axes = constantInts(C, 1, "axes"))
-    return {ir::callOp("unsqueeze", {C.input(0)}, Attrs{{"axes", *Axes}})};
-  return {ir::callOp("unsqueeze_dyn", {C.input(0), C.input(1)})};
+  (void)constantInts(C, 1, "axes");
+  return {
+      staticOrDynamic(ir::callOp("unsqueeze_dyn", {C.input(0), C.input(1)}))};
 }
 
 //===----------------------------------------------------------------------===//
@@ -155,15 +158,13 @@ std::vector<Expr> convertSlice10(NodeContext &C) {
 //===----------------------------------------------------------------------===//
 
 std::vector<Expr> convertExpand(NodeContext &C) {
-  if (std::optional<Ints> Shape = constantInts(C, 1, "shape"))
-    return {ir::callOp("expand", {C.input(0)}, Attrs{{"shape", *Shape}})};
-  return {ir::callOp("expand_dyn", {C.input(0), C.input(1)})};
+  (void)constantInts(C, 1, "shape");
+  return {staticOrDynamic(ir::callOp("expand_dyn", {C.input(0), C.input(1)}))};
 }
 
 std::vector<Expr> convertTile6(NodeContext &C) {
-  if (std::optional<Ints> Reps = constantInts(C, 1, "repeats"))
-    return {ir::callOp("tile", {C.input(0)}, Attrs{{"repeats", *Reps}})};
-  return {ir::callOp("tile_dyn", {C.input(0), C.input(1)})};
+  (void)constantInts(C, 1, "repeats");
+  return {staticOrDynamic(ir::callOp("tile_dyn", {C.input(0), C.input(1)}))};
 }
 
 //===----------------------------------------------------------------------===//

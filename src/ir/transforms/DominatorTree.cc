@@ -13,8 +13,8 @@ namespace rivet::ir {
 std::vector<int64_t>
 immediatePostDominators(const std::vector<std::vector<size_t>> &Successors,
                         const std::vector<bool> &LeavesGraph) {
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS,
-                                      boost::bidirectionalS>;
+  using Graph =
+      boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
   using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
   size_t N = Successors.size();
   RIVET_CHECK(LeavesGraph.size() == N,

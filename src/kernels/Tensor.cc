@@ -25,8 +25,9 @@ std::shared_ptr<Storage> Storage::allocate(size_t NBytes) {
   void *P = std::aligned_alloc(kStorageAlignment, Rounded);
   if (!P)
     fail("out of memory allocating {} bytes", NBytes);
-  return std::shared_ptr<Storage>(
-      new Storage(P, NBytes, [P] { std::free(P); }));
+  Storage::Releaser Free{[](void *, void *Data, size_t) { std::free(Data); },
+                         nullptr, Rounded};
+  return std::make_shared<Storage>(P, NBytes, Free);
 }
 
 std::shared_ptr<Storage> Storage::wrap(void *Data, size_t NBytes,
@@ -36,7 +37,9 @@ std::shared_ptr<Storage> Storage::wrap(void *Data, size_t NBytes,
 }
 
 Storage::~Storage() {
-  if (Release)
+  if (Block.fn)
+    Block.fn(Block.owner, Data, Block.capacity);
+  else if (Release)
     Release();
 }
 

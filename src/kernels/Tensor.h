@@ -31,11 +31,24 @@ inline constexpr size_t kStorageAlignment = 64;
 /// deleter releases it.
 class Storage {
 public:
+  /// Gives a block back to its owner (a pool, the C heap) when the last
+  /// reference dies: a plain function pointer rather than a std::function so
+  /// that a pooled or heap buffer costs no allocation besides the Storage.
+  struct Releaser {
+    void (*fn)(void *Owner, void *Data, size_t Capacity) = nullptr;
+    void *owner = nullptr;
+    size_t capacity = 0; // the block's size as its owner knows it
+  };
+
   /// Allocates NBytes of uninitialized, 64-byte aligned memory.
   static std::shared_ptr<Storage> allocate(size_t NBytes);
   /// Wraps external memory; Release runs when the last reference dies.
   static std::shared_ptr<Storage> wrap(void *Data, size_t NBytes,
                                        std::function<void()> Release);
+  /// A buffer of NBytes at Data that R gives back. Public so that it can be
+  /// made in place (std::make_shared, or inside a larger object).
+  Storage(void *Data, size_t NBytes, Releaser R)
+      : Data(Data), NBytes(NBytes), Block(R) {}
   ~Storage();
   Storage(const Storage &) = delete;
   Storage &operator=(const Storage &) = delete;
@@ -49,6 +62,7 @@ private:
   void *Data;
   size_t NBytes;
   std::function<void()> Release;
+  Releaser Block;
 };
 
 class Tensor {
@@ -100,6 +114,13 @@ public:
   }
   const std::shared_ptr<Storage> &storage() const { return Store; }
   size_t byteOffset() const { return Offset; }
+  /// Drops the reference to the storage, keeping shape and dtype (the tensor
+  /// becomes a meta tensor). Lets a reused argument buffer give memory back
+  /// without freeing its shape.
+  void releaseStorage() {
+    Store.reset();
+    Offset = 0;
+  }
 
   /// Same storage, new shape with the same number of elements.
   Tensor reshape(const Shape &NewShape) const;

@@ -35,9 +35,7 @@ static const char *kindName(const ObjectRef &O) {
   return "an unknown object";
 }
 
-const Tensor &asTensor(const ObjectRef &O, const char *What) {
-  if (O && O->kind == ObjectKind::Tensor)
-    return static_cast<const TensorObj *>(O.get())->value;
+void failNotTensor(const ObjectRef &O, const char *What) {
   fail("{}: expected a tensor, got {}", What, kindName(O));
 }
 

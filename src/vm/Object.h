@@ -64,19 +64,32 @@ public:
       : Object(Kind), func(F), captured(std::move(C)) {}
 };
 
-/// A storage buffer from which AllocTensor carves tensors.
+/// A storage buffer from which AllocTensor carves tensors. The Storage lives
+/// inside the object (one allocation); tensors share it through share().
 class StorageObj : public Object {
 public:
   static constexpr ObjectKind Kind = ObjectKind::Storage;
-  std::shared_ptr<Storage> buffer;
-  explicit StorageObj(std::shared_ptr<Storage> B)
-      : Object(Kind), buffer(std::move(B)) {}
+  Storage storage;
+  StorageObj(void *Data, size_t NBytes, Storage::Releaser R)
+      : Object(Kind), storage(Data, NBytes, R) {}
+  /// The storage as tensors hold it: it keeps Self, the object, alive.
+  static std::shared_ptr<Storage> share(const ObjectRef &Self) {
+    const auto *S = static_cast<const StorageObj *>(Self.get());
+    return std::shared_ptr<Storage>(Self, const_cast<Storage *>(&S->storage));
+  }
 };
 
 inline ObjectRef makeTensor(Tensor T) {
   return std::make_shared<TensorObj>(std::move(T));
 }
-/// The tensor in O; throws rivet::Error naming What otherwise.
-const Tensor &asTensor(const ObjectRef &O, const char *What);
+/// Throws rivet::Error: O, given as What, is not a tensor.
+[[noreturn]] void failNotTensor(const ObjectRef &O, const char *What);
+/// The tensor in O; throws rivet::Error naming What otherwise. Inline: the
+/// VM reads every kernel operand through it.
+inline const Tensor &asTensor(const ObjectRef &O, const char *What) {
+  if (O && O->kind == ObjectKind::Tensor) [[likely]]
+    return static_cast<const TensorObj *>(O.get())->value;
+  failNotTensor(O, What);
+}
 
 } // namespace rivet::vm

@@ -26,14 +26,18 @@ struct VirtualMachine::Frame {
   size_t Pc;
 };
 
-/// A kernel-table entry bound for this VM.
+/// A kernel-table entry bound for this VM, with its argument buffers: they
+/// are reused by every call (kernels never call back into the VM), so a call
+/// copies tensors into place without allocating.
 struct VirtualMachine::KernelSlot {
   KernelEntry::Kind Kind;
   const KernelInfo *Info;
-  Attrs KernelAttrs; // without the list_* markers
-  bool ListArgument;
-  bool ListResult;
+  Attrs KernelAttrs; // without the marker attributes
+  bool ListArgument = false;
+  bool ListResult = false;
+  bool TupleResult = false;
   std::string Name; // for messages
+  std::vector<Tensor> Ins, Outs;
 };
 
 namespace {
@@ -44,7 +48,7 @@ constexpr int64_t kSmallIntMax = 1024;
 /// Markers the compiler adds to kernel entries for the runtime; the kernels
 /// never see them.
 bool isMarkerAttr(const std::string &Name) {
-  return Name.compare(0, 5, "list_") == 0;
+  return Name.compare(0, 5, "list_") == 0 || Name == "tuple_result";
 }
 
 const ADTObj &asADT(const ObjectRef &O, const char *What) {
@@ -63,9 +67,9 @@ const ClosureObj &asClosure(const ObjectRef &O) {
   fail("the callee is not a closure");
 }
 
-const std::shared_ptr<Storage> &asStorage(const ObjectRef &O) {
+std::shared_ptr<Storage> asStorage(const ObjectRef &O) {
   if (O && O->kind == ObjectKind::Storage)
-    return static_cast<const StorageObj *>(O.get())->buffer;
+    return StorageObj::share(O);
   fail("expected a storage buffer in the storage register");
 }
 
@@ -77,6 +81,16 @@ const Tensor &scalarOf(const ObjectRef &O) {
   return T;
 }
 
+/// Whether the scalar T is nonzero; the usual condition dtypes are read
+/// directly (If runs once per loop iteration).
+bool scalarTruth(const Tensor &T) {
+  switch (T.dtype()) {
+  case DType::Bool: return *static_cast<const uint8_t *>(T.rawData()) != 0;
+  case DType::Int64: return *static_cast<const int64_t *>(T.rawData()) != 0;
+  default: return T.elementAsDouble(0) != 0;
+  }
+}
+
 /// If's comparison: a Bool operand compares by truth (nonzero, as the
 /// reference interpreter's `if`), a float operand by value, else as int64.
 bool scalarsEqual(const ObjectRef &A, const ObjectRef &B) {
@@ -86,10 +100,39 @@ bool scalarsEqual(const ObjectRef &A, const ObjectRef &B) {
     return *static_cast<const int64_t *>(X.rawData()) ==
            *static_cast<const int64_t *>(Y.rawData());
   if (TX == DType::Bool || TY == DType::Bool)
-    return (X.elementAsDouble(0) != 0) == (Y.elementAsDouble(0) != 0);
+    return scalarTruth(X) == scalarTruth(Y);
   if (isFloat(TX) || isFloat(TY))
     return X.elementAsDouble(0) == Y.elementAsDouble(0);
   return X.elementAsInt(0) == Y.elementAsInt(0);
+}
+
+/// Whether the tensors' dtypes, ranks and extents are those recorded in Sig
+/// (as recordSignature writes them).
+bool matchesSignature(const std::vector<int64_t> &Sig,
+                      const std::vector<Tensor> &Ins,
+                      const std::vector<Tensor> &Outs) {
+  size_t P = 0;
+  for (const std::vector<Tensor> *Ts : {&Ins, &Outs})
+    for (const Tensor &T : *Ts) {
+      const Shape &S = T.shape();
+      if (!T.defined() || Sig.size() - P < 2 + S.size() ||
+          Sig[P] != (int64_t)T.dtype() || Sig[P + 1] != (int64_t)S.size() ||
+          !std::equal(S.begin(), S.end(), Sig.begin() + (ptrdiff_t)P + 2))
+        return false;
+      P += 2 + S.size();
+    }
+  return P == Sig.size();
+}
+
+void recordSignature(std::vector<int64_t> &Sig, const std::vector<Tensor> &Ins,
+                     const std::vector<Tensor> &Outs) {
+  Sig.clear();
+  for (const std::vector<Tensor> *Ts : {&Ins, &Outs})
+    for (const Tensor &T : *Ts) {
+      Sig.push_back((int64_t)T.dtype());
+      Sig.push_back(T.rank());
+      Sig.insert(Sig.end(), T.shape().begin(), T.shape().end());
+    }
 }
 
 ObjectRef shapeTensor(const Shape &S) {
@@ -127,7 +170,10 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E)
       fail("executable: kernel table entry {}: no kernel for operator '{}' in "
            "this runtime",
            K, Entry.op);
-    KernelSlot S{Entry.kind, Info, {}, false, false, Entry.op};
+    KernelSlot S;
+    S.Kind = Entry.kind;
+    S.Info = Info;
+    S.Name = Entry.op;
     for (const auto &KV : Entry.attrs.items()) {
       if (!isMarkerAttr(KV.first))
         S.KernelAttrs.set(KV.first, KV.second);
@@ -135,6 +181,8 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E)
         S.ListArgument = Entry.attrs.getInt("list_argument") != 0;
       else if (KV.first == "list_result")
         S.ListResult = Entry.attrs.getInt("list_result") != 0;
+      else if (KV.first == "tuple_result")
+        S.TupleResult = Entry.attrs.getInt("tuple_result") != 0;
     }
     Kernels.push_back(std::move(S));
   }
@@ -149,6 +197,12 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E)
       NilTag = (int32_t)I;
   }
   SmallInts.resize(kSmallIntMax - kSmallIntMin);
+  size_t NumInstructions = 0;
+  for (const VMFunction &F : Exe->functions) {
+    FirstInstruction.push_back(NumInstructions);
+    NumInstructions += F.code.size();
+  }
+  CheckedSignatures.resize(NumInstructions);
 }
 
 VirtualMachine::~VirtualMachine() = default;
@@ -179,17 +233,57 @@ ObjectRef VirtualMachine::makeList(std::vector<Tensor> Elems) const {
   return L;
 }
 
+/// A storage object of NBytes from the pool.
+ObjectRef VirtualMachine::newStorage(size_t NBytes) {
+  StoragePool::Block B = Pool->acquire(NBytes);
+  try {
+    return std::make_shared<StorageObj>(B.data, NBytes, B.releaser);
+  } catch (...) {
+    B.releaser.fn(B.releaser.owner, B.data, B.releaser.capacity);
+    throw;
+  }
+}
+
+/// Checks that the preallocated outputs of a builtin kernel have the shapes
+/// and dtypes its shape function computes from the inputs: the kernels trust
+/// them, and an executable (a hand-made .rvx) may not. A call with the
+/// signature of the last checked call of the same instruction is not
+/// checked again.
+void VirtualMachine::checkKernelOutputs(KernelSlot &K,
+                                        std::vector<int64_t> &Checked) {
+  bool DataDependent = K.Info->dataDependentShape;
+  if (!DataDependent && matchesSignature(Checked, K.Ins, K.Outs))
+    return;
+  Checked.clear();
+  std::vector<TensorMeta> Metas = K.Info->shapeFn(K.Ins, K.KernelAttrs);
+  if (Metas.size() != K.Outs.size())
+    fail("the kernel computes {} output{}, given {} output registers",
+         Metas.size(), Metas.size() == 1 ? "" : "s", K.Outs.size());
+  for (size_t O = 0; O < Metas.size(); ++O) {
+    const Tensor &T = K.Outs[O];
+    if (!T.defined() || T.dtype() != Metas[O].dtype ||
+        T.shape() != Metas[O].shape)
+      fail("output {} is {}, but the kernel computes Tensor[{}, {}] from its "
+           "inputs",
+           O, T.typeString(), shapeToString(Metas[O].shape),
+           dtypeName(Metas[O].dtype));
+  }
+  if (!DataDependent)
+    recordSignature(Checked, K.Ins, K.Outs);
+}
+
 /// InvokeKernel: gathers the inputs (a List's elements for list_argument
-/// entries), then runs the entry according to its kind.
+/// entries) into the slot's buffer, then runs the entry according to its
+/// kind. The buffers keep their shapes between calls but let go of storage.
 void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
                                 ObjectRef *R) {
-  const KernelSlot &K = Kernels[I.c];
+  KernelSlot &K = Kernels[I.c];
   const uint32_t *Ops = F.pool.data() + I.a;
-  std::vector<Tensor> &Ins = KernelIns;
-  Ins.clear();
+  std::vector<Tensor> &Ins = K.Ins;
   if (K.ListArgument) {
     if (I.d != 1)
       fail("a list-argument kernel takes one input register, given {}", I.d);
+    Ins.clear();
     const ObjectRef *L = &R[Ops[0]];
     for (;;) {
       const ADTObj &A = asADT(*L, "list argument");
@@ -203,18 +297,25 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
       }
     }
   } else {
+    if (Ins.size() != I.d)
+      Ins.resize(I.d);
     for (uint32_t K2 = 0; K2 < I.d; ++K2)
-      Ins.push_back(asTensor(R[Ops[K2]], "kernel input"));
+      Ins[K2] = asTensor(R[Ops[K2]], "kernel input");
   }
   uint32_t NumOuts = I.b - I.d;
   switch (K.Kind) {
   case KernelEntry::Kind::Builtin: {
-    std::vector<Tensor> &Outs = KernelOuts;
-    Outs.clear();
+    std::vector<Tensor> &Outs = K.Outs;
+    if (Outs.size() != NumOuts)
+      Outs.resize(NumOuts);
     for (uint32_t K2 = 0; K2 < NumOuts; ++K2)
-      Outs.push_back(asTensor(R[Ops[I.d + K2]], "kernel output"));
+      Outs[K2] = asTensor(R[Ops[I.d + K2]], "kernel output");
+    size_t Fn = (size_t)(&F - Exe->functions.data());
+    size_t Pc = (size_t)(&I - F.code.data());
+    checkKernelOutputs(K, CheckedSignatures[FirstInstruction[Fn] + Pc]);
     K.Info->kernel(Ins, Outs, K.KernelAttrs);
-    Outs.clear();
+    for (Tensor &T : Outs)
+      T.releaseStorage();
     break;
   }
   case KernelEntry::Kind::ShapeFunction: {
@@ -240,7 +341,7 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
     K.Info->kernel(Ins, Outs, K.KernelAttrs);
     if (K.ListResult) {
       R[I.dst] = makeList(std::move(Outs));
-    } else if (Outs.size() == 1) {
+    } else if (Outs.size() == 1 && !K.TupleResult) {
       R[I.dst] = makeTensor(std::move(Outs[0]));
     } else {
       std::vector<ObjectRef> Fields;
@@ -252,7 +353,8 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
     break;
   }
   }
-  Ins.clear();
+  for (Tensor &T : Ins)
+    T.releaseStorage();
 }
 
 void VirtualMachine::checkMainArgs(const std::vector<ObjectRef> &Args) const {
@@ -362,8 +464,15 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
     ArgScratch.clear();
     for (size_t K = 0; K < NCap; ++K)
       ArgScratch.push_back((*Captured)[K]);
-    for (uint32_t K = 0; K < NArgs; ++K)
-      ArgScratch.push_back(R[ArgRegs[K]]);
+    // The frame dies: an argument register read for the last time is moved.
+    for (uint32_t K = 0; K < NArgs; ++K) {
+      ObjectRef &Arg = R[ArgRegs[K]];
+      if (std::find(ArgRegs + K + 1, ArgRegs + NArgs, ArgRegs[K]) !=
+          ArgRegs + NArgs)
+        ArgScratch.push_back(Arg);
+      else
+        ArgScratch.push_back(std::move(Arg));
+    }
     size_t N = std::min<size_t>(F->numRegisters, G.numRegisters);
     for (size_t K = 0; K < N; ++K)
       R[K].reset();
@@ -441,15 +550,14 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
           if (Size < 0)
             fail("negative storage size {}", Size);
         }
-        R[I.dst] = std::make_shared<StorageObj>(Pool->allocate((size_t)Size));
+        R[I.dst] = newStorage((size_t)Size);
         break;
       }
 
       case Opcode::AllocTensor: {
-        const std::shared_ptr<Storage> &S = asStorage(R[I.a]);
         const int64_t *Sh = F->shapes.data() + I.b;
-        R[I.dst] = makeTensor(
-            Tensor(S, (size_t)I.imm, Shape(Sh, Sh + I.d), (DType)I.c));
+        R[I.dst] = makeTensor(Tensor(asStorage(R[I.a]), (size_t)I.imm,
+                                     Shape(Sh, Sh + I.d), (DType)I.c));
         break;
       }
 
@@ -557,8 +665,10 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
     Frames.clear();
     Regs.clear();
     ArgScratch.clear();
-    KernelIns.clear();
-    KernelOuts.clear();
+    for (KernelSlot &K : Kernels) {
+      K.Ins.clear();
+      K.Outs.clear();
+    }
     throw Error(fmt::format("{}: {}", Where, Err.what()));
   }
 }

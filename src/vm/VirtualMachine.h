@@ -57,6 +57,8 @@ private:
   void checkMainArgs(const std::vector<ObjectRef> &Args) const;
   ObjectRef intScalar(int64_t V);
   void kernelCall(const Instruction &I, const VMFunction &F, ObjectRef *R);
+  void checkKernelOutputs(KernelSlot &K, std::vector<int64_t> &Checked);
+  ObjectRef newStorage(size_t NBytes);
   ObjectRef makeList(std::vector<Tensor> Elems) const;
 
   std::shared_ptr<const Executable> Exe;
@@ -65,6 +67,11 @@ private:
   // Per-VM views of the executable: bound kernels with their attributes
   // (marker attributes stripped), constants as objects, List constructors.
   std::vector<KernelSlot> Kernels;
+  // Per instruction (FirstInstruction[function] + pc): the dtypes, ranks and
+  // extents of the last Builtin call whose outputs were checked against the
+  // shape function; a call with the same ones needs no new check.
+  std::vector<size_t> FirstInstruction;
+  std::vector<std::vector<int64_t>> CheckedSignatures;
   std::vector<ObjectRef> Constants;
   int32_t ConsTag = -1, NilTag = -1;
   std::vector<ObjectRef> SmallInts; // LoadConsti/GetTag results, cached
@@ -72,7 +79,6 @@ private:
   std::vector<Frame> Frames;
   std::vector<ObjectRef> Regs;
   std::vector<ObjectRef> ArgScratch;
-  std::vector<Tensor> KernelIns, KernelOuts;
   size_t MaxCallDepth = kDefaultMaxCallDepth;
   size_t PeakDepth = 0, PeakRegs = 0;
 };

@@ -19,7 +19,7 @@ std::string writeProgram() {
   std::string Path = ::testing::TempDir() + "/pass_cli.rvir";
   std::ofstream(Path) << R"(
 def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
-  let %c = add(const[(3,), float32]([1.0, 2.0, 3.0]), 1.0f);
+  let %c = add(const[(3,), float32]([1.0, 2.0, 3.0]), 1.0);
   let %y = multiply(%x, %c);
   relu(add(%y, %x))
 }

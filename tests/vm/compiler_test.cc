@@ -10,6 +10,7 @@
 #include "ir/Parser.h"
 #include "kernels/Error.h"
 #include "vm/Executable.h"
+#include "vm/VirtualMachine.h"
 #include "vm/compiler/Compiler.h"
 
 #include <gtest/gtest.h>
@@ -368,3 +369,27 @@ TEST(Compiler, EveryTestProgramCompiles) {
 }
 
 } // namespace
+
+TEST(Compiler, OneFieldTupleResultOfARunTimeAllocatedOpIsMarked) {
+  // An unknown-rank input: split allocates its result at run time. Its type
+  // is a 1-tuple, which the runtime cannot tell from a tensor by itself.
+  auto E = compileText(R"(
+def @main(%x: Tensor[?, float32]) -> (Tensor[?, float32],) {
+  split(%x, axis=0, sections=1)
+}
+)");
+  checkWellFormed(*E);
+  const KernelEntry *S =
+      findKernel(*E, "split", KernelEntry::Kind::AllocatingBuiltin);
+  ASSERT_NE(S, nullptr);
+  EXPECT_EQ(S->attrs.getInt("tuple_result"), 1);
+  VirtualMachine VM(E);
+  ObjectRef R = VM.invoke(
+      "main", {makeTensor(Tensor::fromVector<float>({1, 2, 3}, {3}))});
+  const auto *Tup = R->as<ADTObj>();
+  ASSERT_NE(Tup, nullptr);
+  EXPECT_EQ(Tup->tag, ADTObj::kTupleTag);
+  ASSERT_EQ(Tup->fields.size(), 1u);
+  EXPECT_EQ(asTensor(Tup->fields[0], "field").toDoubleVector(),
+            (std::vector<double>{1, 2, 3}));
+}

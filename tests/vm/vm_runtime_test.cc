@@ -627,3 +627,94 @@ TEST(VMRuntime, LongListsAreReleasedWithoutRecursion) {
   L.reset(); // would overflow the native stack if released recursively
   SUCCEED();
 }
+
+TEST(VMRuntime, BuiltinOutputShapesAreCheckedAgainstTheShapeFunction) {
+  // A .rvx made by hand (valid checksums, valid indices) whose preallocated
+  // outputs disagree with the kernel's inputs: the kernel would write past
+  // its output. Each case must be a clear rivet::Error, never a crash.
+  auto Run = [](std::vector<int64_t> OutShape, DType OutType,
+                std::vector<int64_t> InShape) {
+    ExeBuilder EB;
+    uint32_t Add = EB.kernel(KernelEntry::Kind::Builtin, "add");
+    FnBuilder Main("main", 2, 4);
+    Main.allocStatic(2, 3, OutShape, OutType);
+    Main.kernel(Add, {0, 1}, {3});
+    Main.ret(3);
+    EB.add(std::move(Main));
+    std::vector<uint8_t> Bytes = EB.done()->serialize();
+    auto Loaded =
+        Executable::deserialize(Bytes.data(), Bytes.size(), "hand-made.rvx");
+    VirtualMachine VM(Loaded);
+    std::vector<float> Ones((size_t)numElements(InShape), 1.0f);
+    return errorOf([&] {
+      for (int Call = 0; Call < 2; ++Call) // the second call hits the cache
+        VM.invoke("main", {f32(Ones, InShape), f32(Ones, InShape)});
+    });
+  };
+  EXPECT_EQ(Run({4, 4}, DType::Float32, {4, 4}), "<no error>");
+  std::string TooSmall = Run({}, DType::Float32, {64});
+  EXPECT_NE(TooSmall.find("in @main, instruction 2 (InvokeKernel add)"),
+            std::string::npos)
+      << TooSmall;
+  EXPECT_NE(TooSmall.find("output 0 is Tensor[(), float32], but the kernel "
+                          "computes Tensor[(64,), float32] from its inputs"),
+            std::string::npos)
+      << TooSmall;
+  std::string WrongType = Run({3}, DType::Int32, {3});
+  EXPECT_NE(WrongType.find("output 0 is Tensor[(3,), int32], but the kernel "
+                           "computes Tensor[(3,), float32]"),
+            std::string::npos)
+      << WrongType;
+  // Same element count, other shape: still refused.
+  EXPECT_NE(Run({2, 2}, DType::Float32, {4}).find("output 0 is"),
+            std::string::npos);
+}
+
+TEST(VMRuntime, OutputShapeCheckFollowsChangingInputShapes) {
+  // One instruction, inputs of a new shape on each call: a shape that fits
+  // is accepted after a bad one, and a bad one after a good one is refused.
+  ExeBuilder EB;
+  uint32_t Add = EB.kernel(KernelEntry::Kind::Builtin, "add");
+  FnBuilder Main("main", 2, 4);
+  Main.allocStatic(2, 3, {3}, DType::Float32);
+  Main.kernel(Add, {0, 1}, {3});
+  Main.ret(3);
+  EB.add(std::move(Main));
+  VirtualMachine VM(EB.done());
+  auto Call = [&](Shape S) {
+    std::vector<float> V((size_t)numElements(S), 2.0f);
+    return errorOf([&] { VM.invoke("main", {f32(V, S), f32(V, S)}); });
+  };
+  EXPECT_EQ(Call({3}), "<no error>");
+  EXPECT_NE(Call({5}).find("output 0 is"), std::string::npos);
+  EXPECT_NE(Call({1}).find("output 0 is"), std::string::npos);
+  EXPECT_EQ(Call({3}), "<no error>");
+  EXPECT_NE(Call({3, 1}).find("output 0 is"), std::string::npos);
+}
+
+TEST(VMRuntime, OneFieldTupleResultOfAnAllocatingKernelStaysATuple) {
+  // split into one section, marked as returning a tuple: a 1-field tuple,
+  // not the bare tensor (a kernel without the marker returns the tensor).
+  auto Run = [](bool Tuple) {
+    ExeBuilder EB;
+    Attrs A{{"axis", int64_t(0)}, {"sections", int64_t(1)}};
+    if (Tuple)
+      A.set("tuple_result", int64_t(1));
+    uint32_t Split =
+        EB.kernel(KernelEntry::Kind::AllocatingBuiltin, "split", A);
+    FnBuilder Main("main", 1, 2);
+    Main.kernel(Split, {0}, {}, 1);
+    Main.ret(1);
+    EB.add(std::move(Main));
+    VirtualMachine VM(EB.done());
+    return VM.invoke("main", {f32({1, 2, 3, 4}, {4})});
+  };
+  ObjectRef R = Run(true);
+  const auto *Tup = R->as<ADTObj>();
+  ASSERT_NE(Tup, nullptr);
+  EXPECT_EQ(Tup->tag, ADTObj::kTupleTag);
+  ASSERT_EQ(Tup->fields.size(), 1u);
+  EXPECT_EQ(T(Tup->fields[0]).toDoubleVector(),
+            (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(T(Run(false)).shape(), (Shape{4}));
+}

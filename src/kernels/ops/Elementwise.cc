@@ -406,8 +406,14 @@ void binaryKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   const Tensor &A = In[0], &B = In[1];
   Tensor &R = Out[0];
   Op F = makeFunctor<Op>(Attr);
-  std::array<std::vector<int64_t>, 2> S{broadcastStrides(A.shape(), R.shape()),
-                                        broadcastStrides(B.shape(), R.shape())};
+  // Without broadcasting, or against a single element, one flat loop does
+  // (scalars in a loop body, same-shape operands): no strides to set up.
+  int64_t N = R.numel(), NA = A.numel(), NB = B.numel();
+  bool Flat = (NA == N || NA == 1) && (NB == N || NB == 1);
+  std::array<std::vector<int64_t>, 2> S;
+  if (!Flat)
+    S = {broadcastStrides(A.shape(), R.shape()),
+         broadcastStrides(B.shape(), R.shape())};
   dispatchDType(A.dtype(), [&](auto Tag) {
     using E = decltype(Tag);
     if constexpr (opAccepts<Op, E>()) {
@@ -415,6 +421,12 @@ void binaryKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
       using O = std::conditional_t<outBool<Op>(), bool, E>;
       const E *PA = A.data<E>(), *PB = B.data<E>();
       O *PR = R.data<O>();
+      if (Flat) {
+        int64_t SA = NA == 1 ? 0 : 1, SB = NB == 1 ? 0 : 1;
+        for (int64_t I = 0; I < N; ++I)
+          PR[I] = convertElement<O>(F.apply(C(PA[I * SA]), C(PB[I * SB])));
+        return;
+      }
       forEachStrided<2>(
           R.shape(), S, [&](int64_t I, const std::array<int64_t, 2> &Off) {
             PR[I] = convertElement<O>(F.apply(C(PA[Off[0]]), C(PB[Off[1]])));

@@ -608,6 +608,10 @@ private:
         A.set("list_result", int64_t(1));
       if (Op.listArgument)
         A.set("list_argument", int64_t(1));
+      // The runtime cannot tell a 1-field tuple from a tensor by the number
+      // of outputs.
+      if (IsTuple && !Op.listResult)
+        A.set("tuple_result", int64_t(1));
       uint32_t K = ML.kernel(KernelEntry::Kind::AllocatingBuiltin, Op.name, A);
       uint32_t R = newReg(T, isTensorType(T));
       PendingInst &P = emit(Opcode::InvokeKernel);

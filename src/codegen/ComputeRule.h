@@ -1,0 +1,115 @@
+//===- ComputeRule.h - Per-operator compute rules for codegen ---*- C++ -*-===//
+//
+// A compute rule says what one operator computes at one output index, as a
+// loop-IR expression over its arguments read at other indices (TVM's
+// compute). Lowering a fused group inlines each producer's rule into its
+// consumer, so the group becomes one loop nest with no intermediate buffers.
+// Each rule is registered once, in the rules file of its operator's family:
+//   RIVET_REGISTER_COMPUTE_RULE("add", addRule);
+// A rule throws Unsupported for a case it does not handle (a dtype, an
+// attribute value); the group then stays on the builtin kernels.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/LoopIR.h"
+#include "kernels/Attrs.h"
+#include "kernels/Error.h"
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rivet::codegen {
+
+/// A case codegen does not handle; caught by lowerPrimitive, never escapes.
+class Unsupported : public Error {
+public:
+  explicit Unsupported(const std::string &Msg) : Error(Msg) {}
+};
+
+template <typename... Args>
+[[noreturn]] void unsupported(fmt::format_string<Args...> Fmt, Args &&...A) {
+  throw Unsupported(fmt::format(Fmt, std::forward<Args>(A)...));
+}
+
+/// The dtype and extents (int64 loop-IR expressions) of a tensor.
+struct TensorDesc {
+  DType dtype = DType::Float32;
+  std::vector<LoopExpr> shape;
+  size_t rank() const { return shape.size(); }
+};
+
+/// How a reduction combines values.
+enum class ReduceCombiner : uint8_t { Sum, Prod, Max, Min };
+
+/// What a rule sees of its operator call.
+class ComputeContext {
+public:
+  virtual ~ComputeContext() = default;
+  virtual const std::string &opName() const = 0;
+  virtual const Attrs &attrs() const = 0;
+  virtual size_t numInputs() const = 0;
+  virtual const TensorDesc &input(size_t I) const = 0;
+  virtual const TensorDesc &output() const = 0;
+  /// The value of argument I at Indices (one int64 expression per axis).
+  virtual LoopExpr read(size_t I, const std::vector<LoopExpr> &Indices) = 0;
+  /// Accumulates Body(vars) over the loop nest [0, Extents) with C, starting
+  /// from Init (dtype T), into a scalar local; returns the local's value.
+  virtual LoopExpr
+  reduce(ReduceCombiner C, LoopExpr Init, const std::vector<LoopExpr> &Extents,
+         const std::function<LoopExpr(const std::vector<LoopExpr> &Vars)>
+             &Body) = 0;
+};
+
+/// Returns the operator's value at the output index OutIndices.
+using ComputeRule = LoopExpr (*)(ComputeContext &Ctx,
+                                 const std::vector<LoopExpr> &OutIndices);
+
+class ComputeRuleRegistry {
+public:
+  static ComputeRuleRegistry &global();
+  void add(std::string Name, ComputeRule Rule);
+  /// Null when the operator has no rule.
+  ComputeRule find(std::string_view Name) const;
+  std::vector<std::string> names() const;
+};
+
+namespace detail {
+struct ComputeRuleRegistrar {
+  ComputeRuleRegistrar(const char *Name, ComputeRule Rule) {
+    ComputeRuleRegistry::global().add(Name, Rule);
+  }
+};
+} // namespace detail
+
+// Helpers shared by the rule files.
+
+/// The index into an argument of shape In that NumPy broadcasting maps the
+/// output index OutIndices (of shape Out) to: leading axes drop, an extent-1
+/// axis reads index 0, and an extent not known to equal the output's reads
+/// index 0 at run time when it is 1.
+std::vector<LoopExpr> broadcastIndex(const TensorDesc &In,
+                                     const TensorDesc &Out,
+                                     const std::vector<LoopExpr> &OutIndices);
+/// The row-major flat offset of Indices in Shape, and its inverse.
+LoopExpr flattenIndex(const std::vector<LoopExpr> &Indices,
+                      const std::vector<LoopExpr> &Shape);
+std::vector<LoopExpr> unflattenIndex(LoopExpr Flat,
+                                     const std::vector<LoopExpr> &Shape);
+/// Product of the extents.
+LoopExpr numElements(const std::vector<LoopExpr> &Shape);
+/// The dtypes codegen computes in (bool, integers, float32/float64).
+bool isCodegenDType(DType T);
+/// Throws Unsupported unless T is a codegen dtype.
+void requireCodegenDType(const std::string &Op, DType T);
+
+} // namespace rivet::codegen
+
+#define RIVET_CRULE_CONCAT2(A, B) A##B
+#define RIVET_CRULE_CONCAT(A, B) RIVET_CRULE_CONCAT2(A, B)
+/// RIVET_REGISTER_COMPUTE_RULE("add", addRule);
+#define RIVET_REGISTER_COMPUTE_RULE(Name, Rule)                                \
+  static ::rivet::codegen::detail::ComputeRuleRegistrar RIVET_CRULE_CONCAT(    \
+      RivetComputeRule_, __COUNTER__)(Name, Rule)

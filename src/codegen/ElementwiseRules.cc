@@ -1,0 +1,232 @@
+//===- ElementwiseRules.cc - Compute rules of elementwise operators -------===//
+//
+// Arithmetic, math functions, comparisons, logical operators, where and
+// casts (src/ir/ops/Elementwise.cc), with NumPy broadcasting. Each rule
+// matches the reference kernel's semantics (src/kernels/ops/Elementwise.cc);
+// where that semantics needs a run-time error (integer division by zero) the
+// rule refuses and the builtin kernel runs instead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/ComputeRule.h"
+
+#include <cmath>
+
+namespace rivet::codegen {
+namespace {
+
+using Ix = std::vector<LoopExpr>;
+
+/// Argument I read at the output index, broadcast.
+LoopExpr arg(ComputeContext &Ctx, size_t I, const Ix &Out) {
+  requireCodegenDType(Ctx.opName(), Ctx.input(I).dtype);
+  return Ctx.read(I, broadcastIndex(Ctx.input(I), Ctx.output(), Out));
+}
+
+void requireFloat(ComputeContext &Ctx, DType T) {
+  if (!isFloat(T) || !isCodegenDType(T))
+    unsupported("{}: dtype {} has no generated code", Ctx.opName(),
+                dtypeName(T));
+}
+
+LoopExpr fc(double V, DType T) { return constOf(V, T); }
+
+/// Binary arithmetic that wraps on integers (LLVM's add/sub/mul do).
+template <LoopOp Op> LoopExpr arithRule(ComputeContext &Ctx, const Ix &Out) {
+  return binary(Op, arg(Ctx, 0, Out), arg(Ctx, 1, Out));
+}
+
+LoopExpr divideRule(ComputeContext &Ctx, const Ix &Out) {
+  // Integer division by zero is a run-time error in the reference kernel.
+  requireFloat(Ctx, Ctx.output().dtype);
+  return binary(LoopOp::Div, arg(Ctx, 0, Out), arg(Ctx, 1, Out));
+}
+
+LoopExpr modRule(ComputeContext &Ctx, const Ix &Out) {
+  DType T = Ctx.output().dtype;
+  requireFloat(Ctx, T);
+  LoopExpr A = arg(Ctx, 0, Out), B = arg(Ctx, 1, Out);
+  LoopExpr R = binary(LoopOp::Rem, A, B);
+  if (Ctx.attrs().getInt("fmod", 0))
+    return R;
+  // NumPy mod: the result takes the divisor's sign.
+  LoopExpr Zero = fc(0, T);
+  LoopExpr Fix = binary(LoopOp::And, compare(LoopOp::NE, R, Zero),
+                        compare(LoopOp::NE, compare(LoopOp::LT, R, Zero),
+                                compare(LoopOp::LT, B, Zero)));
+  return select(Fix, binary(LoopOp::Add, R, B), R);
+}
+
+LoopExpr powRule(ComputeContext &Ctx, const Ix &Out) {
+  DType T = Ctx.output().dtype;
+  requireFloat(Ctx, T);
+  if (Ctx.input(1).dtype != T)
+    unsupported("pow: exponent dtype {} differs from the base's",
+                dtypeName(Ctx.input(1).dtype));
+  return opExpr(LoopOp::Pow, T, {arg(Ctx, 0, Out), arg(Ctx, 1, Out)});
+}
+
+template <LoopOp Op> LoopExpr shiftRule(ComputeContext &Ctx, const Ix &Out) {
+  return binary(Op, arg(Ctx, 0, Out), arg(Ctx, 1, Out));
+}
+
+template <LoopOp Op> LoopExpr compareRule(ComputeContext &Ctx, const Ix &Out) {
+  return compare(Op, arg(Ctx, 0, Out), arg(Ctx, 1, Out));
+}
+
+template <LoopOp Op> LoopExpr logicalRule(ComputeContext &Ctx, const Ix &Out) {
+  LoopExpr A = arg(Ctx, 0, Out), B = arg(Ctx, 1, Out);
+  if (Op == LoopOp::Xor)
+    return compare(LoopOp::NE, A, B);
+  return binary(Op, A, B);
+}
+
+LoopExpr logicalNotRule(ComputeContext &Ctx, const Ix &Out) {
+  return unary(LoopOp::Not, arg(Ctx, 0, Out));
+}
+
+/// Unary numeric operators (integers too).
+template <LoopOp Op>
+LoopExpr numericUnaryRule(ComputeContext &Ctx, const Ix &Out) {
+  return unary(Op, arg(Ctx, 0, Out));
+}
+
+/// Unary math functions (float dtypes).
+template <LoopOp Op> LoopExpr mathRule(ComputeContext &Ctx, const Ix &Out) {
+  requireFloat(Ctx, Ctx.output().dtype);
+  return unary(Op, arg(Ctx, 0, Out));
+}
+
+LoopExpr reluRule(ComputeContext &Ctx, const Ix &Out) {
+  LoopExpr X = arg(Ctx, 0, Out);
+  // NaN stays NaN: the comparison is false for it.
+  return select(compare(LoopOp::LT, X, fc(0, X->dtype)), fc(0, X->dtype), X);
+}
+
+LoopExpr sigmoidRule(ComputeContext &Ctx, const Ix &Out) {
+  DType T = Ctx.output().dtype;
+  requireFloat(Ctx, T);
+  LoopExpr X = arg(Ctx, 0, Out);
+  // Stable on both tails, as the reference: exp of a non-positive number.
+  LoopExpr E = unary(LoopOp::Exp, unary(LoopOp::Neg, unary(LoopOp::Abs, X)));
+  LoopExpr One = fc(1, T);
+  LoopExpr Pos = binary(LoopOp::Div, One, binary(LoopOp::Add, One, E));
+  LoopExpr Neg = binary(LoopOp::Div, E, binary(LoopOp::Add, One, E));
+  return select(compare(LoopOp::GE, X, fc(0, T)), Pos, Neg);
+}
+
+LoopExpr reciprocalRule(ComputeContext &Ctx, const Ix &Out) {
+  DType T = Ctx.output().dtype;
+  requireFloat(Ctx, T);
+  return binary(LoopOp::Div, fc(1, T), arg(Ctx, 0, Out));
+}
+
+LoopExpr signRule(ComputeContext &Ctx, const Ix &Out) {
+  LoopExpr X = arg(Ctx, 0, Out);
+  DType T = X->dtype;
+  // Zero and NaN give themselves.
+  return select(compare(LoopOp::GT, X, fc(0, T)), fc(1, T),
+                isSigned(T) || isFloat(T)
+                    ? select(compare(LoopOp::LT, X, fc(0, T)), fc(-1, T), X)
+                    : X);
+}
+
+LoopExpr isnanRule(ComputeContext &Ctx, const Ix &Out) {
+  requireFloat(Ctx, Ctx.input(0).dtype);
+  return unary(LoopOp::IsNan, arg(Ctx, 0, Out));
+}
+
+LoopExpr isinfRule(ComputeContext &Ctx, const Ix &Out) {
+  DType T = Ctx.input(0).dtype;
+  requireFloat(Ctx, T);
+  LoopExpr X = arg(Ctx, 0, Out);
+  LoopExpr R = intConst(0, DType::Bool);
+  if (Ctx.attrs().getInt("detect_positive", 1))
+    R = binary(LoopOp::Or, R, compare(LoopOp::EQ, X, fc(INFINITY, T)));
+  if (Ctx.attrs().getInt("detect_negative", 1))
+    R = binary(LoopOp::Or, R, compare(LoopOp::EQ, X, fc(-INFINITY, T)));
+  return R;
+}
+
+LoopExpr whereRule(ComputeContext &Ctx, const Ix &Out) {
+  LoopExpr C = arg(Ctx, 0, Out);
+  if (C->dtype != DType::Bool)
+    C = cast(C, DType::Bool);
+  return select(C, arg(Ctx, 1, Out), arg(Ctx, 2, Out));
+}
+
+LoopExpr castRule(ComputeContext &Ctx, const Ix &Out) {
+  requireCodegenDType("cast", Ctx.output().dtype);
+  return cast(arg(Ctx, 0, Out), Ctx.output().dtype);
+}
+
+LoopExpr castLikeRule(ComputeContext &Ctx, const Ix &Out) {
+  requireCodegenDType("cast_like", Ctx.output().dtype);
+  requireCodegenDType("cast_like", Ctx.input(0).dtype);
+  return cast(Ctx.read(0, Out), Ctx.output().dtype);
+}
+
+LoopExpr fullLikeRule(ComputeContext &Ctx, const Ix &) {
+  DType T = Ctx.output().dtype;
+  requireCodegenDType("full_like", T);
+  double V = Ctx.attrs().getFloat("value");
+  if (!isFloat(T) && T != DType::Bool)
+    V = std::trunc(V);
+  return constOf(V, T);
+}
+
+} // namespace
+
+RIVET_REGISTER_COMPUTE_RULE("add", arithRule<LoopOp::Add>);
+RIVET_REGISTER_COMPUTE_RULE("subtract", arithRule<LoopOp::Sub>);
+RIVET_REGISTER_COMPUTE_RULE("multiply", arithRule<LoopOp::Mul>);
+RIVET_REGISTER_COMPUTE_RULE("maximum", arithRule<LoopOp::Max>);
+RIVET_REGISTER_COMPUTE_RULE("minimum", arithRule<LoopOp::Min>);
+RIVET_REGISTER_COMPUTE_RULE("divide", divideRule);
+RIVET_REGISTER_COMPUTE_RULE("mod", modRule);
+RIVET_REGISTER_COMPUTE_RULE("pow", powRule);
+RIVET_REGISTER_COMPUTE_RULE("left_shift", shiftRule<LoopOp::Shl>);
+RIVET_REGISTER_COMPUTE_RULE("right_shift", shiftRule<LoopOp::Shr>);
+RIVET_REGISTER_COMPUTE_RULE("equal", compareRule<LoopOp::EQ>);
+RIVET_REGISTER_COMPUTE_RULE("not_equal", compareRule<LoopOp::NE>);
+RIVET_REGISTER_COMPUTE_RULE("less", compareRule<LoopOp::LT>);
+RIVET_REGISTER_COMPUTE_RULE("less_equal", compareRule<LoopOp::LE>);
+RIVET_REGISTER_COMPUTE_RULE("greater", compareRule<LoopOp::GT>);
+RIVET_REGISTER_COMPUTE_RULE("greater_equal", compareRule<LoopOp::GE>);
+RIVET_REGISTER_COMPUTE_RULE("logical_and", logicalRule<LoopOp::And>);
+RIVET_REGISTER_COMPUTE_RULE("logical_or", logicalRule<LoopOp::Or>);
+RIVET_REGISTER_COMPUTE_RULE("logical_xor", logicalRule<LoopOp::Xor>);
+RIVET_REGISTER_COMPUTE_RULE("logical_not", logicalNotRule);
+RIVET_REGISTER_COMPUTE_RULE("negative", numericUnaryRule<LoopOp::Neg>);
+RIVET_REGISTER_COMPUTE_RULE("abs", numericUnaryRule<LoopOp::Abs>);
+RIVET_REGISTER_COMPUTE_RULE("relu", reluRule);
+RIVET_REGISTER_COMPUTE_RULE("sign", signRule);
+RIVET_REGISTER_COMPUTE_RULE("exp", mathRule<LoopOp::Exp>);
+RIVET_REGISTER_COMPUTE_RULE("log", mathRule<LoopOp::Log>);
+RIVET_REGISTER_COMPUTE_RULE("tanh", mathRule<LoopOp::Tanh>);
+RIVET_REGISTER_COMPUTE_RULE("sqrt", mathRule<LoopOp::Sqrt>);
+RIVET_REGISTER_COMPUTE_RULE("ceil", mathRule<LoopOp::Ceil>);
+RIVET_REGISTER_COMPUTE_RULE("floor", mathRule<LoopOp::Floor>);
+RIVET_REGISTER_COMPUTE_RULE("round", mathRule<LoopOp::Round>);
+RIVET_REGISTER_COMPUTE_RULE("erf", mathRule<LoopOp::Erf>);
+RIVET_REGISTER_COMPUTE_RULE("sin", mathRule<LoopOp::Sin>);
+RIVET_REGISTER_COMPUTE_RULE("cos", mathRule<LoopOp::Cos>);
+RIVET_REGISTER_COMPUTE_RULE("tan", mathRule<LoopOp::Tan>);
+RIVET_REGISTER_COMPUTE_RULE("asin", mathRule<LoopOp::Asin>);
+RIVET_REGISTER_COMPUTE_RULE("acos", mathRule<LoopOp::Acos>);
+RIVET_REGISTER_COMPUTE_RULE("atan", mathRule<LoopOp::Atan>);
+RIVET_REGISTER_COMPUTE_RULE("sinh", mathRule<LoopOp::Sinh>);
+RIVET_REGISTER_COMPUTE_RULE("cosh", mathRule<LoopOp::Cosh>);
+RIVET_REGISTER_COMPUTE_RULE("asinh", mathRule<LoopOp::Asinh>);
+RIVET_REGISTER_COMPUTE_RULE("acosh", mathRule<LoopOp::Acosh>);
+RIVET_REGISTER_COMPUTE_RULE("atanh", mathRule<LoopOp::Atanh>);
+RIVET_REGISTER_COMPUTE_RULE("sigmoid", sigmoidRule);
+RIVET_REGISTER_COMPUTE_RULE("reciprocal", reciprocalRule);
+RIVET_REGISTER_COMPUTE_RULE("isnan", isnanRule);
+RIVET_REGISTER_COMPUTE_RULE("isinf", isinfRule);
+RIVET_REGISTER_COMPUTE_RULE("where", whereRule);
+RIVET_REGISTER_COMPUTE_RULE("cast", castRule);
+RIVET_REGISTER_COMPUTE_RULE("cast_like", castLikeRule);
+RIVET_REGISTER_COMPUTE_RULE("full_like", fullLikeRule);
+
+} // namespace rivet::codegen

@@ -1,0 +1,65 @@
+//===- LowerPrimitive.h - Fused primitive function -> loop kernel -*- C++ -*-=//
+//
+// Lowers a fused group (a function literal with Primitive=1 whose body is a
+// let chain of operator calls, as FuseOps builds it; a type-checked module)
+// to one loop nest over its output: every operator's compute rule is inlined
+// into its consumer, so no intermediate buffer exists; a reduction inside the
+// group accumulates into a scalar local. Static extents become constants;
+// symbolic and unknown extents become size parameters read from the shapes
+// of the kernel's buffers at run time, so one kernel serves every size.
+// A group with an operator that has no compute rule (an opaque operator, a
+// dtype or attribute the rule does not handle) is refused with a reason; it
+// stays on the builtin kernels.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/LoopIR.h"
+#include "ir/Expr.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rivet::codegen {
+
+/// Where the run-time value of a size parameter comes from: the extent of
+/// axis `axis` of buffer `buffer` (inputs in parameter order, then the
+/// output).
+struct SizeParamSource {
+  size_t buffer = 0;
+  size_t axis = 0;
+};
+
+struct LoweredKernel {
+  LoopKernel kernel;
+  /// One per kernel.sizeParams entry.
+  std::vector<SizeParamSource> sizeSources;
+};
+
+struct LoweringOptions {
+  /// Mark the outermost loop of a nest parallel when it has at least this
+  /// many iterations (statically known) and the nest is deeper than one
+  /// loop; 0 never does.
+  int64_t parallelMinExtent = 0;
+};
+
+struct LoweringResult {
+  std::optional<LoweredKernel> lowered;
+  /// Why the group was refused (empty on success).
+  std::string unsupported;
+  bool ok() const { return lowered.has_value(); }
+};
+
+/// Lowers the function literal Fn (type-checked) to a kernel named Name.
+/// Never throws for an unsupported group: the result says why.
+LoweringResult lowerPrimitive(const ir::Expr &Fn, const std::string &Name,
+                              const LoweringOptions &Opts = {});
+
+/// The values of K's size parameters for buffers of the given shapes (inputs
+/// then output), in the order the kernel expects them.
+std::vector<int64_t>
+sizeParamValues(const LoweredKernel &K,
+                const std::vector<std::vector<int64_t>> &BufferShapes);
+
+} // namespace rivet::codegen

@@ -1,0 +1,260 @@
+//===- TransformRules.cc - Compute rules of injective operators -----------===//
+//
+// reshape, flatten, squeeze, unsqueeze, transpose, expand, concatenate,
+// stack, strided_slice, take, pad and tile (src/ir/ops/Transform.cc): each
+// maps an output index to the input index it copies. Where an output element
+// chooses among inputs (concatenate, pad) every candidate load uses an index
+// clamped into its buffer, so the loads that are not selected stay in
+// bounds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/ComputeRule.h"
+
+namespace rivet::codegen {
+namespace {
+
+using Ix = std::vector<LoopExpr>;
+
+LoopExpr add(LoopExpr A, LoopExpr B) { return binary(LoopOp::Add, A, B); }
+LoopExpr sub(LoopExpr A, LoopExpr B) { return binary(LoopOp::Sub, A, B); }
+LoopExpr mul(LoopExpr A, LoopExpr B) { return binary(LoopOp::Mul, A, B); }
+LoopExpr imin(LoopExpr A, LoopExpr B) { return binary(LoopOp::Min, A, B); }
+LoopExpr imax(LoopExpr A, LoopExpr B) { return binary(LoopOp::Max, A, B); }
+LoopExpr lt(LoopExpr A, LoopExpr B) { return compare(LoopOp::LT, A, B); }
+LoopExpr ic(int64_t V) { return intConst(V); }
+/// Clamps I into [0, Extent - 1] (to 0 for an empty extent).
+LoopExpr clampIndex(LoopExpr I, LoopExpr Extent) {
+  return imax(imin(I, sub(Extent, ic(1))), ic(0));
+}
+
+int64_t normAxis(ComputeContext &Ctx, int64_t Axis, size_t Rank) {
+  int64_t R = (int64_t)Rank;
+  if (Axis < -R || Axis >= R)
+    unsupported("{}: axis {} out of range for rank {}", Ctx.opName(), Axis, R);
+  return Axis < 0 ? Axis + R : Axis;
+}
+
+void requireData(ComputeContext &Ctx) {
+  for (size_t I = 0; I < Ctx.numInputs(); ++I)
+    requireCodegenDType(Ctx.opName(), Ctx.input(I).dtype);
+}
+
+/// Output index -> input index of a reshape. When the two shapes agree
+/// apart from extent-1 axes the index maps axis by axis; otherwise through
+/// the flat offset.
+LoopExpr reshapeRule(ComputeContext &Ctx, const Ix &Out) {
+  requireData(Ctx);
+  const TensorDesc &In = Ctx.input(0), &O = Ctx.output();
+  std::vector<size_t> InAxes, OutAxes;
+  for (size_t D = 0; D < In.rank(); ++D)
+    if (!isIntConst(In.shape[D], 1))
+      InAxes.push_back(D);
+  for (size_t D = 0; D < O.rank(); ++D)
+    if (!isIntConst(O.shape[D], 1))
+      OutAxes.push_back(D);
+  bool Same = InAxes.size() == OutAxes.size();
+  for (size_t K = 0; Same && K < InAxes.size(); ++K)
+    Same = sameExpr(In.shape[InAxes[K]], O.shape[OutAxes[K]]);
+  if (Same) {
+    Ix InIx(In.rank(), ic(0));
+    for (size_t K = 0; K < InAxes.size(); ++K)
+      InIx[InAxes[K]] = Out[OutAxes[K]];
+    return Ctx.read(0, InIx);
+  }
+  return Ctx.read(0, unflattenIndex(flattenIndex(Out, O.shape), In.shape));
+}
+
+LoopExpr transposeRule(ComputeContext &Ctx, const Ix &Out) {
+  requireData(Ctx);
+  size_t R = Ctx.input(0).rank();
+  std::vector<int64_t> Axes;
+  for (size_t D = 0; D < R; ++D)
+    Axes.push_back((int64_t)(R - 1 - D));
+  Axes = Ctx.attrs().getInts("axes", Axes);
+  if (Axes.size() != R)
+    unsupported("transpose: {} axes for rank {}", Axes.size(), R);
+  Ix InIx(R);
+  for (size_t D = 0; D < R; ++D)
+    InIx[(size_t)normAxis(Ctx, Axes[D], R)] = Out[D];
+  return Ctx.read(0, InIx);
+}
+
+LoopExpr expandRule(ComputeContext &Ctx, const Ix &Out) {
+  requireData(Ctx);
+  return Ctx.read(0, broadcastIndex(Ctx.input(0), Ctx.output(), Out));
+}
+
+LoopExpr concatenateRule(ComputeContext &Ctx, const Ix &Out) {
+  requireData(Ctx);
+  size_t R = Ctx.output().rank();
+  size_t Axis = (size_t)normAxis(Ctx, Ctx.attrs().getInt("axis", 0), R);
+  // Offsets of the inputs along the axis; skip statically empty inputs.
+  std::vector<std::pair<size_t, LoopExpr>> Parts;
+  LoopExpr Offset = ic(0);
+  for (size_t K = 0; K < Ctx.numInputs(); ++K) {
+    const LoopExpr &E = Ctx.input(K).shape[Axis];
+    if (!isIntConst(E, 0))
+      Parts.push_back({K, Offset});
+    Offset = add(Offset, E);
+  }
+  if (Parts.empty())
+    unsupported("concatenate: every input is empty");
+  auto ReadPart = [&](size_t P) {
+    auto [K, Off] = Parts[P];
+    Ix InIx = Out;
+    InIx[Axis] = clampIndex(sub(Out[Axis], Off), Ctx.input(K).shape[Axis]);
+    return Ctx.read(K, InIx);
+  };
+  LoopExpr V = ReadPart(Parts.size() - 1);
+  for (size_t P = Parts.size() - 1; P-- > 0;)
+    V = select(lt(Out[Axis], Parts[P + 1].second), ReadPart(P), V);
+  return V;
+}
+
+LoopExpr stackRule(ComputeContext &Ctx, const Ix &Out) {
+  requireData(Ctx);
+  size_t R = Ctx.output().rank();
+  size_t Axis = (size_t)normAxis(Ctx, Ctx.attrs().getInt("axis", 0), R);
+  Ix InIx = Out;
+  InIx.erase(InIx.begin() + (ptrdiff_t)Axis);
+  size_t N = Ctx.numInputs();
+  LoopExpr V = Ctx.read(N - 1, InIx);
+  for (size_t K = N - 1; K-- > 0;)
+    V = select(compare(LoopOp::EQ, Out[Axis], ic((int64_t)K)),
+               Ctx.read(K, InIx), V);
+  return V;
+}
+
+LoopExpr stridedSliceRule(ComputeContext &Ctx, const Ix &Out) {
+  requireData(Ctx);
+  const TensorDesc &In = Ctx.input(0);
+  size_t R = In.rank();
+  std::vector<int64_t> Begin = Ctx.attrs().getInts("begin");
+  std::vector<int64_t> Strides =
+      Ctx.attrs().getInts("strides", std::vector<int64_t>(Begin.size(), 1));
+  std::vector<int64_t> Axes;
+  for (size_t I = 0; I < Begin.size(); ++I)
+    Axes.push_back((int64_t)I);
+  Axes = Ctx.attrs().getInts("axes", Axes);
+  if (Strides.size() != Begin.size() || Axes.size() != Begin.size())
+    unsupported("strided_slice: inconsistent attributes");
+  Ix InIx = Out;
+  for (size_t I = 0; I < Axes.size(); ++I) {
+    size_t Ax = (size_t)normAxis(Ctx, Axes[I], R);
+    LoopExpr D = In.shape[Ax];
+    int64_t S = Strides[I], B = Begin[I];
+    if (S == 0)
+      unsupported("strided_slice: stride 0");
+    // The reference's start: negative counts from the end, then clamps.
+    LoopExpr Start = ic(B);
+    if (B < 0)
+      Start = select(lt(ic(B), sub(ic(0), D)), ic(-1), add(ic(B), D));
+    Start = S > 0 ? imax(imin(Start, D), ic(0))
+                  : imax(imin(Start, sub(D, ic(1))), ic(0));
+    InIx[Ax] = add(Start, mul(Out[Ax], ic(S)));
+  }
+  return Ctx.read(0, InIx);
+}
+
+LoopExpr takeRule(ComputeContext &Ctx, const Ix &Out) {
+  requireData(Ctx);
+  const TensorDesc &X = Ctx.input(0), &Idx = Ctx.input(1);
+  if (isFloat(Idx.dtype) || Idx.dtype == DType::Bool)
+    unsupported("take: indices of dtype {}", dtypeName(Idx.dtype));
+  size_t RI = Idx.rank();
+  auto IndexAt = [&](const Ix &IdxIx, LoopExpr Extent) {
+    LoopExpr I = cast(Ctx.read(1, IdxIx), DType::Int64);
+    // Negative indices count from the end; clamp keeps the load in bounds
+    // (an out-of-range index is an error in the reference kernel).
+    I = select(lt(I, ic(0)), add(I, Extent), I);
+    return clampIndex(I, Extent);
+  };
+  if (!Ctx.attrs().has("axis")) {
+    LoopExpr Flat = IndexAt(Out, numElements(X.shape));
+    return Ctx.read(0, unflattenIndex(Flat, X.shape));
+  }
+  size_t Axis = (size_t)normAxis(Ctx, Ctx.attrs().getInt("axis"), X.rank());
+  Ix IdxIx(Out.begin() + (ptrdiff_t)Axis, Out.begin() + (ptrdiff_t)(Axis + RI));
+  Ix InIx(Out.begin(), Out.begin() + (ptrdiff_t)Axis);
+  InIx.push_back(IndexAt(IdxIx, X.shape[Axis]));
+  InIx.insert(InIx.end(), Out.begin() + (ptrdiff_t)(Axis + RI), Out.end());
+  return Ctx.read(0, InIx);
+}
+
+LoopExpr padRule(ComputeContext &Ctx, const Ix &Out) {
+  requireData(Ctx);
+  const TensorDesc &In = Ctx.input(0);
+  size_t R = In.rank();
+  std::vector<int64_t> Pads = Ctx.attrs().getInts("pads");
+  std::string Mode = Ctx.attrs().getString("mode", "constant");
+  std::vector<int64_t> Axes;
+  for (size_t D = 0; D < R; ++D)
+    Axes.push_back((int64_t)D);
+  Axes = Ctx.attrs().getInts("axes", Axes);
+  if (Pads.size() != 2 * Axes.size())
+    unsupported("pad: {} pads for {} axes", Pads.size(), Axes.size());
+  if (Mode != "constant" && Mode != "reflect" && Mode != "edge")
+    unsupported("pad: mode '{}'", Mode);
+  std::vector<int64_t> Begin(R, 0);
+  for (size_t I = 0; I < Axes.size(); ++I)
+    Begin[(size_t)normAxis(Ctx, Axes[I], R)] = Pads[I];
+  Ix InIx(R);
+  LoopExpr Inside = intConst(1, DType::Bool);
+  for (size_t D = 0; D < R; ++D) {
+    LoopExpr E = In.shape[D];
+    LoopExpr I = sub(Out[D], ic(Begin[D]));
+    if (Begin[D] == 0 && sameExpr(E, Ctx.output().shape[D])) {
+      InIx[D] = I;
+      continue;
+    }
+    if (Mode == "constant") {
+      Inside =
+          binary(LoopOp::And, Inside,
+                 binary(LoopOp::And, compare(LoopOp::GE, I, ic(0)), lt(I, E)));
+      InIx[D] = clampIndex(I, E);
+    } else if (Mode == "edge") {
+      InIx[D] = clampIndex(I, E);
+    } else {
+      // Reflect without repeating the edge; the period is 2 * (E - 1).
+      LoopExpr Period = imax(mul(ic(2), sub(E, ic(1))), ic(1));
+      LoopExpr M = binary(LoopOp::Rem, I, Period);
+      M = select(lt(M, ic(0)), add(M, Period), M);
+      M = select(lt(M, E), M, sub(Period, M));
+      InIx[D] = clampIndex(M, E);
+    }
+  }
+  LoopExpr V = Ctx.read(0, InIx);
+  if (Mode != "constant")
+    return V;
+  double Fill = Ctx.attrs().getFloat("value", 0.0);
+  return select(Inside, V, constOf(Fill, In.dtype));
+}
+
+LoopExpr tileRule(ComputeContext &Ctx, const Ix &Out) {
+  requireData(Ctx);
+  const TensorDesc &In = Ctx.input(0);
+  Ix InIx(In.rank());
+  for (size_t D = 0; D < In.rank(); ++D)
+    InIx[D] = sameExpr(In.shape[D], Ctx.output().shape[D])
+                  ? Out[D]
+                  : binary(LoopOp::Rem, Out[D], imax(In.shape[D], ic(1)));
+  return Ctx.read(0, InIx);
+}
+
+} // namespace
+
+RIVET_REGISTER_COMPUTE_RULE("reshape", reshapeRule);
+RIVET_REGISTER_COMPUTE_RULE("flatten", reshapeRule);
+RIVET_REGISTER_COMPUTE_RULE("squeeze", reshapeRule);
+RIVET_REGISTER_COMPUTE_RULE("unsqueeze", reshapeRule);
+RIVET_REGISTER_COMPUTE_RULE("transpose", transposeRule);
+RIVET_REGISTER_COMPUTE_RULE("expand", expandRule);
+RIVET_REGISTER_COMPUTE_RULE("concatenate", concatenateRule);
+RIVET_REGISTER_COMPUTE_RULE("stack", stackRule);
+RIVET_REGISTER_COMPUTE_RULE("strided_slice", stridedSliceRule);
+RIVET_REGISTER_COMPUTE_RULE("take", takeRule);
+RIVET_REGISTER_COMPUTE_RULE("pad", padRule);
+RIVET_REGISTER_COMPUTE_RULE("tile", tileRule);
+
+} // namespace rivet::codegen

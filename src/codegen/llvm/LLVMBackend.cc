@@ -1,0 +1,190 @@
+//===- LLVMBackend.cc - Target machines, O3 pipeline, object emission -----===//
+//
+// The pass builder and target registry headers live only here (the ORC JIT
+// is in LLVMJit.cc). The optimization pipeline always runs with
+// the TargetMachine of the code it optimizes for: without it the cost model
+// knows no vector registers and loops are not vectorized.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/llvm/LLVMBackend.h"
+#include "codegen/NativeKernel.h"
+#include "codegen/llvm/EmitLLVM.h"
+
+#include "kernels/Error.h"
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Host.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+
+#include <mutex>
+
+namespace rivet::codegen {
+
+void initializeLLVM() {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+  });
+}
+
+llvm::CodeGenOpt::Level codegenLevel(int Level) {
+  return Level <= 0   ? llvm::CodeGenOpt::None
+         : Level == 1 ? llvm::CodeGenOpt::Less
+         : Level == 2 ? llvm::CodeGenOpt::Default
+                      : llvm::CodeGenOpt::Aggressive;
+}
+
+namespace {
+
+std::string hostFeatures() {
+  llvm::StringMap<bool> Features;
+  std::string Out;
+  if (!llvm::sys::getHostCPUFeatures(Features))
+    return Out;
+  for (auto &F : Features)
+    Out += (Out.empty() ? "" : ",") + std::string(F.second ? "+" : "-") +
+           F.first().str();
+  return Out;
+}
+
+/// A TargetMachine for T; empty fields take the host's values (the CPU and
+/// features only when the triple is the host's too).
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const TargetOptions &T) {
+  initializeLLVM();
+  TargetOptions H = hostTarget();
+  bool Host = T.triple.empty() || T.triple == H.triple;
+  std::string Triple = T.triple.empty() ? H.triple : T.triple;
+  std::string Cpu = !T.cpu.empty() && T.cpu != "native" ? T.cpu
+                    : Host                              ? H.cpu
+                                                        : "generic";
+  std::string Features = !T.features.empty() ? T.features
+                         : Host && (T.cpu.empty() || T.cpu == "native")
+                             ? H.features
+                             : "";
+  std::string Err;
+  const llvm::Target *Tg = llvm::TargetRegistry::lookupTarget(Triple, Err);
+  if (!Tg)
+    fail("codegen: unknown target triple '{}': {}", Triple, Err);
+  llvm::TargetOptions Opts;
+  std::unique_ptr<llvm::TargetMachine> TM(
+      Tg->createTargetMachine(Triple, Cpu, Features, Opts, llvm::Reloc::PIC_,
+                              std::nullopt, codegenLevel(T.optLevel)));
+  if (!TM)
+    fail("codegen: cannot create a target machine for {} (cpu {})", Triple,
+         Cpu);
+  return TM;
+}
+
+void verify(llvm::Module &M) {
+  std::string Msg;
+  llvm::raw_string_ostream OS(Msg);
+  if (llvm::verifyModule(M, &OS))
+    fail("codegen: generated LLVM IR is invalid: {}", OS.str());
+}
+
+/// The new pass manager's default pipeline at Level, tuned for TM.
+void optimize(llvm::Module &M, llvm::TargetMachine *TM, int Level) {
+  llvm::LoopAnalysisManager LAM;
+  llvm::FunctionAnalysisManager FAM;
+  llvm::CGSCCAnalysisManager CGAM;
+  llvm::ModuleAnalysisManager MAM;
+  llvm::PipelineTuningOptions PTO;
+  PTO.LoopVectorization = Level >= 2;
+  PTO.SLPVectorization = Level >= 2;
+  PTO.LoopUnrolling = Level >= 2;
+  llvm::PassBuilder PB(TM, PTO);
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  llvm::OptimizationLevel OL = Level <= 0   ? llvm::OptimizationLevel::O0
+                               : Level == 1 ? llvm::OptimizationLevel::O1
+                               : Level == 2 ? llvm::OptimizationLevel::O2
+                                            : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager MPM = Level <= 0
+                                    ? PB.buildO0DefaultPipeline(OL)
+                                    : PB.buildPerModuleDefaultPipeline(OL);
+  MPM.run(M, MAM);
+}
+
+} // namespace
+
+std::unique_ptr<llvm::Module> buildModule(llvm::LLVMContext &Ctx,
+                                          const std::vector<LoopKernel> &Ks,
+                                          llvm::TargetMachine &TM, int Level,
+                                          bool Optimize) {
+  // A loop marked for vectorization that stays scalar (a libm call the
+  // target has no vector form of) is not worth a warning on stderr.
+  Ctx.setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo &DI, void *) {
+        if (DI.getSeverity() != llvm::DS_Error)
+          return;
+        llvm::DiagnosticPrinterRawOStream Printer(llvm::errs());
+        DI.print(Printer);
+        llvm::errs() << "\n";
+      },
+      nullptr);
+  auto M = std::make_unique<llvm::Module>(
+      Ks.empty() ? "rivet" : Ks.front().name, Ctx);
+  M->setTargetTriple(TM.getTargetTriple().str());
+  M->setDataLayout(TM.createDataLayout());
+  for (const LoopKernel &K : Ks)
+    emitKernel(K, *M);
+  verify(*M);
+  if (Optimize)
+    optimize(*M, &TM, Level);
+  return M;
+}
+
+TargetOptions hostTarget() {
+  TargetOptions T;
+  T.triple = llvm::sys::getProcessTriple();
+  T.cpu = llvm::sys::getHostCPUName().str();
+  T.features = hostFeatures();
+  return T;
+}
+
+std::string emitLLVMIR(const LoopKernel &K, const TargetOptions &T,
+                       bool Optimize) {
+  auto TM = makeTargetMachine(T);
+  llvm::LLVMContext Ctx;
+  auto M = buildModule(Ctx, {K}, *TM, T.optLevel, Optimize);
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  M->print(OS, nullptr);
+  return OS.str();
+}
+
+std::vector<uint8_t> emitObject(const std::vector<LoopKernel> &Ks,
+                                const TargetOptions &T) {
+  auto TM = makeTargetMachine(T);
+  llvm::LLVMContext Ctx;
+  auto M = buildModule(Ctx, Ks, *TM, T.optLevel, true);
+  llvm::SmallVector<char, 0> Buf;
+  llvm::raw_svector_ostream OS(Buf);
+  // Object emission still goes through the legacy pass manager in LLVM 16.
+  llvm::legacy::PassManager PM;
+  if (TM->addPassesToEmitFile(PM, OS, nullptr, llvm::CGFT_ObjectFile))
+    fail("codegen: the target {} cannot emit object files",
+         TM->getTargetTriple().str());
+  PM.run(*M);
+  return std::vector<uint8_t>(Buf.begin(), Buf.end());
+}
+
+} // namespace rivet::codegen

@@ -105,12 +105,13 @@ Type transformType(std::string_view Op, const TensorTypeNode &X, size_t Arg,
       int64_t Block = Src.BlockOf[P - 'A'];
       if (F != 0) {
         if (D.isConst() && D.value != F)
-          failArg(Arg, "{}: axis {} of {} is the block {}{} and must be {}",
-                  Op, I, typeStr(X), F, char(P - 'A' + 'a'), F);
+          failArg(Arg, "{}: axis {} of {} is the block {}{} and must be {}", Op,
+                  I, typeStr(X), F, char(P - 'A' + 'a'), F);
       } else if (Block == 1) {
         Ext[P - 'A'] = D;
       } else {
-        Ext[P - 'A'] = D.isConst() ? Dim::constant(D.value * Block) : Dim::any();
+        Ext[P - 'A'] =
+            D.isConst() ? Dim::constant(D.value * Block) : Dim::any();
       }
     }
   }
@@ -217,7 +218,8 @@ const std::vector<AttrSpec> &conv2dNchwcSpecs() {
       {"dilations", K::Ints, false, "dilation per spatial axis (default 1s)"},
       {"auto_pad", K::String, false,
        "NOTSET (default), SAME_UPPER, SAME_LOWER or VALID"},
-      {"kernel_shape", K::Ints, false, "window extents (taken from the weight)"},
+      {"kernel_shape", K::Ints, false,
+       "window extents (taken from the weight)"},
       {"data_layout", K::String, true, "the layout of x: NCHW<i>c"},
       {"kernel_layout", K::String, true, "the layout of w: OIHW<i>i<o>o"},
       {"out_layout", K::String, true, "the layout of the result: NCHW<o>c"}};
@@ -240,9 +242,7 @@ RIVET_REGISTER_OP(OpInfo{
     "2-d convolution on blocked tensors: x[N, C/i, H, W, i] (NCHW<i>c), "
     "w[M/o, C/i, KH, KW, i, o] (OIHW<i>i<o>o), optional bias b[M]; result "
     "NCHW<o>c. Same windows as conv, group 1.",
-    -1,
-    conv2dNchwcSpecs(),
-    conv2dNchwcRel,
+    -1, conv2dNchwcSpecs(), conv2dNchwcRel,
     FusionPattern::OutElementwiseFusable});
 
 } // namespace rivet::ir

@@ -9,8 +9,7 @@ namespace rivet::ir {
 
 LayoutPreferences::~LayoutPreferences() = default;
 
-UniformBlockPreferences::UniformBlockPreferences(int64_t Block)
-    : Block(Block) {
+UniformBlockPreferences::UniformBlockPreferences(int64_t Block) : Block(Block) {
   RIVET_CHECK(Block >= 1, "layout block must be >= 1, got {}", Block);
 }
 

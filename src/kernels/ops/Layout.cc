@@ -200,12 +200,10 @@ std::vector<TensorMeta> layoutTransformShape(const std::vector<Tensor> &In,
                                              const Attrs &A) {
   const char *Op = "layout_transform";
   checkArity(Op, In, 1);
-  Layout Src = parseLayout(Op, withOp(Op, [&] {
-                             return A.getString("src_layout");
-                           }));
-  Layout Dst = parseLayout(Op, withOp(Op, [&] {
-                             return A.getString("dst_layout");
-                           }));
+  Layout Src =
+      parseLayout(Op, withOp(Op, [&] { return A.getString("src_layout"); }));
+  Layout Dst =
+      parseLayout(Op, withOp(Op, [&] { return A.getString("dst_layout"); }));
   return {{transformedShape(Op, In[0].shape(), Src, Dst), In[0].dtype()}};
 }
 
@@ -282,9 +280,8 @@ std::vector<TensorMeta> conv2dNchwcShape(const std::vector<Tensor> &In,
   std::vector<Tensor> Plain = {
       Tensor::meta(transformedShape(Op, In[0].shape(), L.Data, L.PlainData),
                    In[0].dtype()),
-      Tensor::meta(
-          transformedShape(Op, In[1].shape(), L.Kernel, L.PlainKernel),
-          In[1].dtype())};
+      Tensor::meta(transformedShape(Op, In[1].shape(), L.Kernel, L.PlainKernel),
+                   In[1].dtype())};
   if (In.size() == 3)
     Plain.push_back(In[2]);
   std::vector<TensorMeta> R =

@@ -1,0 +1,176 @@
+//===- alter_op_layout_test.cc - AlterOpLayout ----------------------------===//
+#include "support/PassTest.h"
+
+#include "ir/transforms/LayoutPreference.h"
+
+using namespace rivet;
+using namespace rivet::ir;
+
+namespace {
+
+const std::vector<std::string> Pass = {"AlterOpLayout"};
+const char *Dir = "AlterOpLayout";
+
+/// A test target that blocks every conv it can by Block.
+ScopedLayoutPreferences prefer(int64_t Block) {
+  return ScopedLayoutPreferences(
+      std::make_shared<UniformBlockPreferences>(Block));
+}
+
+TEST(AlterOpLayout, ConvReluConvStaysBlockedBetweenTheEdges) {
+  auto P = prefer(8);
+  test::expectTransformFiles(Pass, Dir, "conv_relu_conv");
+}
+
+TEST(AlterOpLayout, SixteenChannelBlocks) {
+  auto P = prefer(16);
+  test::expectTransform(
+      Pass, test::readPassData("AlterOpLayout/conv_relu_conv.rvir"),
+      test::readPassData("AlterOpLayout/conv_relu_conv_16c.expected.rvir"));
+}
+
+TEST(AlterOpLayout, ResidualAddStaysBlocked) {
+  auto P = prefer(8);
+  test::expectTransformFiles(Pass, Dir, "residual");
+}
+
+TEST(AlterOpLayout, PerChannelOperandsAreBlockedLikeTheData) {
+  auto P = prefer(8);
+  test::expectTransformFiles(Pass, Dir, "per_channel");
+}
+
+TEST(AlterOpLayout, ChannelsTheBlockDoesNotDivideStayNchw) {
+  auto P = prefer(8);
+  test::expectTransformFiles(Pass, Dir, "channels_not_divisible");
+}
+
+TEST(AlterOpLayout, PoolsStayBlockedOtherConsumersAreEdges) {
+  auto P = prefer(8);
+  test::expectTransformFiles(Pass, Dir, "edges");
+}
+
+TEST(AlterOpLayout, NestedCallsAsImportedAreRewrittenInPlace) {
+  auto P = prefer(8);
+  // The importer writes a conv with its bias as add(conv(...), b).
+  test::expectTransform(Pass, R"(
+def @main(%x: Tensor[(1, 8, 4, 4), float32], %w: Tensor[(8, 8, 3, 3), float32],
+          %b: Tensor[(8, 1, 1), float32]) -> Tensor[(1, 8, 4, 4), float32] {
+  let %c = add(conv(%x, %w, pads=[1, 1, 1, 1]), %b);
+  let %r = relu(%c);
+  %r
+}
+)",
+                        R"(
+def @main(%x: Tensor[(1, 8, 4, 4), float32], %w: Tensor[(8, 8, 3, 3), float32],
+          %b: Tensor[(8, 1, 1), float32]) -> Tensor[(1, 8, 4, 4), float32] {
+  let %xb = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW8c");
+  let %wb = layout_transform(%w, src_layout="OIHW", dst_layout="OIHW8i8o");
+  let %bb = layout_transform(%b, src_layout="CHW", dst_layout="CHW8c");
+  let %cb = add(conv2d_nchwc(%xb, %wb, pads=[1, 1, 1, 1], data_layout="NCHW8c",
+                             kernel_layout="OIHW8i8o", out_layout="NCHW8c"),
+                %bb);
+  let %rb = relu(%cb);
+  let %r = layout_transform(%rb, src_layout="NCHW8c", dst_layout="NCHW");
+  %r
+}
+)");
+}
+
+TEST(AlterOpLayout, NoPreferenceNoChange) {
+  ScopedLayoutPreferences None(nullptr);
+  std::string Text = test::readPassData("AlterOpLayout/conv_relu_conv.rvir");
+  test::expectTransform(Pass, Text, Text);
+}
+
+TEST(AlterOpLayout, ASecondRunChangesNothing) {
+  auto P = prefer(8);
+  for (const char *Case : {"conv_relu_conv", "residual", "edges"}) {
+    Module Once =
+        test::runPassesOn(test::parseTyped(test::readPassData(
+                              std::string(Dir) + "/" + Case + ".rvir")),
+                          Pass);
+    Module Twice = test::runPassesOn(Once, Pass);
+    EXPECT_TRUE(structuralEqual(Once, Twice)) << Case << ":\n"
+                                              << structuralDiff(Once, Twice);
+  }
+}
+
+/// Blocks the first conv by 16 and the others by 8.
+class FirstConvSixteen : public LayoutPreferences {
+public:
+  std::optional<ConvLayout>
+  preferredConvLayout(const CallNode &, const TensorTypeNode &,
+                      const TensorTypeNode &) const override {
+    return Calls++ == 0 ? ConvLayout{16, 16} : ConvLayout{8, 8};
+  }
+  mutable int Calls = 0;
+};
+
+TEST(AlterOpLayout, ChangingTheBlockConvertsDirectly) {
+  ScopedLayoutPreferences P(std::make_shared<FirstConvSixteen>());
+  test::expectTransform(
+      Pass, test::readPassData("AlterOpLayout/conv_relu_conv.rvir"), R"(
+def @main(%x: Tensor[(1, 16, 6, 6), float32], %w1: Tensor[(16, 16, 3, 3), float32],
+          %w2: Tensor[(8, 16, 1, 1), float32]) -> Tensor[(1, 8, 6, 6), float32] {
+  let %xb = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
+  let %w1b = layout_transform(%w1, src_layout="OIHW", dst_layout="OIHW16i16o");
+  let %c1b = conv2d_nchwc(%xb, %w1b, pads=[1, 1, 1, 1], data_layout="NCHW16c",
+                          kernel_layout="OIHW16i16o", out_layout="NCHW16c");
+  let %rb = relu(%c1b);
+  let %r8 = layout_transform(%rb, src_layout="NCHW16c", dst_layout="NCHW8c");
+  let %w2b = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW8i8o");
+  let %c2b = conv2d_nchwc(%r8, %w2b, data_layout="NCHW8c",
+                          kernel_layout="OIHW8i8o", out_layout="NCHW8c");
+  let %c2 = layout_transform(%c2b, src_layout="NCHW8c", dst_layout="NCHW");
+  %c2
+})");
+}
+
+/// A constant weight [8, 8, 1, 1] in the text format.
+std::string constantWeight() {
+  std::string V;
+  for (int I = 0; I < 64; ++I)
+    V += fmt::format("{}{}", I ? ", " : "", (I % 7) * 0.125 - 0.375);
+  return "const[(8, 8, 1, 1), float32]([" + V + "])";
+}
+
+TEST(AlterOpLayout, ConstantWeightsAndPrimitiveFunctionsAreLeftToOthers) {
+  auto P = prefer(8);
+  // The transform of a constant weight stays a call (FoldConstant folds
+  // it); a primitive function's body is not touched.
+  std::string W = constantWeight();
+  test::expectTransform(Pass,
+                        fmt::format(R"(
+def @main(%x: Tensor[(1, 8, 3, 3), float32]) -> Tensor[(1, 8, 3, 3), float32] {{
+  let %c = conv(%x, {0});
+  let %f = fn (%p0: Tensor[(1, 8, 3, 3), float32], Primitive=1) {{
+    let %q = conv(%p0, {0});
+    relu(%q)
+  }};
+  %f(%c)
+}}
+)",
+                                    W),
+                        fmt::format(R"(
+def @main(%x: Tensor[(1, 8, 3, 3), float32]) -> Tensor[(1, 8, 3, 3), float32] {{
+  let %xb = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW8c");
+  let %wb = layout_transform({0}, src_layout="OIHW", dst_layout="OIHW8i8o");
+  let %cb = conv2d_nchwc(%xb, %wb, data_layout="NCHW8c",
+                         kernel_layout="OIHW8i8o", out_layout="NCHW8c");
+  let %f = fn (%p0: Tensor[(1, 8, 3, 3), float32], Primitive=1) {{
+    let %q = conv(%p0, {0});
+    relu(%q)
+  }};
+  let %c = layout_transform(%cb, src_layout="NCHW8c", dst_layout="NCHW");
+  %f(%c)
+}}
+)",
+                                    W));
+}
+
+TEST(AlterOpLayout, IsRegisteredAtLevelThree) {
+  const PassInfo &P = PassRegistry::global().get("AlterOpLayout");
+  EXPECT_EQ(P.optLevel, 3);
+}
+
+} // namespace

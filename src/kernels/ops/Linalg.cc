@@ -5,6 +5,7 @@
 // float16/float32, wrapping int64 for integers), converted once at the end.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <cmath>
@@ -50,6 +51,8 @@ std::vector<TensorMeta> denseShape(const std::vector<Tensor> &In,
 void denseKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                  const Attrs &) {
   const Tensor &X = In[0], &W = In[1];
+  if (dnnlDense(X, W, nullptr, {}, Out[0])) // float32 on oneDNN when it can
+    return;
   int64_t K = X.shape().back(), N = W.shape()[0];
   int64_t M = prodRange(X.shape(), 0, X.shape().size() - 1);
   dispatchDType(X.dtype(), [&](auto Tag) {
@@ -127,6 +130,8 @@ std::vector<TensorMeta> matmulShape(const std::vector<Tensor> &In,
 
 void matmulKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                   const Attrs &) {
+  if (dnnlMatMul(In[0], In[1], {}, Out[0])) // float32 on oneDNN when it can
+    return;
   MatmulPlan P = planMatmul(In[0].shape(), In[1].shape());
   int64_t M = P.M, K = P.K, N = P.N;
   // Batch strides in units of whole matrices.
@@ -223,6 +228,9 @@ void gemmKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   GemmPlan P = planGemm(In, A);
   double Alpha = withOp("gemm", [&] { return A.getFloat("alpha", 1.0); });
   double Beta = withOp("gemm", [&] { return A.getFloat("beta", 1.0); });
+  if (dnnlGemm(In[0], In[1], In.size() == 3 ? &In[2] : nullptr, P.TA, P.TB,
+               Alpha, Beta, Out[0])) // float32 on oneDNN when it can
+    return;
   int64_t M = P.M, K = P.K, N = P.N;
   dispatchDType(In[0].dtype(), [&](auto Tag) {
     using E = decltype(Tag);

@@ -6,6 +6,7 @@
 // with hoisted index math; normalizations accumulate in double.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <algorithm>
@@ -323,6 +324,11 @@ void convKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   int64_t G;
   const Tensor &X = In[0], &Wt = In[1];
   Window W = convWindow("conv", X, Wt, A, G);
+  // float32 goes to oneDNN when it can; this loop is the fallback.
+  if (dnnlConv(X, Wt, In.size() == 3 ? &In[2] : nullptr,
+               ConvParams{W.Strides, W.Dilations, W.PadBegin, W.PadEnd, G}, {},
+               Out[0]))
+    return;
   int64_t N = X.shape()[0], C = X.shape()[1], M = Wt.shape()[0];
   int64_t O = W.outSize();
   auto Run = [&](auto AccTag) {

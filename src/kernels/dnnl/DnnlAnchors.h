@@ -1,0 +1,61 @@
+//===- DnnlAnchors.h - conv and matrix products on oneDNN -------*- C++ -*-===//
+//
+// The compute-heavy "anchor" operators run on oneDNN when it can do the case
+// (float32, 1-3 spatial dims, post-ops it can express); each entry point
+// returns false otherwise and the caller runs its reference kernel. No
+// oneDNN header leaks through here: the runtime links oneDNN privately.
+//
+// Repeated calls with the same shapes reuse a cached primitive. Weights the
+// caller marks constant are reordered once into oneDNN's preferred layout and
+// the copy is cached per weight buffer (see DnnlContext.h).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kernels/Tensor.h"
+#include "kernels/dnnl/PostOps.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace rivet {
+
+/// Geometry of a convolution over [N, C, D1..Dn] with weights
+/// [M, C / group, K1..Kn]; pads are explicit (auto_pad already resolved).
+struct ConvParams {
+  std::vector<int64_t> strides, dilations, padBegin, padEnd; // per spatial dim
+  int64_t group = 1;
+  /// The weight values never change while their storage lives (constants of
+  /// an executable), so a reordered copy may be cached by storage identity.
+  bool constantWeights = false;
+};
+
+/// Out = post(conv(X, W) + B). Out is preallocated with the conv's shape.
+bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
+              const ConvParams &P, const PostOps &Post, Tensor &Out);
+
+/// Out = post(A @ B), NumPy matmul semantics (rank-1 operands, broadcast
+/// batch dimensions).
+bool dnnlMatMul(const Tensor &A, const Tensor &B, const PostOps &Post,
+                Tensor &Out);
+
+/// Out = post(X[..., K] @ W[N, K]^T (+ Bias[N])).
+bool dnnlDense(const Tensor &X, const Tensor &W, const Tensor *Bias,
+               const PostOps &Post, Tensor &Out);
+
+/// Out = Alpha * op(A) @ op(B) + Beta * C, C broadcast to [M, N].
+bool dnnlGemm(const Tensor &A, const Tensor &B, const Tensor *C, bool TransA,
+              bool TransB, double Alpha, double Beta, Tensor &Out);
+
+/// Statistics of the caches, for tests and benchmarks.
+struct DnnlCacheStats {
+  int64_t primitivesCreated = 0; // cache misses: primitive descriptor + JIT
+  int64_t primitiveHits = 0;
+  int64_t weightReorders = 0; // reorders into a cached constant copy
+  int64_t weightHits = 0;
+};
+DnnlCacheStats dnnlCacheStats();
+/// Empties both caches (tests).
+void dnnlClearCaches();
+
+} // namespace rivet

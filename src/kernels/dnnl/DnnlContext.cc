@@ -1,0 +1,280 @@
+//===- DnnlContext.cc - Engine, streams and caches for the anchors --------===//
+#include "kernels/dnnl/DnnlContext.h"
+
+#include "kernels/Threading.h"
+#include "kernels/dnnl/DnnlAnchors.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <mutex>
+
+// Debian's oneDNN runs on OpenMP; its thread count is the calling thread's
+// OpenMP setting. Weak, so the runtime does not link libgomp itself (oneDNN
+// brings it in).
+extern "C" void omp_set_num_threads(int) __attribute__((weak));
+
+namespace rivet::dnnlctx {
+namespace {
+
+std::atomic<int64_t> PrimitivesCreated{0}, PrimitiveHits{0};
+std::atomic<int64_t> WeightReorders{0}, WeightHits{0};
+
+struct PrimitiveCache {
+  std::mutex Lock;
+  std::unordered_map<std::string, std::shared_ptr<const CachedPrimitive>> Map;
+};
+PrimitiveCache &primitiveCache() {
+  static PrimitiveCache C;
+  return C;
+}
+
+struct WeightEntry {
+  std::weak_ptr<Storage> owner;
+  dnnl::memory reordered;
+};
+struct WeightCache {
+  std::mutex Lock;
+  std::unordered_map<std::string, WeightEntry> Map;
+};
+WeightCache &weightCache() {
+  static WeightCache C;
+  return C;
+}
+
+std::string dimsKey(const dnnl::memory::dims &D) {
+  return fmt::format("{}", fmt::join(D, "x"));
+}
+
+/// A printable identity of a memory descriptor (its C struct bytes are
+/// plain data: layout, dims, strides, blocking).
+std::string descKey(const dnnl::memory::desc &D) {
+  const auto *P = reinterpret_cast<const unsigned char *>(&D.data);
+  std::string S;
+  S.reserve(sizeof(D.data) * 2);
+  for (size_t I = 0; I < sizeof(D.data); ++I)
+    S += fmt::format("{:02x}", P[I]);
+  return S;
+}
+
+} // namespace
+
+dnnl::engine &engine() {
+  static dnnl::engine E(dnnl::engine::kind::cpu, 0);
+  return E;
+}
+
+dnnl::stream &threadStream() {
+  thread_local dnnl::stream S(engine());
+  thread_local unsigned Applied = ~0u;
+  unsigned Gen = numThreadsGeneration();
+  if (Applied != Gen) {
+    if (omp_set_num_threads)
+      omp_set_num_threads(numThreads());
+    Applied = Gen;
+  }
+  return S;
+}
+
+dnnl::memory::dims toDims(const Shape &S) {
+  return dnnl::memory::dims(S.begin(), S.end());
+}
+
+dnnl::memory::desc plainDesc(const dnnl::memory::dims &D) {
+  dnnl::memory::dims Strides(D.size(), 1);
+  for (size_t I = D.size(); I-- > 1;)
+    Strides[I - 1] = Strides[I] * std::max<int64_t>(D[I], 1);
+  return stridedDesc(D, Strides);
+}
+
+dnnl::memory::desc stridedDesc(const dnnl::memory::dims &D,
+                               const dnnl::memory::dims &Strides) {
+  return dnnl::memory::desc(D, dnnl::memory::data_type::f32, Strides);
+}
+
+dnnl::memory wrap(const Tensor &T, const dnnl::memory::desc &D) {
+  return dnnl::memory(D, engine(), T.rawData());
+}
+
+bool allFloat32(std::initializer_list<const Tensor *> Ts) {
+  for (const Tensor *T : Ts)
+    if (T && (!T->defined() || T->dtype() != DType::Float32 || !T->hasData()))
+      return false;
+  return true;
+}
+
+std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
+                                      const dnnl::memory::dims &DstDims,
+                                      const std::vector<int> &OutToDst) {
+  using dnnl::algorithm;
+  PostOpPlan Plan;
+  for (const PostOp &Op : P) {
+    switch (Op.kind) {
+    case PostOp::Kind::Relu:
+      Plan.ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+      Plan.key += "relu;";
+      break;
+    case PostOp::Kind::Clip:
+      Plan.ops.append_eltwise(1.f, algorithm::eltwise_clip, (float)Op.lo,
+                              (float)Op.hi);
+      Plan.key += fmt::format("clip{},{};", (float)Op.lo, (float)Op.hi);
+      break;
+    case PostOp::Kind::Sigmoid:
+      Plan.ops.append_eltwise(1.f, algorithm::eltwise_logistic, 0.f, 0.f);
+      Plan.key += "sigmoid;";
+      break;
+    case PostOp::Kind::Tanh:
+      Plan.ops.append_eltwise(1.f, algorithm::eltwise_tanh, 0.f, 0.f);
+      Plan.key += "tanh;";
+      break;
+    case PostOp::Kind::Add:
+    case PostOp::Kind::Multiply: {
+      const Tensor &T = Op.operand;
+      if (!allFloat32({&T}) || T.rank() > (int64_t)Out.size())
+        return std::nullopt;
+      // Right-align the operand with Out, then fold each output axis into
+      // its oneDNN axis: within one oneDNN axis the operand must be all 1s
+      // (broadcast) or all full extents.
+      dnnl::memory::dims D(DstDims.size(), 1);
+      std::vector<int> State(DstDims.size(), 0); // 0 unset, 1 bcast, 2 full
+      size_t Pad = Out.size() - (size_t)T.rank();
+      for (size_t I = 0; I < Out.size(); ++I) {
+        int64_t E = I < Pad ? 1 : T.shape()[I - Pad];
+        if (E != 1 && E != Out[I])
+          return std::nullopt;
+        if (Out[I] == 1)
+          continue; // extent-1 axes fit either way
+        int Want = E == 1 ? 1 : 2, &S = State[(size_t)OutToDst[I]];
+        if (S != 0 && S != Want)
+          return std::nullopt;
+        S = Want;
+      }
+      for (size_t I = 0; I < D.size(); ++I)
+        D[I] = State[I] == 2 ? DstDims[I] : 1;
+      dnnl::memory::desc MD = plainDesc(D);
+      bool Add = Op.kind == PostOp::Kind::Add;
+      Plan.ops.append_binary(
+          Add ? algorithm::binary_add : algorithm::binary_mul, MD);
+      Plan.operandDescs.push_back(MD);
+      Plan.operands.push_back(T);
+      Plan.key += fmt::format("{}{};", Add ? "add" : "mul", dimsKey(D));
+      break;
+    }
+    }
+  }
+  return Plan;
+}
+
+void addPostOpArgs(const PostOpPlan &Plan,
+                   std::unordered_map<int, dnnl::memory> &Args) {
+  size_t Bin = 0;
+  for (int I = 0; I < Plan.ops.len(); ++I) {
+    if (Plan.ops.kind(I) != dnnl::primitive::kind::binary)
+      continue;
+    Args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(I) | DNNL_ARG_SRC_1] =
+        wrap(Plan.operands[Bin], Plan.operandDescs[Bin]);
+    ++Bin;
+  }
+}
+
+std::shared_ptr<const CachedPrimitive>
+findPrimitive(const std::string &Key,
+              const std::function<CachedPrimitive()> &Create) {
+  std::string Full = fmt::format("{}|t{}", Key, numThreads());
+  PrimitiveCache &C = primitiveCache();
+  {
+    std::lock_guard<std::mutex> G(C.Lock);
+    auto It = C.Map.find(Full);
+    if (It != C.Map.end()) {
+      ++PrimitiveHits;
+      return It->second;
+    }
+  }
+  // Created outside the lock: JIT compilation can take milliseconds. Two
+  // threads racing on one key both create; the first insert wins.
+  auto P = std::make_shared<CachedPrimitive>();
+  try {
+    *P = Create();
+  } catch (const dnnl::error &) {
+    P->prim.reset(); // no implementation for this case
+  }
+  ++PrimitivesCreated;
+  std::lock_guard<std::mutex> G(C.Lock);
+  return C.Map.emplace(Full, std::move(P)).first->second;
+}
+
+void reorderInto(const dnnl::memory &From, const dnnl::memory &To) {
+  dnnl::memory::desc FD = From.get_desc(), TD = To.get_desc();
+  auto Prim = findPrimitive("reorder|" + descKey(FD) + "|" + descKey(TD), [&] {
+    CachedPrimitive C;
+    C.prim = dnnl::reorder(
+        dnnl::reorder::primitive_desc(engine(), FD, engine(), TD));
+    return C;
+  });
+  if (!Prim->prim)
+    fail("oneDNN has no reorder between two float32 layouts");
+  Prim->prim->execute(threadStream(),
+                      {{DNNL_ARG_FROM, From}, {DNNL_ARG_TO, To}});
+}
+
+dnnl::memory reorderTo(const dnnl::memory &From, const dnnl::memory::desc &To) {
+  if (From.get_desc() == To)
+    return From;
+  dnnl::memory R(To, engine());
+  reorderInto(From, R);
+  return R;
+}
+
+dnnl::memory weightsIn(const Tensor &W, const dnnl::memory::desc &Plain,
+                       const dnnl::memory::desc &Wanted, bool Constant) {
+  dnnl::memory M = wrap(W, Plain);
+  if (Plain == Wanted)
+    return M;
+  if (!Constant)
+    return reorderTo(M, Wanted);
+  std::string Key = fmt::format("{}+{}:{}", (const void *)W.storage().get(),
+                                W.byteOffset(), descKey(Wanted));
+  WeightCache &C = weightCache();
+  {
+    std::lock_guard<std::mutex> G(C.Lock);
+    auto It = C.Map.find(Key);
+    if (It != C.Map.end()) {
+      if (It->second.owner.lock() == W.storage()) {
+        ++WeightHits;
+        return It->second.reordered;
+      }
+      C.Map.erase(It); // the buffer died; its address was reused
+    }
+  }
+  dnnl::memory R = reorderTo(M, Wanted);
+  ++WeightReorders;
+  std::lock_guard<std::mutex> G(C.Lock);
+  // Drop copies of buffers that died, so the cache does not outgrow the
+  // live constants.
+  for (auto It = C.Map.begin(); It != C.Map.end();)
+    It = It->second.owner.expired() ? C.Map.erase(It) : std::next(It);
+  C.Map[Key] = WeightEntry{W.storage(), R};
+  return R;
+}
+
+} // namespace rivet::dnnlctx
+
+namespace rivet {
+
+DnnlCacheStats dnnlCacheStats() {
+  using namespace dnnlctx;
+  return {PrimitivesCreated.load(), PrimitiveHits.load(), WeightReorders.load(),
+          WeightHits.load()};
+}
+
+void dnnlClearCaches() {
+  using namespace dnnlctx;
+  {
+    std::lock_guard<std::mutex> G(primitiveCache().Lock);
+    primitiveCache().Map.clear();
+  }
+  std::lock_guard<std::mutex> G(weightCache().Lock);
+  weightCache().Map.clear();
+}
+
+} // namespace rivet

@@ -1,0 +1,90 @@
+//===- DnnlContext.h - Engine, streams and caches for the anchors -*- C++ -*-=//
+//
+// Internal to src/kernels/dnnl (includes oneDNN). One CPU engine for the
+// process and one stream per thread; primitives are cached by a key that
+// spells out everything they were created for (shapes, geometry, post-ops,
+// thread count), so a repeated call costs a hash lookup, not a JIT.
+//
+// Constant weights: a reordered copy is cached per weight buffer, keyed by
+// the Storage's address, the tensor's offset, shape and the target layout.
+// The entry keeps a weak_ptr to the Storage, so a buffer that died (and
+// whose address may be reused) is never matched. Only callers that know the
+// values are immutable while the Storage lives (constants of an executable)
+// may use it: a recycled Storage rewritten in place would read stale values.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kernels/Tensor.h"
+#include "kernels/dnnl/PostOps.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace rivet::dnnlctx {
+
+/// The process-wide CPU engine.
+dnnl::engine &engine();
+/// This thread's stream; also applies numThreads() to oneDNN's OpenMP
+/// runtime on this thread when the setting changed.
+dnnl::stream &threadStream();
+
+dnnl::memory::dims toDims(const Shape &S);
+/// A dense row-major float32 descriptor.
+dnnl::memory::desc plainDesc(const dnnl::memory::dims &D);
+/// A float32 descriptor with explicit strides (transposed operands).
+dnnl::memory::desc stridedDesc(const dnnl::memory::dims &D,
+                               const dnnl::memory::dims &Strides);
+/// A memory object over T's data (no copy).
+dnnl::memory wrap(const Tensor &T, const dnnl::memory::desc &D);
+/// True when every tensor is float32.
+bool allFloat32(std::initializer_list<const Tensor *> Ts);
+
+/// Post-ops as oneDNN attributes. DstDims are the anchor's dims as oneDNN
+/// sees them; OutToDst maps each axis of the logical output shape Out to a
+/// oneDNN axis (several consecutive output axes may share one, e.g. dense
+/// flattens leading dims; oneDNN axes no output axis maps to are 1).
+struct PostOpPlan {
+  dnnl::post_ops ops;
+  std::vector<dnnl::memory::desc> operandDescs; // one per binary post-op
+  std::vector<Tensor> operands;
+  std::string key; // appended to the primitive cache key
+};
+std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
+                                      const dnnl::memory::dims &DstDims,
+                                      const std::vector<int> &OutToDst);
+/// Adds the binary post-op operands to an execute() argument map.
+void addPostOpArgs(const PostOpPlan &Plan,
+                   std::unordered_map<int, dnnl::memory> &Args);
+
+/// A created primitive and the layouts it settled on. Null prim: oneDNN had
+/// no implementation (remembered, so that it is not asked again).
+struct CachedPrimitive {
+  std::optional<dnnl::primitive> prim;
+  dnnl::memory::desc src, weights, dst;
+};
+/// The cached primitive for Key, created by Create on a miss. Key must name
+/// everything Create depends on; the thread count is added here.
+std::shared_ptr<const CachedPrimitive>
+findPrimitive(const std::string &Key,
+              const std::function<CachedPrimitive()> &Create);
+
+/// W (in layout Plain) in layout Wanted: a cached copy when Constant (see
+/// the file comment), else a fresh reorder. Returns W itself when the
+/// layouts agree.
+dnnl::memory weightsIn(const Tensor &W, const dnnl::memory::desc &Plain,
+                       const dnnl::memory::desc &Wanted, bool Constant);
+
+/// Copies From into To, converting the layout (cached reorder primitive).
+void reorderInto(const dnnl::memory &From, const dnnl::memory &To);
+/// Reorders From into a new memory of layout To, or returns From when the
+/// layouts agree.
+dnnl::memory reorderTo(const dnnl::memory &From, const dnnl::memory::desc &To);
+
+} // namespace rivet::dnnlctx

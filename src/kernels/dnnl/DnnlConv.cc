@@ -1,0 +1,114 @@
+//===- DnnlConv.cc - Convolution on oneDNN --------------------------------===//
+//
+// Direct convolution with oneDNN choosing the layouts (blocked nChw8c-style
+// activations and weights on AVX2/AVX-512): activations are reordered in
+// and out around each call, weights once per constant buffer. When the
+// blocked form cannot take the post-ops, plain layouts are tried.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/dnnl/DnnlAnchors.h"
+
+#include "kernels/dnnl/DnnlConfig.h"
+#include "kernels/dnnl/DnnlContext.h"
+
+#include <fmt/format.h>
+
+namespace rivet {
+
+using namespace dnnlctx;
+using dnnl::memory;
+
+bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
+              const ConvParams &P, const PostOps &Post, Tensor &Out) {
+  if (!dnnlEnabled() || !allFloat32({&X, &W, B, &Out}))
+    return false;
+  size_t Rank = (size_t)X.rank() - 2;
+  if (X.rank() < 3 || X.rank() > 5 || W.rank() != X.rank() ||
+      Out.rank() != X.rank() || P.strides.size() != Rank ||
+      P.dilations.size() != Rank || P.padBegin.size() != Rank ||
+      P.padEnd.size() != Rank || P.group < 1 || X.numel() == 0 ||
+      Out.numel() == 0)
+    return false;
+  int64_t M = W.shape()[0], G = P.group;
+  memory::dims SrcDims = toDims(X.shape()), DstDims = toDims(Out.shape());
+  memory::dims WDims = toDims(W.shape());
+  if (G > 1) {
+    WDims[0] = M / G;
+    WDims.insert(WDims.begin(), G);
+  }
+  memory::dims Strides(P.strides.begin(), P.strides.end()), Dil, PadL, PadR;
+  for (size_t I = 0; I < Rank; ++I) {
+    Dil.push_back(P.dilations[I] - 1);
+    PadL.push_back(P.padBegin[I]);
+    PadR.push_back(P.padEnd[I]);
+  }
+  std::vector<int> OutToDst(Out.shape().size());
+  for (size_t I = 0; I < OutToDst.size(); ++I)
+    OutToDst[I] = (int)I;
+  std::optional<PostOpPlan> Plan =
+      planPostOps(Post, Out.shape(), DstDims, OutToDst);
+  if (!Plan)
+    return false;
+  memory::desc SrcPlain = plainDesc(SrcDims), DstPlain = plainDesc(DstDims),
+               WPlain = plainDesc(WDims);
+  memory::desc BiasDesc = B ? plainDesc({M}) : memory::desc();
+  std::string Key = fmt::format(
+      "conv|{}|{}|{}|s{}|d{}|l{}|r{}|b{}|{}", fmt::join(SrcDims, "x"),
+      fmt::join(WDims, "x"), fmt::join(DstDims, "x"), fmt::join(Strides, ","),
+      fmt::join(Dil, ","), fmt::join(PadL, ","), fmt::join(PadR, ","),
+      B != nullptr, Plan->key);
+  auto Prim = findPrimitive(Key, [&] {
+    dnnl::primitive_attr Attr;
+    Attr.set_post_ops(Plan->ops);
+    memory::desc Any(SrcDims, memory::data_type::f32, memory::format_tag::any);
+    memory::desc AnyW(WDims, memory::data_type::f32, memory::format_tag::any);
+    memory::desc AnyDst(DstDims, memory::data_type::f32,
+                        memory::format_tag::any);
+    // Blocked layouts first (the fast direct kernels), then plain.
+    for (bool Blocked : {true, false}) {
+      try {
+        dnnl::convolution_forward::desc D(
+            dnnl::prop_kind::forward_inference,
+            dnnl::algorithm::convolution_direct, Blocked ? Any : SrcPlain, AnyW,
+            BiasDesc, Blocked ? AnyDst : DstPlain, Strides, Dil, PadL, PadR);
+        dnnl::convolution_forward::primitive_desc PD(D, Attr, engine());
+        CachedPrimitive C;
+        C.prim = dnnl::convolution_forward(PD);
+        C.src = PD.src_desc();
+        C.weights = PD.weights_desc();
+        C.dst = PD.dst_desc();
+        return C;
+      } catch (const dnnl::error &) {
+        if (!Blocked)
+          throw;
+      }
+    }
+    return CachedPrimitive{};
+  });
+  if (!Prim->prim)
+    return false;
+  // A failure while running (e.g. no memory for a reordered copy) leaves
+  // the case to the reference kernel, which overwrites all of Out.
+  try {
+    dnnl::stream &S = threadStream();
+    memory Src = reorderTo(wrap(X, SrcPlain), Prim->src);
+    memory Wts = weightsIn(W, WPlain, Prim->weights, P.constantWeights);
+    memory OutMem = wrap(Out, DstPlain);
+    bool PlainDst = Prim->dst == DstPlain;
+    memory Dst = PlainDst ? OutMem : memory(Prim->dst, engine());
+    std::unordered_map<int, memory> Args{
+        {DNNL_ARG_SRC, Src}, {DNNL_ARG_WEIGHTS, Wts}, {DNNL_ARG_DST, Dst}};
+    if (B)
+      Args[DNNL_ARG_BIAS] = wrap(*B, BiasDesc);
+    addPostOpArgs(*Plan, Args);
+    Prim->prim->execute(S, Args);
+    if (!PlainDst)
+      reorderInto(Dst, OutMem);
+    S.wait();
+  } catch (const dnnl::error &) {
+    return false;
+  }
+  return true;
+}
+
+} // namespace rivet

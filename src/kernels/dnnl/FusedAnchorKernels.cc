@@ -1,0 +1,173 @@
+//===- FusedAnchorKernels.cc - One kernel for anchor + elementwise tail ---===//
+//
+// dnnl.conv_fused(x, w[, b], operands...), dnnl.matmul_fused(a, b,
+// operands...) and dnnl.dense_fused(x, w, operands...): the anchor with the
+// anchor operator's own attributes plus a post-op list (PostOps.h), so that
+// the VM runs a whole fused group with one call. When oneDNN cannot do the
+// case, the anchor's reference kernel runs and the post-ops follow one by
+// one, so the result never depends on oneDNN being available.
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/Kernel.h"
+#include "kernels/dnnl/DnnlAnchors.h"
+
+#include <algorithm>
+
+namespace rivet {
+namespace {
+
+constexpr const char *ConstantWeightsAttr = "weights_constant";
+
+/// The anchor's own attributes (without post-ops and the constant flag).
+Attrs anchorAttrs(const Attrs &A) {
+  Attrs Base = withoutPostOpAttrs(A), R;
+  for (const auto &[Name, V] : Base.items())
+    if (Name != ConstantWeightsAttr)
+      R.set(Name, V);
+  return R;
+}
+
+/// Splits a fused kernel's inputs into the anchor's and the post-op
+/// operands; the anchor takes between MinArgs and MaxArgs inputs.
+void splitInputs(const char *Op, const std::vector<Tensor> &In, const Attrs &A,
+                 size_t MinArgs, size_t MaxArgs, std::vector<Tensor> &Anchor,
+                 std::vector<Tensor> &Operands) {
+  size_t NOps = (size_t)countPostOpOperands(A);
+  if (In.size() < NOps + MinArgs || In.size() > NOps + MaxArgs)
+    fail("{}: expected {} to {} anchor inputs plus {} post-op operands, got "
+         "{} inputs",
+         Op, MinArgs, MaxArgs, NOps, In.size());
+  size_t NAnchor = In.size() - NOps;
+  Anchor.assign(In.begin(), In.begin() + (long)NAnchor);
+  Operands.assign(In.begin() + (long)NAnchor, In.end());
+}
+
+/// The anchor's output shape, then a check that no operand broadcasts it to
+/// something larger (a post-op keeps the anchor's shape).
+std::vector<TensorMeta> fusedShape(const char *Op, const char *AnchorOp,
+                                   const std::vector<Tensor> &In,
+                                   const Attrs &A, size_t MinArgs,
+                                   size_t MaxArgs) {
+  std::vector<Tensor> Anchor, Operands;
+  splitInputs(Op, In, A, MinArgs, MaxArgs, Anchor, Operands);
+  std::vector<TensorMeta> R =
+      KernelRegistry::global().get(AnchorOp).shapeFn(Anchor, anchorAttrs(A));
+  PostOps P = decodePostOps(A, Operands);
+  for (const PostOp &Op1 : P) {
+    if (!Op1.isBinary())
+      continue;
+    if (Op1.operand.dtype() != R[0].dtype)
+      fail("{}: post-op {} operand has dtype {}, the anchor's output {}", Op,
+           postOpName(Op1.kind), dtypeName(Op1.operand.dtype()),
+           dtypeName(R[0].dtype));
+    Shape B;
+    try {
+      B = broadcastShapes(R[0].shape, Op1.operand.shape());
+    } catch (const Error &) {
+      B.clear();
+    }
+    if (B != R[0].shape)
+      fail("{}: post-op {} operand {} does not broadcast to the anchor's "
+           "output {}",
+           Op, postOpName(Op1.kind), shapeToString(Op1.operand.shape()),
+           shapeToString(R[0].shape));
+  }
+  return R;
+}
+
+/// Reference path: the anchor's kernel, then the post-ops one by one.
+void fusedReference(const char *AnchorOp, const std::vector<Tensor> &Anchor,
+                    const Attrs &A, const PostOps &P, Tensor &Out) {
+  std::vector<Tensor> Outs{Out};
+  KernelRegistry::global().get(AnchorOp).kernel(Anchor, Outs, anchorAttrs(A));
+  applyPostOpsReference(Out, P);
+}
+
+/// Explicit conv geometry from the conv attributes (auto_pad resolved the
+/// way the reference kernel does, from the output extents).
+ConvParams convParams(const Tensor &X, const Tensor &W, const Tensor &Out,
+                      const Attrs &A) {
+  size_t R = (size_t)X.rank() - 2;
+  ConvParams P;
+  P.strides = A.getInts("strides", std::vector<int64_t>(R, 1));
+  P.dilations = A.getInts("dilations", std::vector<int64_t>(R, 1));
+  std::vector<int64_t> Pads = A.getInts("pads", std::vector<int64_t>(2 * R, 0));
+  P.group = A.getInt("group", 1);
+  P.constantWeights = A.getInt(ConstantWeightsAttr, 0) != 0;
+  std::string AutoPad = A.getString("auto_pad", "NOTSET");
+  if (Pads.size() != 2 * R)
+    return P; // the shape function already rejected it
+  P.padBegin.assign(Pads.begin(), Pads.begin() + (long)R);
+  P.padEnd.assign(Pads.begin() + (long)R, Pads.end());
+  for (size_t I = 0; I < R && I < P.strides.size() && I < P.dilations.size();
+       ++I) {
+    int64_t Eff = (W.shape()[I + 2] - 1) * P.dilations[I] + 1;
+    int64_t In = X.shape()[I + 2], O = Out.shape()[I + 2];
+    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
+      int64_t Total = std::max<int64_t>(0, (O - 1) * P.strides[I] + Eff - In);
+      P.padBegin[I] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
+      P.padEnd[I] = Total - P.padBegin[I];
+    } else if (AutoPad == "VALID") {
+      P.padBegin[I] = P.padEnd[I] = 0;
+    }
+  }
+  return P;
+}
+
+std::vector<TensorMeta> convFusedShape(const std::vector<Tensor> &In,
+                                       const Attrs &A) {
+  return fusedShape("dnnl.conv_fused", "conv", In, A, 2, 3);
+}
+
+void convFusedKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                     const Attrs &A) {
+  std::vector<Tensor> Anchor, Operands;
+  splitInputs("dnnl.conv_fused", In, A, 2, 3, Anchor, Operands);
+  PostOps P = decodePostOps(A, Operands);
+  const Tensor *Bias = Anchor.size() == 3 ? &Anchor[2] : nullptr;
+  if (dnnlConv(Anchor[0], Anchor[1], Bias,
+               convParams(Anchor[0], Anchor[1], Out[0], A), P, Out[0]))
+    return;
+  fusedReference("conv", Anchor, A, P, Out[0]);
+}
+
+std::vector<TensorMeta> matmulFusedShape(const std::vector<Tensor> &In,
+                                         const Attrs &A) {
+  return fusedShape("dnnl.matmul_fused", "matmul", In, A, 2, 2);
+}
+
+void matmulFusedKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                       const Attrs &A) {
+  std::vector<Tensor> Anchor, Operands;
+  splitInputs("dnnl.matmul_fused", In, A, 2, 2, Anchor, Operands);
+  PostOps P = decodePostOps(A, Operands);
+  if (dnnlMatMul(Anchor[0], Anchor[1], P, Out[0]))
+    return;
+  fusedReference("matmul", Anchor, A, P, Out[0]);
+}
+
+std::vector<TensorMeta> denseFusedShape(const std::vector<Tensor> &In,
+                                        const Attrs &A) {
+  return fusedShape("dnnl.dense_fused", "dense", In, A, 2, 2);
+}
+
+void denseFusedKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                      const Attrs &A) {
+  std::vector<Tensor> Anchor, Operands;
+  splitInputs("dnnl.dense_fused", In, A, 2, 2, Anchor, Operands);
+  PostOps P = decodePostOps(A, Operands);
+  if (dnnlDense(Anchor[0], Anchor[1], nullptr, P, Out[0]))
+    return;
+  fusedReference("dense", Anchor, A, P, Out[0]);
+}
+
+} // namespace
+
+RIVET_REGISTER_KERNEL("dnnl.conv_fused", convFusedKernel, convFusedShape,
+                      false);
+RIVET_REGISTER_KERNEL("dnnl.matmul_fused", matmulFusedKernel, matmulFusedShape,
+                      false);
+RIVET_REGISTER_KERNEL("dnnl.dense_fused", denseFusedKernel, denseFusedShape,
+                      false);
+
+} // namespace rivet

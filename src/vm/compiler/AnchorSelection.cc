@@ -1,0 +1,153 @@
+//===- AnchorSelection.cc - One oneDNN call for anchor + tail -------------===//
+#include "vm/compiler/AnchorSelection.h"
+
+#include "ir/Op.h"
+#include "ir/transforms/Pass.h"
+#include "kernels/dnnl/PostOps.h"
+
+#include <algorithm>
+#include <set>
+
+namespace rivet::vm::compiler {
+
+using namespace ir;
+
+namespace {
+
+/// The call's operator name, or empty when E is not an operator call.
+std::string opName(const Expr &E) {
+  const auto *C = E->as<CallNode>();
+  if (!C)
+    return {};
+  const auto *O = C->callee->as<OpNode>();
+  return O ? O->name() : std::string();
+}
+
+const TensorTypeNode *tensorType(const Expr &E) {
+  return E->checkedType ? E->checkedType->as<TensorTypeNode>() : nullptr;
+}
+
+/// True when an operand of type T broadcasts to Out without growing it
+/// (NumPy alignment from the right; an extent must be 1 or Out's).
+bool broadcastsInto(const TensorTypeNode &T, const TensorTypeNode &Out) {
+  if (!T.shape || !Out.shape || T.shape->size() > Out.shape->size())
+    return false;
+  size_t Pad = Out.shape->size() - T.shape->size();
+  for (size_t I = 0; I < T.shape->size(); ++I) {
+    const Dim &D = (*T.shape)[I];
+    if (!(D.isConst() && D.value == 1) && !(D == (*Out.shape)[I + Pad]))
+      return false;
+    if (D.isAny())
+      return false;
+  }
+  return true;
+}
+
+/// Anchor operators and the attributes whose meaning the fused kernel
+/// knows (anything else, e.g. a layout, disqualifies the call).
+const std::set<std::string> *anchorAttrNames(const std::string &Op) {
+  static const std::set<std::string> Conv = {
+      "strides", "pads", "dilations", "group", "auto_pad", "kernel_shape"};
+  static const std::set<std::string> None;
+  if (Op == "conv")
+    return &Conv;
+  if (Op == "matmul" || Op == "dense")
+    return &None;
+  return nullptr;
+}
+
+} // namespace
+
+std::optional<AnchorCall> selectAnchor(const Expr &FnE,
+                                       const std::vector<Expr> &CallArgs) {
+  if (!FnE || !isPrimitiveFunction(FnE))
+    return std::nullopt;
+  const auto &Fn = *FnE->as<FunctionNode>();
+  // The body as a list of steps: let-bound values, then the result (unless
+  // the result is just the last let's variable).
+  std::vector<std::pair<const VarNode *, Expr>> Steps;
+  Expr E = Fn.body;
+  while (const auto *L = E->as<LetNode>()) {
+    Steps.push_back({L->var.get(), L->value});
+    E = L->body;
+  }
+  if (Steps.empty() || E.get() != Steps.back().first)
+    Steps.push_back({nullptr, E});
+  // Leaves are the function's parameters and constants: an argument
+  // computed inside the group would need a kernel of its own.
+  auto IsLeaf = [&](const Expr &A) {
+    if (A->as<ConstantNode>())
+      return true;
+    return std::any_of(Fn.params.begin(), Fn.params.end(),
+                       [&](const Var &P) { return P.get() == A.get(); });
+  };
+
+  // The anchor.
+  std::string Anchor = opName(Steps[0].second);
+  const std::set<std::string> *Allowed = anchorAttrNames(Anchor);
+  if (!Allowed)
+    return std::nullopt;
+  const auto &AC = *Steps[0].second->as<CallNode>();
+  for (const auto &[Name, V] : AC.attrs.items())
+    if (!Allowed->count(Name))
+      return std::nullopt;
+  size_t MaxArgs = Anchor == "conv" ? 3 : 2;
+  if (AC.args.size() < 2 || AC.args.size() > MaxArgs ||
+      !std::all_of(AC.args.begin(), AC.args.end(), IsLeaf))
+    return std::nullopt;
+  const TensorTypeNode *OutT = tensorType(Steps[0].second);
+  if (!OutT || OutT->dtype != DType::Float32 || !OutT->shape)
+    return std::nullopt;
+  for (const Expr &A : AC.args) {
+    const TensorTypeNode *T = tensorType(A);
+    if (!T || T->dtype != DType::Float32)
+      return std::nullopt;
+  }
+
+  AnchorCall R;
+  R.kernel = "dnnl." + Anchor + "_fused";
+  R.attrs = AC.attrs;
+  R.args = AC.args;
+  // The weight is constant when it is a Constant here or at the call site.
+  bool ConstantWeights = AC.args[1]->as<ConstantNode>() != nullptr;
+  for (size_t I = 0; I < Fn.params.size() && I < CallArgs.size(); ++I)
+    if (Fn.params[I].get() == AC.args[1].get() &&
+        CallArgs.size() == Fn.params.size())
+      ConstantWeights = CallArgs[I]->as<ConstantNode>() != nullptr;
+  if (ConstantWeights)
+    R.attrs.set("weights_constant", int64_t(1));
+
+  // The tail: each step consumes the previous step's value exactly once.
+  PostOps Post;
+  const VarNode *Prev = Steps[0].first;
+  for (size_t I = 1; I < Steps.size(); ++I) {
+    const Expr &V = Steps[I].second;
+    PostOp::Kind K;
+    if (!Prev || !postOpKindOf(opName(V), K))
+      return std::nullopt;
+    const auto &C = *V->as<CallNode>();
+    for (const auto &[Name, Val] : C.attrs.items())
+      if (K != PostOp::Kind::Clip || (Name != "min" && Name != "max"))
+        return std::nullopt;
+    auto IsPrev = [&](const Expr &A) { return A.get() == Prev; };
+    PostOp P = makePostOp(K, C.attrs);
+    if (P.isBinary()) {
+      if (C.args.size() != 2 || IsPrev(C.args[0]) == IsPrev(C.args[1]))
+        return std::nullopt;
+      const Expr &Other = IsPrev(C.args[0]) ? C.args[1] : C.args[0];
+      const TensorTypeNode *T = tensorType(Other);
+      if (!IsLeaf(Other) || !T || T->dtype != DType::Float32 ||
+          !broadcastsInto(*T, *OutT))
+        return std::nullopt;
+      R.args.push_back(Other);
+    } else if (C.args.size() != 1 || !IsPrev(C.args[0])) {
+      return std::nullopt;
+    }
+    Post.push_back(std::move(P));
+    Prev = Steps[I].first;
+  }
+  encodePostOps(Post, R.attrs);
+  return R;
+}
+
+} // namespace rivet::vm::compiler

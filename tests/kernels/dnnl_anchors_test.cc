@@ -1,0 +1,384 @@
+//===- dnnl_anchors_test.cc - oneDNN anchors against the reference --------===//
+//
+// Every case runs twice: through the registered kernel with oneDNN on (and
+// checks that oneDNN really ran, by its cache counters) and with oneDNN off
+// (the reference loops). Fused kernels are compared with the anchor and the
+// post-ops run one by one on the reference path.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
+
+#include "kernels/Threading.h"
+#include "kernels/dnnl/DnnlAnchors.h"
+#include "kernels/dnnl/DnnlConfig.h"
+
+#include <random>
+
+namespace rivet::test {
+namespace {
+
+Tensor randomF32(std::mt19937 &G, const Shape &S) {
+  std::uniform_real_distribution<float> D(-1.f, 1.f);
+  Tensor T = Tensor::empty(S, DType::Float32);
+  float *P = T.data<float>();
+  for (int64_t I = 0; I < T.numel(); ++I)
+    P[I] = D(G);
+  return T;
+}
+
+int64_t dnnlCalls() {
+  DnnlCacheStats S = dnnlCacheStats();
+  return S.primitivesCreated + S.primitiveHits;
+}
+
+Tensor runReference(const std::string &Op, const std::vector<Tensor> &In,
+                    const Attrs &A = {}) {
+  DnnlDisabledScope Off;
+  return run(Op, In, A);
+}
+
+/// Runs Op with oneDNN on, expects oneDNN to have run and the result to
+/// match the reference path.
+void expectMatchesReference(const std::string &Op,
+                            const std::vector<Tensor> &In, const Attrs &A,
+                            const std::string &What) {
+  SCOPED_TRACE(What);
+  ASSERT_TRUE(dnnlEnabled());
+  int64_t Before = dnnlCalls();
+  Tensor Fast = run(Op, In, A);
+  EXPECT_GT(dnnlCalls(), Before) << "oneDNN did not run";
+  Tensor Ref = runReference(Op, In, A);
+  expectTensor(Fast, Ref, 1e-4, 1e-4);
+}
+
+//===----------------------------------------------------------------------===//
+// conv
+//===----------------------------------------------------------------------===//
+
+TEST(DnnlAnchors, ConvRandomShapes) {
+  std::mt19937 G(7);
+  auto Pick = [&](int64_t Lo, int64_t Hi) {
+    return std::uniform_int_distribution<int64_t>(Lo, Hi)(G);
+  };
+  int Ran = 0;
+  for (int Case = 0; Ran < 60 && Case < 1000; ++Case) {
+    size_t R = (size_t)Pick(1, 3);
+    int64_t N = Pick(1, 2), Group = 1, CG = Pick(1, 4), MG = Pick(1, 4);
+    int64_t Kind = Pick(0, 2); // plain, grouped, depthwise
+    if (Kind == 1)
+      Group = Pick(2, 3);
+    if (Kind == 2) {
+      Group = Pick(2, 8);
+      CG = 1;
+      MG = Pick(1, 2);
+    }
+    Shape XS{N, CG * Group}, WS{MG * Group, CG};
+    std::vector<int64_t> Strides, Dil, Pads(2 * R);
+    bool Ok = true;
+    for (size_t D = 0; D < R; ++D) {
+      int64_t In = Pick(R == 3 ? 3 : 4, R == 3 ? 7 : 12), K = Pick(1, 3);
+      Strides.push_back(Pick(1, 2));
+      Dil.push_back(Pick(1, 2));
+      Pads[D] = Pick(0, 2);
+      Pads[D + R] = Pick(0, 2);
+      XS.push_back(In);
+      WS.push_back(K);
+      Ok &= In + Pads[D] + Pads[D + R] >= (K - 1) * Dil.back() + 1;
+    }
+    if (!Ok)
+      continue;
+    ++Ran;
+    Attrs A{{"strides", Strides},
+            {"dilations", Dil},
+            {"pads", Pads},
+            {"group", Group}};
+    std::vector<Tensor> In{randomF32(G, XS), randomF32(G, WS)};
+    if (Pick(0, 1))
+      In.push_back(randomF32(G, {MG * Group}));
+    expectMatchesReference(
+        "conv", In, A,
+        fmt::format("x {} w {} strides {} dilations {} pads {} group {} "
+                    "bias {}",
+                    shapeToString(XS), shapeToString(WS),
+                    fmt::join(Strides, ","), fmt::join(Dil, ","),
+                    fmt::join(Pads, ","), Group, In.size() == 3));
+  }
+  EXPECT_EQ(Ran, 60);
+}
+
+TEST(DnnlAnchors, ConvAutoPad) {
+  std::mt19937 G(3);
+  for (const char *Mode : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
+    Attrs A{{"strides", std::vector<int64_t>{2, 2}}, {"auto_pad", Mode}};
+    expectMatchesReference(
+        "conv", {randomF32(G, {1, 3, 9, 8}), randomF32(G, {4, 3, 4, 3})}, A,
+        Mode);
+  }
+}
+
+TEST(DnnlAnchors, ConvResNetStem) {
+  std::mt19937 G(5);
+  Attrs A{{"strides", std::vector<int64_t>{2, 2}},
+          {"pads", std::vector<int64_t>{3, 3, 3, 3}}};
+  expectMatchesReference("conv",
+                         {randomF32(G, {1, 3, 64, 64}),
+                          randomF32(G, {16, 3, 7, 7}), randomF32(G, {16})},
+                         A, "7x7 stride 2 stem");
+}
+
+TEST(DnnlAnchors, NonFloat32StaysOnReference) {
+  std::mt19937 G(1);
+  Tensor X = randomF32(G, {1, 2, 5, 5}).cast(DType::Float64);
+  Tensor W = randomF32(G, {3, 2, 3, 3}).cast(DType::Float64);
+  int64_t Before = dnnlCalls();
+  Tensor R = run("conv", {X, W});
+  EXPECT_EQ(dnnlCalls(), Before);
+  EXPECT_EQ(R.typeString(), "Tensor[(1, 3, 3, 3), float64]");
+}
+
+//===----------------------------------------------------------------------===//
+// matmul, dense, gemm
+//===----------------------------------------------------------------------===//
+
+TEST(DnnlAnchors, MatMulShapes) {
+  std::mt19937 G(11);
+  std::vector<std::pair<Shape, Shape>> Cases = {{{3, 4}, {4, 5}},
+                                                {{4}, {4, 3}},
+                                                {{3, 4}, {4}},
+                                                {{2, 3, 4}, {4, 5}},
+                                                {{4, 5}, {2, 5, 3}},
+                                                {{2, 1, 3, 4}, {5, 4, 6}},
+                                                {{1, 3, 4}, {2, 4, 5}},
+                                                {{2, 3, 4}, {1, 4, 5}},
+                                                {{6, 2, 3}, {6, 3, 2}},
+                                                {{64, 128}, {128, 96}},
+                                                {{2, 2, 1, 7}, {1, 7, 9}},
+                                                {{7}, {3, 7, 2}}};
+  for (const auto &[SA, SB] : Cases)
+    expectMatchesReference(
+        "matmul", {randomF32(G, SA), randomF32(G, SB)}, {},
+        fmt::format("{} @ {}", shapeToString(SA), shapeToString(SB)));
+}
+
+TEST(DnnlAnchors, Dense) {
+  std::mt19937 G(13);
+  for (const Shape &XS : {Shape{2, 3, 8}, Shape{8}, Shape{5, 8}})
+    expectMatchesReference("dense", {randomF32(G, XS), randomF32(G, {6, 8})},
+                           {}, shapeToString(XS));
+}
+
+TEST(DnnlAnchors, Gemm) {
+  std::mt19937 G(17);
+  int64_t M = 5, K = 7, N = 4;
+  for (int TA = 0; TA < 2; ++TA)
+    for (int TB = 0; TB < 2; ++TB)
+      for (const Shape &CS : {Shape{}, Shape{N}, Shape{M, 1}, Shape{M, N}}) {
+        Attrs A{{"trans_a", (int64_t)TA},
+                {"trans_b", (int64_t)TB},
+                {"alpha", 0.5},
+                {"beta", 2.0}};
+        std::vector<Tensor> In{randomF32(G, TA ? Shape{K, M} : Shape{M, K}),
+                               randomF32(G, TB ? Shape{N, K} : Shape{K, N}),
+                               randomF32(G, CS)};
+        expectMatchesReference("gemm", In, A,
+                               fmt::format("trans_a {} trans_b {} c {}", TA, TB,
+                                           shapeToString(CS)));
+      }
+  std::vector<Tensor> NoC{randomF32(G, {M, K}), randomF32(G, {K, N})};
+  expectMatchesReference("gemm", NoC, {{"alpha", 3.0}}, "no c");
+}
+
+//===----------------------------------------------------------------------===//
+// Fused kernels
+//===----------------------------------------------------------------------===//
+
+/// Anchor then post-ops, each as its own reference kernel.
+Tensor composedReference(const std::string &Anchor,
+                         const std::vector<Tensor> &In, const Attrs &A,
+                         const PostOps &P) {
+  DnnlDisabledScope Off;
+  Tensor R = run(Anchor, In, A);
+  for (const PostOp &Op : P) {
+    Attrs OA;
+    if (Op.kind == PostOp::Kind::Clip)
+      OA = {{"min", Op.lo}, {"max", Op.hi}};
+    std::vector<Tensor> Args{R};
+    if (Op.isBinary())
+      Args.push_back(Op.operand);
+    R = run(postOpName(Op.kind), Args, OA);
+  }
+  return R;
+}
+
+/// Runs the fused kernel (oneDNN on) and compares with the composition.
+void expectFusedMatches(const std::string &Fused, const std::string &Anchor,
+                        const std::vector<Tensor> &AnchorIn,
+                        const Attrs &AnchorAttrs, const PostOps &P,
+                        bool ExpectDnnl, const std::string &What) {
+  SCOPED_TRACE(What);
+  Attrs A = AnchorAttrs;
+  encodePostOps(P, A);
+  std::vector<Tensor> In = AnchorIn;
+  for (const PostOp &Op : P)
+    if (Op.isBinary())
+      In.push_back(Op.operand);
+  int64_t Before = dnnlCalls();
+  Tensor Got = run(Fused, In, A);
+  if (ExpectDnnl) {
+    EXPECT_GT(dnnlCalls(), Before) << "oneDNN did not run";
+  }
+  expectTensor(Got, composedReference(Anchor, AnchorIn, AnchorAttrs, P), 1e-4,
+               1e-4);
+  // The fused kernel's own fallback (oneDNN off) agrees too.
+  DnnlDisabledScope Off;
+  expectTensor(run(Fused, In, A),
+               composedReference(Anchor, AnchorIn, AnchorAttrs, P), 1e-5, 1e-5);
+}
+
+PostOp unary(PostOp::Kind K) { return makePostOp(K, {}); }
+PostOp clip(double Lo, double Hi) {
+  return makePostOp(PostOp::Kind::Clip, {{"min", Lo}, {"max", Hi}});
+}
+PostOp binary(PostOp::Kind K, Tensor T) { return makePostOp(K, {}, T); }
+
+TEST(DnnlFused, ConvTails) {
+  std::mt19937 G(19);
+  int64_t M = 8;
+  Shape XS{2, 4, 10, 9}, WS{M, 4, 3, 3}, OS{2, M, 10, 9};
+  Attrs A{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  std::vector<Tensor> In{randomF32(G, XS), randomF32(G, WS)};
+  std::vector<Tensor> InBias{In[0], In[1], randomF32(G, {M})};
+  using K = PostOp::Kind;
+  expectFusedMatches("dnnl.conv_fused", "conv", In, A, {unary(K::Relu)}, true,
+                     "relu");
+  expectFusedMatches("dnnl.conv_fused", "conv", In, A,
+                     {binary(K::Add, randomF32(G, {M, 1, 1})), unary(K::Relu)},
+                     true, "per-channel add, relu");
+  expectFusedMatches("dnnl.conv_fused", "conv", InBias, A,
+                     {binary(K::Multiply, randomF32(G, {1, M, 1, 1})),
+                      binary(K::Add, randomF32(G, {M, 1, 1})), clip(0, 0.5)},
+                     true,
+                     "bias, batch-norm as multiply/add, relu6-style clip");
+  expectFusedMatches("dnnl.conv_fused", "conv", InBias, A,
+                     {binary(K::Add, randomF32(G, OS)), unary(K::Relu)}, true,
+                     "residual add, relu");
+  expectFusedMatches("dnnl.conv_fused", "conv", In, A,
+                     {binary(K::Multiply, randomF32(G, {})), unary(K::Sigmoid),
+                      unary(K::Tanh)},
+                     true, "scalar multiply, sigmoid, tanh");
+  // Broadcast along a spatial axis only: correct either way (oneDNN may
+  // or may not express it).
+  expectFusedMatches("dnnl.conv_fused", "conv", In, A,
+                     {binary(K::Add, randomF32(G, {1, 1, 10, 1}))}, false,
+                     "row-wise add");
+}
+
+TEST(DnnlFused, ConvDepthwiseTail) {
+  std::mt19937 G(23);
+  Attrs A{{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+          {"strides", std::vector<int64_t>{2, 2}},
+          {"group", int64_t(16)}};
+  std::vector<Tensor> In{randomF32(G, {1, 16, 14, 14}),
+                         randomF32(G, {16, 1, 3, 3}), randomF32(G, {16})};
+  expectFusedMatches("dnnl.conv_fused", "conv", In, A, {clip(0, 6)}, true,
+                     "depthwise, relu6");
+}
+
+TEST(DnnlFused, MatMulAndDenseTails) {
+  std::mt19937 G(29);
+  using K = PostOp::Kind;
+  expectFusedMatches("dnnl.matmul_fused", "matmul",
+                     {randomF32(G, {2, 6, 5}), randomF32(G, {5, 7})}, {},
+                     {binary(K::Add, randomF32(G, {7})), unary(K::Tanh)}, true,
+                     "batched matmul, bias, tanh");
+  expectFusedMatches(
+      "dnnl.matmul_fused", "matmul",
+      {randomF32(G, {6, 5}), randomF32(G, {3, 5, 7})}, {},
+      {binary(K::Multiply, randomF32(G, {3, 6, 7})), unary(K::Relu)}, true,
+      "broadcast weights batch, full multiply");
+  expectFusedMatches("dnnl.dense_fused", "dense",
+                     {randomF32(G, {2, 3, 8}), randomF32(G, {5, 8})}, {},
+                     {binary(K::Add, randomF32(G, {5})), unary(K::Relu)}, true,
+                     "dense, bias, relu");
+  expectFusedMatches("dnnl.dense_fused", "dense",
+                     {randomF32(G, {2, 3, 8}), randomF32(G, {5, 8})}, {},
+                     {binary(K::Add, randomF32(G, {3, 1}))}, false,
+                     "dense, add along a flattened axis");
+}
+
+TEST(DnnlFused, ShapeFunctionRejectsGrowingOperand) {
+  std::mt19937 G(31);
+  PostOps P{binary(PostOp::Kind::Add, randomF32(G, {2, 3, 4}))};
+  Attrs A;
+  encodePostOps(P, A);
+  expectError(
+      [&] {
+        run("dnnl.matmul_fused",
+            {randomF32(G, {3, 5}), randomF32(G, {5, 4}), P[0].operand}, A);
+      },
+      "does not broadcast to the anchor's output");
+  expectError(
+      [&] {
+        run("dnnl.matmul_fused", {randomF32(G, {3, 5}), randomF32(G, {5, 4})},
+            A);
+      },
+      "post-op operands");
+}
+
+//===----------------------------------------------------------------------===//
+// Caches and threads
+//===----------------------------------------------------------------------===//
+
+TEST(DnnlCaches, RepeatedShapesReusePrimitives) {
+  std::mt19937 G(37);
+  Tensor X = randomF32(G, {1, 8, 16, 16}), W = randomF32(G, {8, 8, 3, 3});
+  Attrs A{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  run("conv", {X, W}, A); // warm up
+  DnnlCacheStats S0 = dnnlCacheStats();
+  for (int I = 0; I < 5; ++I)
+    run("conv", {randomF32(G, {1, 8, 16, 16}), W}, A);
+  DnnlCacheStats S1 = dnnlCacheStats();
+  EXPECT_EQ(S1.primitivesCreated, S0.primitivesCreated);
+  EXPECT_GE(S1.primitiveHits - S0.primitiveHits, 5);
+}
+
+TEST(DnnlCaches, ConstantWeightsReorderedOnce) {
+  std::mt19937 G(41);
+  Attrs A{{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+          {"weights_constant", int64_t(1)}};
+  encodePostOps({}, A);
+  Tensor W = randomF32(G, {16, 16, 3, 3});
+  std::vector<Tensor> In{randomF32(G, {1, 16, 12, 12}), W};
+  Attrs Plain{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  Tensor First = run("dnnl.conv_fused", In, A);
+  DnnlCacheStats S0 = dnnlCacheStats();
+  Tensor Second = run("dnnl.conv_fused", In, A);
+  DnnlCacheStats S1 = dnnlCacheStats();
+  EXPECT_EQ(S1.weightReorders, S0.weightReorders);
+  expectTensor(Second, First, 0, 0);
+  expectTensor(Second, runReference("conv", In, Plain), 1e-4, 1e-4);
+  // New weights in a new buffer (possibly at the old address once W dies)
+  // are never served from the cache.
+  W = Tensor();
+  In[1] = randomF32(G, {16, 16, 3, 3});
+  expectTensor(run("dnnl.conv_fused", In, A), runReference("conv", In, Plain),
+               1e-4, 1e-4);
+}
+
+TEST(DnnlThreads, OneAndTwoThreadsAgree) {
+  std::mt19937 G(43);
+  std::vector<Tensor> In{randomF32(G, {96, 80}), randomF32(G, {80, 72})};
+  int Saved = numThreads();
+  setNumThreads(1);
+  EXPECT_EQ(numThreads(), 1);
+  Tensor One = run("matmul", In);
+  setNumThreads(2);
+  EXPECT_EQ(numThreads(), 2);
+  Tensor Two = run("matmul", In);
+  setNumThreads(Saved);
+  expectTensor(One, Two, 1e-5, 1e-5);
+  expectTensor(One, runReference("matmul", In), 1e-4, 1e-4);
+}
+
+} // namespace
+} // namespace rivet::test

@@ -1,0 +1,168 @@
+//===- bench_anchors.cc - oneDNN anchors: GFLOP/s and call overhead -------===//
+//
+// Times the registered matmul and conv kernels (which run on oneDNN) against
+// the reference path (RIVET_DISABLE_DNNL), at 1 and 2 threads, and reports
+// a 1024^3 float32 matmul as a fraction of the machine's peak:
+// cores x clock x flops per cycle (32 with AVX2 FMA, 64 with AVX-512).
+// Usage: bench_anchors [--quick]
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/Kernel.h"
+#include "kernels/Random.h"
+#include "kernels/Threading.h"
+#include "kernels/dnnl/DnnlAnchors.h"
+#include "kernels/dnnl/DnnlConfig.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <string>
+#include <thread>
+
+using namespace rivet;
+
+namespace {
+
+double nowSeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double processCpuSeconds() {
+  timespec T;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &T);
+  return (double)T.tv_sec + (double)T.tv_nsec * 1e-9;
+}
+
+/// CPU seconds of the last medianSeconds call's runs, per run: on a shared
+/// machine wall time includes waiting for a core, CPU time does not.
+double LastCpuSeconds = 0;
+
+/// Median seconds of Reps runs of Fn (after one warm-up run).
+template <typename F> double medianSeconds(int Reps, F &&Fn) {
+  Fn();
+  std::vector<double> T;
+  double Cpu = processCpuSeconds();
+  for (int I = 0; I < Reps; ++I) {
+    double S = nowSeconds();
+    Fn();
+    T.push_back(nowSeconds() - S);
+  }
+  LastCpuSeconds = (processCpuSeconds() - Cpu) / Reps;
+  std::sort(T.begin(), T.end());
+  return T[T.size() / 2];
+}
+
+/// Clock (GHz) and flops per cycle per core from /proc/cpuinfo.
+std::pair<double, int> cpuPeakParams() {
+  std::ifstream F("/proc/cpuinfo");
+  std::string Line;
+  double MHz = 0;
+  int Flops = 16;
+  while (std::getline(F, Line)) {
+    if (MHz == 0 && Line.rfind("cpu MHz", 0) == 0)
+      MHz = std::stod(Line.substr(Line.find(':') + 1));
+    if (Line.rfind("flags", 0) == 0) {
+      if (Line.find(" avx512f") != std::string::npos)
+        Flops = 64;
+      else if (Line.find(" fma") != std::string::npos)
+        Flops = std::max(Flops, 32);
+    }
+  }
+  return {MHz / 1000, Flops};
+}
+
+Tensor runKernel(const char *Op, const std::vector<Tensor> &In,
+                 const Attrs &A = {}) {
+  return invokeKernel(KernelRegistry::global().get(Op), In, A).at(0);
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  bool Quick = Argc > 1 && std::strcmp(Argv[1], "--quick") == 0;
+  auto [GHz, FlopsPerCycle] = cpuPeakParams();
+  int Cores = (int)std::thread::hardware_concurrency();
+  double Peak = Cores * GHz * FlopsPerCycle;
+  double Load = 0;
+  std::ifstream("/proc/loadavg") >> Load;
+  fmt::print("load average (1 min) at start: {:.1f}\n", Load);
+  fmt::print("machine: {} cores x {:.2f} GHz x {} flop/cycle = {:.1f} GFLOP/s "
+             "fp32 peak\n",
+             Cores, GHz, FlopsPerCycle, Peak);
+
+  // 1024^3 matmul.
+  int64_t N = 1024;
+  Tensor A = randomTensor({N, N}, DType::Float32, 1);
+  Tensor B = randomTensor({N, N}, DType::Float32, 2);
+  double Flop = 2.0 * N * N * N;
+  for (int T : {1, Cores}) {
+    setNumThreads(T);
+    double S = medianSeconds(Quick ? 3 : 10, [&] {
+      runKernel("matmul", {A, B});
+    });
+    double G = Flop / S / 1e9, TPeak = Peak * T / Cores;
+    // Flops per CPU-second of all threads: the rate while on a core.
+    double GCpu = Flop / LastCpuSeconds / 1e9 * T;
+    fmt::print("matmul 1024^3, {} thread(s), oneDNN: {:.2f} ms wall, {:.1f} "
+               "GFLOP/s = {:.0f}% of {}-core peak ({:.1f}); by CPU time "
+               "{:.1f} GFLOP/s = {:.0f}%\n",
+               T, S * 1e3, G, 100 * G / TPeak, T, TPeak, GCpu,
+               100 * GCpu / TPeak);
+  }
+  setNumThreads(Cores);
+  {
+    DnnlDisabledScope Off;
+    double S = medianSeconds(1, [&] { runKernel("matmul", {A, B}); });
+    fmt::print("matmul 1024^3, {} threads, reference: {:.1f} ms, {:.2f} "
+               "GFLOP/s\n",
+               Cores, S * 1e3, Flop / S / 1e9);
+  }
+
+  // A ResNet-18 stage-2 conv (3x3, 128 channels, 28x28), with and without
+  // oneDNN, and its per-call overhead once the primitive is cached.
+  Tensor X = randomTensor({1, 128, 28, 28}, DType::Float32, 3);
+  Tensor W = randomTensor({128, 128, 3, 3}, DType::Float32, 4);
+  Attrs CA{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  double ConvFlop = 2.0 * 128 * 128 * 9 * 28 * 28;
+  dnnlClearCaches();
+  double First = nowSeconds();
+  runKernel("conv", {X, W}, CA);
+  First = nowSeconds() - First;
+  double S = medianSeconds(Quick ? 5 : 20, [&] {
+    runKernel("conv", {X, W}, CA);
+  });
+  DnnlCacheStats St = dnnlCacheStats();
+  fmt::print("conv 128x28x28 3x3, oneDNN: first call {:.2f} ms (creates the "
+             "primitive), then {:.3f} ms = {:.1f} GFLOP/s ({:.1f} by CPU "
+             "time); primitives created {}, cache hits {}\n",
+             First * 1e3, S * 1e3, ConvFlop / S / 1e9,
+             ConvFlop / LastCpuSeconds / 1e9 * numThreads(),
+             St.primitivesCreated, St.primitiveHits);
+  Attrs CF = CA;
+  CF.set("weights_constant", int64_t(1));
+  encodePostOps({}, CF);
+  S = medianSeconds(Quick ? 5 : 20, [&] {
+    runKernel("dnnl.conv_fused", {X, W}, CF);
+  });
+  fmt::print("conv 128x28x28 3x3, oneDNN, cached constant weights: {:.3f} ms "
+             "= {:.1f} GFLOP/s ({:.1f} by CPU time)\n",
+             S * 1e3, ConvFlop / S / 1e9,
+             ConvFlop / LastCpuSeconds / 1e9 * numThreads());
+  {
+    DnnlDisabledScope Off;
+    S = medianSeconds(Quick ? 1 : 3, [&] { runKernel("conv", {X, W}, CA); });
+    fmt::print("conv 128x28x28 3x3, reference: {:.3f} ms = {:.1f} GFLOP/s\n",
+               S * 1e3, ConvFlop / S / 1e9);
+  }
+  // Small-shape call overhead: a 16x16x16 matmul is nearly all dispatch.
+  Tensor SA = randomTensor({16, 16}, DType::Float32, 5);
+  S = medianSeconds(1000, [&] { runKernel("matmul", {SA, SA}); });
+  fmt::print("matmul 16^3 per call (cached primitive): {:.2f} us\n", S * 1e6);
+  return 0;
+}

@@ -109,10 +109,10 @@ private:
     std::vector<Expr> Args = C.args;
     size_t WRank = rankedTensorType(P.Typed->args[1])->shape->size();
     size_t WAxis = 0;
-    if (Op == "matmul" ||
-        (Op == "gemm" && C.attrs.getInt("trans_b", 0) == 0))
+    if (Op == "matmul" || (Op == "gemm" && C.attrs.getInt("trans_b", 0) == 0))
       WAxis = 1;
-    Args[1] = callOp("multiply", {Args[1], constant(alongAxis(V, WRank, WAxis))});
+    Args[1] =
+        callOp("multiply", {Args[1], constant(alongAxis(V, WRank, WAxis))});
     if (Args.size() > 2) // conv's bias or gemm's c: both scale with the output
       Args[2] = callOp("multiply", {Args[2], constant(V)});
     Expr R = call(C.callee, std::move(Args), C.attrs);
@@ -136,8 +136,8 @@ private:
       std::optional<Producer> P = producerOf(N.args[I]);
       if (!P)
         continue;
-      size_t Axis;
-      int64_t L;
+      size_t Axis = 0;
+      int64_t L = 0;
       if (!outputChannel(*P->Typed, Axis, L))
         continue;
       const auto &Out = *P->Typed->checkedType->as<TensorTypeNode>();
@@ -163,8 +163,8 @@ private:
       std::optional<Producer> P = producerOf(N.args[I]);
       if (!P || calledOpName(P->Call) != "conv")
         continue;
-      size_t Axis;
-      int64_t L;
+      size_t Axis = 0;
+      int64_t L = 0;
       if (!outputChannel(*P->Typed, Axis, L))
         continue;
       const auto &Out = *P->Typed->checkedType->as<TensorTypeNode>();
@@ -217,8 +217,9 @@ private:
       size_t WAxis = Op == "matmul" ? 0 : 1;
       std::vector<Expr> Args = New->as<CallNode>()->args;
       Args[0] = NewMul->as<CallNode>()->args[I];
-      Args[1] = callOp("multiply", {Args[1], constant(alongAxis(
-                                                 *V, W->shape->size(), WAxis))});
+      Args[1] =
+          callOp("multiply",
+                 {Args[1], constant(alongAxis(*V, W->shape->size(), WAxis))});
       for (const Expr *Cur = &N.args[0]; (*Cur)->kind == ExprKind::Var;) {
         Dead.insert((*Cur)->as<VarNode>());
         const Expr &Next = D.resolve(*Cur);

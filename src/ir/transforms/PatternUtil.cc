@@ -26,9 +26,7 @@ Dataflow::Dataflow(const Expr &Fn) {
         Use(A);
       break;
     }
-    case ExprKind::Function:
-      Use(E->as<FunctionNode>()->body);
-      break;
+    case ExprKind::Function: Use(E->as<FunctionNode>()->body); break;
     case ExprKind::Let: {
       const auto &L = *E->as<LetNode>();
       Use(L.value);
@@ -48,9 +46,7 @@ Dataflow::Dataflow(const Expr &Fn) {
       for (const Expr &F : E->as<TupleNode>()->fields)
         Use(F);
       break;
-    case ExprKind::TupleGetItem:
-      Use(E->as<TupleGetItemNode>()->tuple);
-      break;
+    case ExprKind::TupleGetItem: Use(E->as<TupleGetItemNode>()->tuple); break;
     case ExprKind::Match: {
       const auto &M = *E->as<MatchNode>();
       Use(M.data);

@@ -1,0 +1,54 @@
+//===- canonicalize_ops_test.cc - CanonicalizeOps
+//--------------------------===//
+#include "support/PassTest.h"
+
+using namespace rivet;
+
+namespace {
+
+const std::vector<std::string> Passes{"CanonicalizeOps"};
+
+TEST(CanonicalizeOps, ConvBiasBecomesABroadcastAdd) {
+  test::expectTransformFiles(Passes, "CanonicalizeOps", "conv_bias");
+}
+
+TEST(CanonicalizeOps, GemmBecomesDenseOrMatmulWithScaleAndBias) {
+  test::expectTransformFiles(Passes, "CanonicalizeOps", "gemm");
+}
+
+/// Each program must come out of the pass unchanged.
+void expectUnchanged(const std::string &Program) {
+  test::expectTransform(Passes, Program, Program);
+}
+
+TEST(CanonicalizeOps, CanonicalFormsAreKept) {
+  expectUnchanged(R"(
+def @main(%x: Tensor[(1, 2, 3, 3), float32], %a: Tensor[(2, 3), float32]) -> (Tensor[(1, 2, 3, 3), float32], Tensor[(2, 4), float32]) {
+  let %c = add(conv(%x, const[(2, 2, 1, 1), float32]([1, 2, 3, 4])), const[(2, 1, 1), float32]([1, 2]));
+  let %d = dense(%a, const[(4, 3), float32]([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]));
+  (%c, %d)
+}
+)");
+}
+
+TEST(CanonicalizeOps, IntegerGemmIsKept) {
+  // dense is float-only and alpha/beta are float factors.
+  expectUnchanged(R"(
+def @main(%a: Tensor[(2, 3), int32], %b: Tensor[(3, 4), int32]) -> Tensor[(2, 4), int32] {
+  gemm(%a, %b)
+}
+)");
+}
+
+TEST(CanonicalizeOps, PrimitiveFunctionsAreLeftAlone) {
+  expectUnchanged(R"(
+def @main(%x: Tensor[(1, 2, 3, 3), float32]) -> Tensor[(1, 2, 3, 3), float32] {
+  let %f = fn (%p: Tensor[(1, 2, 3, 3), float32], Primitive=1) {
+    conv(%p, const[(2, 2, 1, 1), float32]([1, 2, 3, 4]), const[(2,), float32]([1, 2]))
+  };
+  %f(%x)
+}
+)");
+}
+
+} // namespace

@@ -12,7 +12,9 @@
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/DnnlConfig.h"
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 namespace rivet::test {
 namespace {
@@ -124,6 +126,26 @@ TEST(DnnlAnchors, ConvResNetStem) {
                          {randomF32(G, {1, 3, 64, 64}),
                           randomF32(G, {16, 3, 7, 7}), randomF32(G, {16})},
                          A, "7x7 stride 2 stem");
+}
+
+// Two VMs on two threads run the same primitives at once: each execution
+// needs its own scratchpad (Debian's oneDNN shares the library one).
+TEST(DnnlAnchors, ConcurrentConvsFromTwoThreads) {
+  std::mt19937 G(9);
+  Attrs A{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  std::vector<Tensor> In = {randomF32(G, {1, 64, 28, 28}),
+                            randomF32(G, {64, 64, 3, 3}), randomF32(G, {64})};
+  Tensor Ref = runReference("conv", In, A);
+  std::atomic<int> Mismatches{0};
+  auto Work = [&] {
+    for (int I = 0; I < 12; ++I)
+      if (!allClose(run("conv", In, A), Ref, 1e-4, 1e-4))
+        ++Mismatches;
+  };
+  std::thread T1(Work), T2(Work);
+  T1.join();
+  T2.join();
+  EXPECT_EQ(Mismatches.load(), 0);
 }
 
 TEST(DnnlAnchors, NonFloat32StaysOnReference) {

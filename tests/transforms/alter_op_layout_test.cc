@@ -174,3 +174,21 @@ TEST(AlterOpLayout, IsRegisteredAtLevelThree) {
 }
 
 } // namespace
+
+// A compilation's own context carries the target's preferences; nothing
+// process-wide is installed here.
+TEST(AlterOpLayout, PreferencesFromThePassContext) {
+  ir::Module M =
+      test::parseTyped(test::readPassData("AlterOpLayout/conv_relu_conv.rvir"));
+  ir::PassContext Ctx;
+  Ctx.layoutPreferences = std::make_shared<UniformBlockPreferences>(8);
+  ir::Module Blocked = M;
+  ir::runPasses(Blocked, {"AlterOpLayout"}, Ctx);
+  ir::Module Expected = test::parseTyped(
+      test::readPassData("AlterOpLayout/conv_relu_conv.expected.rvir"));
+  EXPECT_TRUE(test::sameUserFunctions(Blocked, Expected))
+      << ir::printModule(Blocked);
+  ir::Module Plain = M;
+  ir::runPasses(Plain, {"AlterOpLayout"}, ir::PassContext());
+  EXPECT_TRUE(test::sameUserFunctions(Plain, M));
+}

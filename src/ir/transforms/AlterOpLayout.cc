@@ -435,8 +435,10 @@ Expr ChainRewriter::run(const Expr &Chain) {
 
 /// AlterOpLayout: converts the convs the target prefers blocked (NCHW8c...)
 /// to conv2d_nchwc and keeps tensors blocked until a consumer needs NCHW.
-void alterOpLayout(Module &M, const PassContext &) {
-  std::shared_ptr<const LayoutPreferences> Prefs = currentLayoutPreferences();
+void alterOpLayout(Module &M, const PassContext &Ctx) {
+  std::shared_ptr<const LayoutPreferences> Prefs =
+      Ctx.layoutPreferences ? Ctx.layoutPreferences
+                            : currentLayoutPreferences();
   if (!Prefs)
     return; // no target preferences: every layout stays as it is
   transformFunctions(

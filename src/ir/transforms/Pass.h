@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 namespace rivet::ir {
 
 class PassContext;
+class LayoutPreferences; // ir/transforms/LayoutPreference.h
 
 /// A pass: rewrites M in place (types are re-inferred after it runs).
 using PassFunction = void (*)(Module &M, const PassContext &Ctx);
@@ -47,6 +49,9 @@ public:
   bool timePasses = false;
   /// Where --print-after output goes (stderr when null).
   std::ostream *printStream = nullptr;
+  /// The target's layout preferences for AlterOpLayout (null: the
+  /// process-wide ones of LayoutPreference.h, if any).
+  std::shared_ptr<const LayoutPreferences> layoutPreferences;
   /// Filled by runPasses when timePasses is set, one entry per pass run.
   struct Timing {
     std::string pass;

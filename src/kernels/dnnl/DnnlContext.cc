@@ -203,18 +203,41 @@ findPrimitive(const std::string &Key,
   return C.Map.emplace(Full, std::move(P)).first->second;
 }
 
+dnnl::primitive_attr baseAttr() {
+  dnnl::primitive_attr A;
+  A.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return A;
+}
+
+void executePrimitive(const CachedPrimitive &P,
+                      std::unordered_map<int, dnnl::memory> Args) {
+  size_t Bytes = P.scratchpad.get_size();
+  if (Bytes) {
+    thread_local std::unique_ptr<char[]> Scratch;
+    thread_local size_t Capacity = 0;
+    if (Capacity < Bytes) {
+      Scratch.reset(new char[Bytes + 64]);
+      Capacity = Bytes;
+    }
+    void *Aligned = reinterpret_cast<void *>(
+        (reinterpret_cast<uintptr_t>(Scratch.get()) + 63) & ~uintptr_t(63));
+    Args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(P.scratchpad, engine(), Aligned);
+  }
+  P.prim->execute(threadStream(), Args);
+}
+
 void reorderInto(const dnnl::memory &From, const dnnl::memory &To) {
   dnnl::memory::desc FD = From.get_desc(), TD = To.get_desc();
   auto Prim = findPrimitive("reorder|" + descKey(FD) + "|" + descKey(TD), [&] {
     CachedPrimitive C;
-    C.prim = dnnl::reorder(
-        dnnl::reorder::primitive_desc(engine(), FD, engine(), TD));
+    dnnl::reorder::primitive_desc PD(engine(), FD, engine(), TD, baseAttr());
+    C.prim = dnnl::reorder(PD);
+    C.scratchpad = PD.scratchpad_desc();
     return C;
   });
   if (!Prim->prim)
     fail("oneDNN has no reorder between two float32 layouts");
-  Prim->prim->execute(threadStream(),
-                      {{DNNL_ARG_FROM, From}, {DNNL_ARG_TO, To}});
+  executePrimitive(*Prim, {{DNNL_ARG_FROM, From}, {DNNL_ARG_TO, To}});
 }
 
 dnnl::memory reorderTo(const dnnl::memory &From, const dnnl::memory::desc &To) {

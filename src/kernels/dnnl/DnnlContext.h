@@ -68,7 +68,18 @@ void addPostOpArgs(const PostOpPlan &Plan,
 struct CachedPrimitive {
   std::optional<dnnl::primitive> prim;
   dnnl::memory::desc src, weights, dst;
+  /// The primitive's scratchpad; primitives are created with
+  /// scratchpad_mode::user because Debian's oneDNN (OpenMP runtime, no
+  /// DNNL_ENABLE_CONCURRENT_EXEC) shares one library scratchpad between
+  /// threads, which breaks VMs running on several threads.
+  dnnl::memory::desc scratchpad;
 };
+
+/// Primitive attributes every Rivet primitive starts from (user scratchpad).
+dnnl::primitive_attr baseAttr();
+/// Runs P on this thread's stream with a thread-local scratchpad.
+void executePrimitive(const CachedPrimitive &P,
+                      std::unordered_map<int, dnnl::memory> Args);
 /// The cached primitive for Key, created by Create on a miss. Key must name
 /// everything Create depends on; the thread count is added here.
 std::shared_ptr<const CachedPrimitive>

@@ -58,7 +58,7 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
       fmt::join(Dil, ","), fmt::join(PadL, ","), fmt::join(PadR, ","),
       B != nullptr, Plan->key);
   auto Prim = findPrimitive(Key, [&] {
-    dnnl::primitive_attr Attr;
+    dnnl::primitive_attr Attr = baseAttr();
     Attr.set_post_ops(Plan->ops);
     memory::desc Any(SrcDims, memory::data_type::f32, memory::format_tag::any);
     memory::desc AnyW(WDims, memory::data_type::f32, memory::format_tag::any);
@@ -77,6 +77,7 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
         C.src = PD.src_desc();
         C.weights = PD.weights_desc();
         C.dst = PD.dst_desc();
+        C.scratchpad = PD.scratchpad_desc();
         return C;
       } catch (const dnnl::error &) {
         if (!Blocked)
@@ -101,7 +102,7 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
     if (B)
       Args[DNNL_ARG_BIAS] = wrap(*B, BiasDesc);
     addPostOpArgs(*Plan, Args);
-    Prim->prim->execute(S, Args);
+    executePrimitive(*Prim, std::move(Args));
     if (!PlainDst)
       reorderInto(Dst, OutMem);
     S.wait();

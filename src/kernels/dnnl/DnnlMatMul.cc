@@ -39,7 +39,7 @@ bool runMatMul(const Tensor &Src, const memory::desc &SrcD, const Tensor &Wts,
       fmt::format("matmul|{}|{}|{}|{}|a{}|{}", descKey(SrcD), descKey(WtsD),
                   Bias ? descKey(BiasD) : "-", descKey(DstD), Alpha, Plan.key);
   auto Prim = findPrimitive(Key, [&] {
-    dnnl::primitive_attr Attr;
+    dnnl::primitive_attr Attr = baseAttr();
     Attr.set_post_ops(Plan.ops);
     if (Alpha != 1.f)
       Attr.set_output_scales(0, {Alpha});
@@ -48,6 +48,7 @@ bool runMatMul(const Tensor &Src, const memory::desc &SrcD, const Tensor &Wts,
     dnnl::matmul::primitive_desc PD(D, Attr, engine());
     CachedPrimitive C;
     C.prim = dnnl::matmul(PD);
+    C.scratchpad = PD.scratchpad_desc();
     return C;
   });
   if (!Prim->prim)
@@ -60,7 +61,7 @@ bool runMatMul(const Tensor &Src, const memory::desc &SrcD, const Tensor &Wts,
     if (Bias)
       Args[DNNL_ARG_BIAS] = wrap(*Bias, BiasD);
     addPostOpArgs(Plan, Args);
-    Prim->prim->execute(S, Args);
+    executePrimitive(*Prim, std::move(Args));
     S.wait();
   } catch (const dnnl::error &) {
     return false; // the reference kernel overwrites all of Out

@@ -6,6 +6,7 @@
 #include "kernels/dnnl/PostOps.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 namespace rivet::vm::compiler {
@@ -63,16 +64,25 @@ std::optional<AnchorCall> selectAnchor(const Expr &FnE,
   if (!FnE || !isPrimitiveFunction(FnE))
     return std::nullopt;
   const auto &Fn = *FnE->as<FunctionNode>();
-  // The body as a list of steps: let-bound values, then the result (unless
-  // the result is just the last let's variable).
-  std::vector<std::pair<const VarNode *, Expr>> Steps;
+  // The body as a list of steps in evaluation order, each named by the node
+  // its consumer refers to: the let's variable, or the call itself when it is
+  // nested in another call (FuseOps keeps the importer's `add(conv(..), b)`).
+  std::vector<std::pair<const ExprNode *, Expr>> Steps;
+  std::function<void(const Expr &, const ExprNode *)> AddStep =
+      [&](const Expr &V, const ExprNode *Name) {
+        if (const auto *C = V->as<CallNode>())
+          for (const Expr &A : C->args)
+            if (A->as<CallNode>())
+              AddStep(A, A.get());
+        Steps.push_back({Name, V});
+      };
   Expr E = Fn.body;
   while (const auto *L = E->as<LetNode>()) {
-    Steps.push_back({L->var.get(), L->value});
+    AddStep(L->value, L->var.get());
     E = L->body;
   }
   if (Steps.empty() || E.get() != Steps.back().first)
-    Steps.push_back({nullptr, E});
+    AddStep(E, nullptr);
   // Leaves are the function's parameters and constants: an argument
   // computed inside the group would need a kernel of its own.
   auto IsLeaf = [&](const Expr &A) {
@@ -119,7 +129,7 @@ std::optional<AnchorCall> selectAnchor(const Expr &FnE,
 
   // The tail: each step consumes the previous step's value exactly once.
   PostOps Post;
-  const VarNode *Prev = Steps[0].first;
+  const ExprNode *Prev = Steps[0].first;
   for (size_t I = 1; I < Steps.size(); ++I) {
     const Expr &V = Steps[I].second;
     PostOp::Kind K;

@@ -3,6 +3,7 @@
 
 #include "ir/Visitor.h"
 #include "ir/transforms/Pass.h"
+#include "vm/compiler/AnchorSelection.h"
 
 #include <unordered_map>
 
@@ -13,6 +14,21 @@ namespace {
 /// Beta-reduces calls of Primitive function literals. Parameters become
 /// fresh let-bound variables, so a literal called twice binds nothing twice.
 class PrimitiveInliner : public ir::ExprMutator {
+  /// The one kernel call of an anchor group: parameters become the call's
+  /// arguments, constants of the body stay constants.
+  static ir::Expr anchorCall(const ir::FunctionNode &Fn, const AnchorCall &AC,
+                             const std::vector<ir::Expr> &Args) {
+    std::vector<ir::Expr> KernelArgs;
+    for (const ir::Expr &A : AC.args) {
+      ir::Expr Arg = A;
+      for (size_t I = 0; I < Fn.params.size(); ++I)
+        if (A.get() == Fn.params[I].get())
+          Arg = Args[I];
+      KernelArgs.push_back(Arg);
+    }
+    return ir::callOp(AC.kernel, std::move(KernelArgs), AC.attrs);
+  }
+
 public:
   ir::Expr visitCall(const ir::CallNode &N, const ir::Expr &Self) override {
     ir::Expr Callee = N.callee;
@@ -22,6 +38,8 @@ public:
     std::vector<ir::Expr> Args;
     for (const ir::Expr &A : N.args)
       Args.push_back(mutate(A));
+    if (std::optional<AnchorCall> AC = selectAnchor(Callee, N.args))
+      return anchorCall(Fn, *AC, Args);
     std::unordered_map<const ir::VarNode *, ir::Expr> Rename;
     std::vector<ir::Var> Fresh;
     for (const ir::Var &P : Fn.params) {

@@ -1,9 +1,11 @@
 //===- InlinePrimitives.h - Fused functions back to operator calls -*- C++
 //-*-===//
 //
-// Until a fused primitive function has a generated kernel, the VM runs its
-// operators one builtin kernel each: a call of a Primitive function literal
-// becomes its body, with the parameters let-bound to the arguments.
+// Until a fused primitive function has a generated kernel, the VM runs it as
+// builtin kernels: an anchor with a tail oneDNN can apply as post-ops
+// becomes one fused anchor kernel call (AnchorSelection.h); any other call
+// of a Primitive function literal becomes its body, with the parameters
+// let-bound to the arguments (one builtin kernel per operator).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

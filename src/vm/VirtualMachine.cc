@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 
 namespace rivet::vm {
@@ -40,10 +41,27 @@ struct VirtualMachine::KernelSlot {
   std::vector<Tensor> Ins, Outs;
 };
 
+/// The objects an AllocStorage or AllocTensor instruction made last, kept to
+/// be reused in place when nothing else refers to them any more. Two ways, so
+/// that a loop-carried value (i + 1 computed from i) alternates between two
+/// objects. An AllocStorage's Holders are the AllocTensor instructions that
+/// carve tensors from its storage: their cached tensors refer to the storage
+/// too, without keeping it from being reused when they are dead themselves.
+struct VirtualMachine::Recycled {
+  static constexpr size_t kWays = 2;
+  ObjectRef Obj[kWays];
+  uint32_t Next = 0;             // the way replaced when none can be reused
+  std::vector<uint32_t> Holders; // instruction slots
+};
+
 namespace {
 
 constexpr int64_t kSmallIntMin = -128;
 constexpr int64_t kSmallIntMax = 1024;
+/// Storage of at most this many bytes (and the tensors in it) is recycled
+/// per instruction; larger buffers go back to the pool, where the memory
+/// planner's sharing decides their reuse.
+constexpr size_t kRecycleLimit = 4096;
 
 /// Markers the compiler adds to kernel entries for the runtime; the kernels
 /// never see them.
@@ -67,26 +85,39 @@ const ClosureObj &asClosure(const ObjectRef &O) {
   fail("the callee is not a closure");
 }
 
+/// Checks that O is a storage buffer (the operand of AllocTensor*).
+void checkStorage(const ObjectRef &O) {
+  if (!O || O->kind != ObjectKind::Storage)
+    fail("expected a storage buffer in the storage register");
+}
+
 std::shared_ptr<Storage> asStorage(const ObjectRef &O) {
-  if (O && O->kind == ObjectKind::Storage)
-    return StorageObj::share(O);
-  fail("expected a storage buffer in the storage register");
+  checkStorage(O);
+  return StorageObj::share(O);
 }
 
 /// The single element of a scalar tensor (any dtype).
 const Tensor &scalarOf(const ObjectRef &O) {
   const Tensor &T = asTensor(O, "If");
-  if (T.numel() != 1)
+  if (!T.shape().empty() && T.numel() != 1)
     fail("If: the condition must be a scalar tensor, got {}", T.typeString());
   return T;
+}
+
+/// The address of T's data, read inline (Tensor::rawData is out of line);
+/// rawData reports a tensor without storage.
+const void *dataOf(const Tensor &T) {
+  if (const std::shared_ptr<Storage> &S = T.storage()) [[likely]]
+    return static_cast<const char *>(S->data()) + T.byteOffset();
+  return T.rawData();
 }
 
 /// Whether the scalar T is nonzero; the usual condition dtypes are read
 /// directly (If runs once per loop iteration).
 bool scalarTruth(const Tensor &T) {
   switch (T.dtype()) {
-  case DType::Bool: return *static_cast<const uint8_t *>(T.rawData()) != 0;
-  case DType::Int64: return *static_cast<const int64_t *>(T.rawData()) != 0;
+  case DType::Bool: return *static_cast<const uint8_t *>(dataOf(T)) != 0;
+  case DType::Int64: return *static_cast<const int64_t *>(dataOf(T)) != 0;
   default: return T.elementAsDouble(0) != 0;
   }
 }
@@ -97,8 +128,8 @@ bool scalarsEqual(const ObjectRef &A, const ObjectRef &B) {
   const Tensor &X = scalarOf(A), &Y = scalarOf(B);
   DType TX = X.dtype(), TY = Y.dtype();
   if (TX == DType::Int64 && TY == DType::Int64)
-    return *static_cast<const int64_t *>(X.rawData()) ==
-           *static_cast<const int64_t *>(Y.rawData());
+    return *static_cast<const int64_t *>(dataOf(X)) ==
+           *static_cast<const int64_t *>(dataOf(Y));
   if (TX == DType::Bool || TY == DType::Bool)
     return scalarTruth(X) == scalarTruth(Y);
   if (isFloat(TX) || isFloat(TY))
@@ -111,17 +142,24 @@ bool scalarsEqual(const ObjectRef &A, const ObjectRef &B) {
 bool matchesSignature(const std::vector<int64_t> &Sig,
                       const std::vector<Tensor> &Ins,
                       const std::vector<Tensor> &Outs) {
-  size_t P = 0;
-  for (const std::vector<Tensor> *Ts : {&Ins, &Outs})
-    for (const Tensor &T : *Ts) {
-      const Shape &S = T.shape();
-      if (!T.defined() || Sig.size() - P < 2 + S.size() ||
-          Sig[P] != (int64_t)T.dtype() || Sig[P + 1] != (int64_t)S.size() ||
-          !std::equal(S.begin(), S.end(), Sig.begin() + (ptrdiff_t)P + 2))
-        return false;
-      P += 2 + S.size();
-    }
-  return P == Sig.size();
+  const int64_t *P = Sig.data(), *End = P + Sig.size();
+  auto Matches = [&](const Tensor &T) {
+    const Shape &S = T.shape();
+    size_t Rank = S.size();
+    if (!T.defined() || (size_t)(End - P) < 2 + Rank ||
+        P[0] != (int64_t)T.dtype() || P[1] != (int64_t)Rank ||
+        !std::equal(S.begin(), S.end(), P + 2))
+      return false;
+    P += 2 + Rank;
+    return true;
+  };
+  for (const Tensor &T : Ins)
+    if (!Matches(T))
+      return false;
+  for (const Tensor &T : Outs)
+    if (!Matches(T))
+      return false;
+  return P == End;
 }
 
 void recordSignature(std::vector<int64_t> &Sig, const std::vector<Tensor> &Ins,
@@ -203,6 +241,28 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E)
     NumInstructions += F.code.size();
   }
   CheckedSignatures.resize(NumInstructions);
+  RecycledObjects.resize(NumInstructions);
+  linkTensorsToStorage();
+}
+
+/// Records, for each AllocStorage, the AllocTensor instructions that read
+/// its register after it in the code (a guess where branches join: it only
+/// decides whether recycling succeeds, never whether it is safe).
+void VirtualMachine::linkTensorsToStorage() {
+  for (size_t Fn = 0; Fn < Exe->functions.size(); ++Fn) {
+    const VMFunction &F = Exe->functions[Fn];
+    // Per register, the slot of the AllocStorage that wrote it last.
+    std::vector<size_t> StorageAt(F.numRegisters, SIZE_MAX);
+    for (size_t Pc = 0; Pc < F.code.size(); ++Pc) {
+      const Instruction &I = F.code[Pc];
+      size_t Slot = FirstInstruction[Fn] + Pc;
+      if (I.op == Opcode::AllocStorage && I.dst < StorageAt.size())
+        StorageAt[I.dst] = Slot;
+      else if (I.op == Opcode::AllocTensor && I.a < StorageAt.size() &&
+               StorageAt[I.a] != SIZE_MAX)
+        RecycledObjects[StorageAt[I.a]].Holders.push_back((uint32_t)Slot);
+    }
+  }
 }
 
 VirtualMachine::~VirtualMachine() = default;
@@ -242,6 +302,84 @@ ObjectRef VirtualMachine::newStorage(size_t NBytes) {
     B.releaser.fn(B.releaser.owner, B.data, B.releaser.capacity);
     throw;
   }
+}
+
+/// AllocStorage at instruction Slot: one of the instruction's earlier
+/// storage objects of the same size when only its cache (and cached, dead
+/// tensors in it) refer to it, else a new one.
+ObjectRef VirtualMachine::allocStorage(size_t Slot, size_t NBytes) {
+  if (NBytes > kRecycleLimit)
+    return newStorage(NBytes);
+  Recycled &C = RecycledObjects[Slot];
+  // The older way first: a loop-carried value alternates, so the way made
+  // last is usually still alive.
+  for (size_t K = 0; K < Recycled::kWays; ++K) {
+    size_t Way = (C.Next + K) % Recycled::kWays;
+    ObjectRef &O = C.Obj[Way];
+    if (!O)
+      continue;
+    const Storage *S = &static_cast<const StorageObj *>(O.get())->storage;
+    if (S->size() != NBytes)
+      continue;
+    long Refs = 1;
+    for (uint32_t Q : C.Holders)
+      for (const ObjectRef &T : RecycledObjects[Q].Obj)
+        if (T && T.use_count() == 1 &&
+            static_cast<const TensorObj *>(T.get())->value.storage().get() == S)
+          ++Refs;
+    if (O.use_count() == Refs) {
+      // Pairs with the release of the last other reference.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      C.Next = (uint32_t)((Way + 1) % Recycled::kWays);
+      return O;
+    }
+  }
+  ObjectRef &O = C.Obj[C.Next];
+  C.Next = (C.Next + 1) % Recycled::kWays;
+  O = newStorage(NBytes);
+  return O;
+}
+
+/// AllocTensor at instruction Slot: a tensor in the storage object Store.
+/// A dead tensor the instruction made before is reused: as it is when it
+/// already describes the same place, else rebound.
+ObjectRef VirtualMachine::allocTensor(size_t Slot, const ObjectRef &Store,
+                                      size_t Offset, const int64_t *Dims,
+                                      size_t Rank, DType T) {
+  checkStorage(Store);
+  const Storage *S = &static_cast<const StorageObj *>(Store.get())->storage;
+  auto NewTensor = [&] {
+    return Tensor(StorageObj::share(Store), Offset, Shape(Dims, Dims + Rank),
+                  T);
+  };
+  if (S->size() > kRecycleLimit)
+    return makeTensor(NewTensor());
+  Recycled &C = RecycledObjects[Slot];
+  ObjectRef *Dead = nullptr;
+  for (ObjectRef &O : C.Obj) {
+    if (!O || O.use_count() != 1)
+      continue;
+    // Compared without taking a reference to the storage (no atomics).
+    const Tensor &Old = static_cast<const TensorObj *>(O.get())->value;
+    if (Old.storage().get() == S && Old.byteOffset() == Offset &&
+        Old.dtype() == T && Old.shape().size() == Rank &&
+        std::equal(Dims, Dims + Rank, Old.shape().begin())) {
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return O;
+    }
+    Dead = &O;
+  }
+  if (Dead) {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    // Only this cache refers to the object: nobody sees it change.
+    const_cast<TensorObj *>(static_cast<const TensorObj *>(Dead->get()))
+        ->value = NewTensor();
+    return *Dead;
+  }
+  ObjectRef &O = C.Obj[C.Next];
+  C.Next = (C.Next + 1) % Recycled::kWays;
+  O = makeTensor(NewTensor());
+  return O;
 }
 
 /// Checks that the preallocated outputs of a builtin kernel have the shapes
@@ -461,26 +599,39 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
     if (NCap + NArgs != G.numParams)
       fail("@{} takes {} arguments, given {}", G.name, G.numParams,
            NCap + NArgs);
-    ArgScratch.clear();
+    // The arguments are set aside first (they may come from any register);
+    // a few fit on the stack.
+    constexpr size_t kFew = 8;
+    ObjectRef Few[kFew];
+    size_t NAll = NCap + NArgs;
+    ObjectRef *Args = Few;
+    if (NAll > kFew) {
+      ArgScratch.clear();
+      ArgScratch.resize(NAll);
+      Args = ArgScratch.data();
+    }
     for (size_t K = 0; K < NCap; ++K)
-      ArgScratch.push_back((*Captured)[K]);
+      Args[K] = (*Captured)[K];
     // The frame dies: an argument register read for the last time is moved.
     for (uint32_t K = 0; K < NArgs; ++K) {
       ObjectRef &Arg = R[ArgRegs[K]];
       if (std::find(ArgRegs + K + 1, ArgRegs + NArgs, ArgRegs[K]) !=
           ArgRegs + NArgs)
-        ArgScratch.push_back(Arg);
+        Args[NCap + K] = Arg;
       else
-        ArgScratch.push_back(std::move(Arg));
+        Args[NCap + K] = std::move(Arg);
     }
     size_t N = std::min<size_t>(F->numRegisters, G.numRegisters);
     for (size_t K = 0; K < N; ++K)
       R[K].reset();
-    Regs.resize(Base + G.numRegisters);
-    R = Regs.data() + Base;
-    for (size_t K = 0; K < ArgScratch.size(); ++K)
-      R[K] = std::move(ArgScratch[K]);
-    ArgScratch.clear();
+    if (F->numRegisters != G.numRegisters) {
+      Regs.resize(Base + G.numRegisters);
+      R = Regs.data() + Base;
+    }
+    for (size_t K = 0; K < NAll; ++K)
+      R[K] = std::move(Args[K]);
+    if (Args != Few)
+      ArgScratch.clear();
     PeakRegs = std::max(PeakRegs, Regs.size());
     Frames.back().Func = Callee;
     F = &G;
@@ -550,14 +701,17 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
           if (Size < 0)
             fail("negative storage size {}", Size);
         }
-        R[I.dst] = newStorage((size_t)Size);
+        R[I.dst] = allocStorage(
+            FirstInstruction[(size_t)(F - E.functions.data())] + Pc - 1,
+            (size_t)Size);
         break;
       }
 
       case Opcode::AllocTensor: {
         const int64_t *Sh = F->shapes.data() + I.b;
-        R[I.dst] = makeTensor(Tensor(asStorage(R[I.a]), (size_t)I.imm,
-                                     Shape(Sh, Sh + I.d), (DType)I.c));
+        R[I.dst] = allocTensor(
+            FirstInstruction[(size_t)(F - E.functions.data())] + Pc - 1, R[I.a],
+            (size_t)I.imm, Sh, I.d, (DType)I.c);
         break;
       }
 

@@ -53,12 +53,17 @@ public:
 private:
   struct Frame;
   struct KernelSlot;
+  struct Recycled;
   ObjectRef run(uint32_t Func, std::vector<ObjectRef> Args);
   void checkMainArgs(const std::vector<ObjectRef> &Args) const;
   ObjectRef intScalar(int64_t V);
   void kernelCall(const Instruction &I, const VMFunction &F, ObjectRef *R);
   void checkKernelOutputs(KernelSlot &K, std::vector<int64_t> &Checked);
   ObjectRef newStorage(size_t NBytes);
+  ObjectRef allocStorage(size_t Slot, size_t NBytes);
+  ObjectRef allocTensor(size_t Slot, const ObjectRef &Store, size_t Offset,
+                        const int64_t *Dims, size_t Rank, DType T);
+  void linkTensorsToStorage();
   ObjectRef makeList(std::vector<Tensor> Elems) const;
 
   std::shared_ptr<const Executable> Exe;
@@ -72,6 +77,10 @@ private:
   // shape function; a call with the same ones needs no new check.
   std::vector<size_t> FirstInstruction;
   std::vector<std::vector<int64_t>> CheckedSignatures;
+  // Per instruction: the last two objects its AllocStorage/AllocTensor
+  // made, reused in place once nothing but this cache refers to them (a
+  // loop's small results then cost no allocation).
+  std::vector<Recycled> RecycledObjects;
   std::vector<ObjectRef> Constants;
   int32_t ConsTag = -1, NilTag = -1;
   std::vector<ObjectRef> SmallInts; // LoadConsti/GetTag results, cached

@@ -413,6 +413,49 @@ TEST(VMRuntime, MillionIterationTailLoopRunsInConstantMemory) {
               Secs * 1e9 / (double)VM.instructionCount());
 }
 
+TEST(VMRuntime, RecycledTensorsNeverChangeWhileReferenced) {
+  // loop(i, n, l): if i == n then l else loop(i + 1, n, Cons(i + 1, l)):
+  // every iteration's i + 1 comes from the same AllocStorage/AllocTensor
+  // pair, and the list keeps all of them alive, so none may be reused.
+  ExeBuilder EB;
+  EB.Exe->constructors = {{"List", "Cons", 2}, {"List", "Nil", 0}};
+  uint32_t Add = EB.kernel(KernelEntry::Kind::Builtin, "add");
+  FnBuilder Main("main", 1, 4);
+  Main.loadi(1, 0);
+  Main.emit(Opcode::AllocADT, 2, 0, 0, 1); // Nil
+  Main.invoke(3, 1, {1, 0, 2});
+  Main.ret(3);
+  EB.add(std::move(Main));
+  // registers: 0 i, 1 n, 2 l, 3 one, 4 storage, 5 i', 6 l'
+  FnBuilder Loop("loop", 3, 7);
+  Loop.emit(Opcode::If, 0, 0, 1, 0, 0, 2); // i == n: next, else +2
+  Loop.ret(2);
+  Loop.loadi(3, 1);
+  Loop.allocStatic(4, 5, {}, DType::Int64);
+  Loop.kernel(Add, {0, 3}, {5});
+  Loop.emit(Opcode::AllocADT, 6, Loop.list({5, 2}), 2, 0); // Cons(i', l)
+  Loop.tailInvoke(1, {5, 1, 6});
+  EB.add(std::move(Loop));
+  VirtualMachine VM(EB.done());
+  auto Elements = [](const ObjectRef &L) {
+    std::vector<int64_t> V;
+    for (const ADTObj *A = L->as<ADTObj>(); A->fields.size() == 2;
+         A = A->fields[1]->as<ADTObj>())
+      V.push_back(T(A->fields[0]).elementAsInt(0));
+    return V;
+  };
+  ObjectRef First = VM.invoke("main", {i64(50)});
+  std::vector<int64_t> Expected;
+  for (int64_t K = 50; K >= 1; --K)
+    Expected.push_back(K);
+  EXPECT_EQ(Elements(First), Expected);
+  // A second run reuses what the first left behind, but not what its result
+  // (still held here) refers to.
+  ObjectRef Second = VM.invoke("main", {i64(3)});
+  EXPECT_EQ(Elements(Second), (std::vector<int64_t>{3, 2, 1}));
+  EXPECT_EQ(Elements(First), Expected);
+}
+
 TEST(VMRuntime, DeepNonTailRecursionIsAnErrorNotACrash) {
   // down(x) = down(x) + nothing: a call that is not in tail position.
   ExeBuilder EB;

@@ -238,6 +238,11 @@ Expr ExprMutator::visitFunction(const FunctionNode &N, const Expr &Self) {
 }
 
 Expr ExprMutator::visitLet(const LetNode &N, const Expr &Self) {
+  return mutateLetChain(N, Self, nullptr);
+}
+
+Expr ExprMutator::mutateLetChain(const LetNode &N, const Expr &Self,
+                                 const BindingRewrite &Rewrite) {
   // Collect the chain of lets not yet rewritten, rewrite bindings front to
   // back (the order a recursive traversal would use), then rebuild back to
   // front.
@@ -246,6 +251,7 @@ Expr ExprMutator::visitLet(const LetNode &N, const Expr &Self) {
     const LetNode *Node;
     Var NewVar;
     Expr NewValue;
+    bool Dropped = false;
   };
   std::vector<Link> Chain;
   Chain.push_back({&Self, &N, nullptr, nullptr});
@@ -260,13 +266,20 @@ Expr ExprMutator::visitLet(const LetNode &N, const Expr &Self) {
   for (Link &L : Chain) {
     L.NewVar = mutateBinder(L.Node->var);
     L.NewValue = mutate(L.Node->value);
+    if (Rewrite && Rewrite(L.NewVar, L.NewValue)) {
+      // Later uses of the variable now map (through Memo) to its value.
+      Memo[L.Node->var.get()] = L.NewValue;
+      L.Dropped = true;
+    }
   }
   Expr Body = mutate(Chain.back().Node->body);
   for (size_t I = Chain.size(); I-- > 0;) {
     Link &L = Chain[I];
     Expr R;
-    if (L.NewVar == L.Node->var && L.NewValue == L.Node->value &&
-        Body == L.Node->body)
+    if (L.Dropped)
+      R = Body;
+    else if (L.NewVar == L.Node->var && L.NewValue == L.Node->value &&
+             Body == L.Node->body)
       R = *L.Orig;
     else
       R = let(L.NewVar, L.NewValue, Body);

@@ -87,6 +87,13 @@ protected:
   Expr dispatch(const Expr &E);
   /// mutate(V), checked to still be a Var (binding positions need one).
   Var mutateBinder(const Var &V);
+  /// Decides one let binding after its variable and value are rewritten; may
+  /// change Value. True drops the binding: the variable becomes Value.
+  using BindingRewrite = std::function<bool(const Var &NewVar, Expr &Value)>;
+  /// Rewrites the chain of directly nested lets headed by N iteratively,
+  /// passing each binding through Rewrite (when set); visitLet's loop.
+  Expr mutateLetChain(const LetNode &N, const Expr &Self,
+                      const BindingRewrite &Rewrite);
   std::unordered_map<const ExprNode *, Expr> Memo;
 };
 

@@ -567,6 +567,8 @@ Type sameFloatRel(const std::vector<Type> &Args, const Attrs &A) {
 constexpr auto OutFusable = FusionPattern::OutElementwiseFusable;
 constexpr auto Opaque = FusionPattern::Opaque;
 
+} // namespace
+
 const std::vector<AttrSpec> &windowSpecs() {
   static const std::vector<AttrSpec> S = {
       {"strides", K::Ints, false, "step per spatial axis (default 1s)"},
@@ -579,6 +581,8 @@ const std::vector<AttrSpec> &windowSpecs() {
        "window extents (conv: taken from the weight)"}};
   return S;
 }
+
+namespace {
 
 std::vector<AttrSpec> withWindow(std::vector<AttrSpec> Extra) {
   std::vector<AttrSpec> S = windowSpecs();

@@ -125,66 +125,65 @@ private:
       Dead.insert(V.get());
   }
 
-  /// anchor(...) * s  ->  anchor with scaled weights.
-  Expr foldBackward(const CallNode &N) {
+  /// A producer and a per-channel constant: the operands of `p . c`.
+  struct ChannelOperands {
+    Producer P;
+    Tensor Vector; // c as a vector along P's output channel
+  };
+
+  /// The operands of a binary call `p . c` (either order) whose constant c
+  /// broadcasts along the output channel of the anchor p (of operator
+  /// OnlyOp, when given).
+  std::optional<ChannelOperands> channelOperands(const CallNode &N,
+                                                 std::string_view OnlyOp) {
     if (N.args.size() != 2)
-      return nullptr;
+      return std::nullopt;
     for (size_t I = 0; I < 2; ++I) {
-      const Tensor *S = D.constantOf(N.args[1 - I]);
-      if (!S)
+      const Tensor *C = D.constantOf(N.args[1 - I]);
+      if (!C)
         continue;
       std::optional<Producer> P = producerOf(N.args[I]);
-      if (!P)
+      if (!P || (!OnlyOp.empty() && calledOpName(P->Call) != OnlyOp))
         continue;
       size_t Axis = 0;
       int64_t L = 0;
       if (!outputChannel(*P->Typed, Axis, L))
         continue;
       const auto &Out = *P->Typed->checkedType->as<TensorTypeNode>();
-      if (S->dtype() != Out.dtype)
+      if (C->dtype() != Out.dtype)
         continue;
-      std::optional<Tensor> V = channelVector(*S, Out.shape->size(), Axis, L);
+      std::optional<Tensor> V = channelVector(*C, Out.shape->size(), Axis, L);
       if (!V)
         continue;
-      consume(*P);
-      return scaleOutput(*P, *V);
+      return ChannelOperands{std::move(*P), std::move(*V)};
     }
-    return nullptr;
+    return std::nullopt;
+  }
+
+  /// anchor(...) * s  ->  anchor with scaled weights.
+  Expr foldBackward(const CallNode &N) {
+    std::optional<ChannelOperands> O = channelOperands(N, "");
+    if (!O)
+      return nullptr;
+    consume(O->P);
+    return scaleOutput(O->P, O->Vector);
   }
 
   /// conv(x, W[, b]) + t  ->  conv(x, W, b + t).
   Expr foldBias(const CallNode &N) {
-    if (N.args.size() != 2)
+    std::optional<ChannelOperands> O = channelOperands(N, "conv");
+    if (!O)
       return nullptr;
-    for (size_t I = 0; I < 2; ++I) {
-      const Tensor *T = D.constantOf(N.args[1 - I]);
-      if (!T)
-        continue;
-      std::optional<Producer> P = producerOf(N.args[I]);
-      if (!P || calledOpName(P->Call) != "conv")
-        continue;
-      size_t Axis = 0;
-      int64_t L = 0;
-      if (!outputChannel(*P->Typed, Axis, L))
-        continue;
-      const auto &Out = *P->Typed->checkedType->as<TensorTypeNode>();
-      if (T->dtype() != Out.dtype)
-        continue;
-      std::optional<Tensor> V = channelVector(*T, Out.shape->size(), Axis, L);
-      if (!V)
-        continue;
-      consume(*P);
-      const auto &C = *P->Call->as<CallNode>();
-      std::vector<Expr> Args = C.args;
-      if (Args.size() > 2)
-        Args[2] = callOp("add", {Args[2], constant(*V)});
-      else
-        Args.push_back(constant(*V));
-      Expr R = call(C.callee, std::move(Args), C.attrs);
-      TypeSource[R.get()] = P->Typed;
-      return R;
-    }
-    return nullptr;
+    consume(O->P);
+    const auto &C = *O->P.Call->as<CallNode>();
+    std::vector<Expr> Args = C.args;
+    if (Args.size() > 2)
+      Args[2] = callOp("add", {Args[2], constant(O->Vector)});
+    else
+      Args.push_back(constant(O->Vector));
+    Expr R = call(C.callee, std::move(Args), C.attrs);
+    TypeSource[R.get()] = O->P.Typed;
+    return R;
   }
 
   /// anchor(x * s, W, ...)  ->  anchor(x, W scaled along its input axis).

@@ -36,6 +36,7 @@
 #include "ir/Visitor.h"
 #include "ir/transforms/DominatorTree.h"
 #include "ir/transforms/Pass.h"
+#include "ir/transforms/PassUtil.h"
 #include "kernels/Error.h"
 
 #include <algorithm>
@@ -50,24 +51,6 @@ namespace {
 
 FusionPattern combine(FusionPattern A, FusionPattern B) {
   return std::max(A, B);
-}
-
-const TensorTypeNode *tensorTypeOf(const Expr &E) {
-  return E && E->checkedType ? E->checkedType->as<TensorTypeNode>() : nullptr;
-}
-
-/// True when both are tensors of one known shape; an unknown extent ("?")
-/// never counts as equal (at run time it may broadcast).
-bool sameShape(const TensorTypeNode *A, const TensorTypeNode *B) {
-  if (!A || !B || !A->shape || !B->shape ||
-      A->shape->size() != B->shape->size())
-    return false;
-  for (size_t I = 0; I < A->shape->size(); ++I) {
-    const Dim &DA = (*A->shape)[I], &DB = (*B->shape)[I];
-    if (DA.isAny() || !(DA == DB))
-      return false;
-  }
-  return true;
 }
 
 /// A call of an operator on tensors that returns tensors: a node of the
@@ -100,6 +83,39 @@ Expr withTypeOf(Expr New, const Expr &Old) {
   if (New != Old && !New->checkedType)
     New->checkedType = Old->checkedType;
   return New;
+}
+
+/// E (a call, tuple or tuple projection) with its operands mapped by F;
+/// E itself when none changes or for any other kind.
+template <typename MapFn> Expr withOperands(const Expr &E, MapFn &&F) {
+  switch (E->kind) {
+  case ExprKind::Call: {
+    const auto &C = *E->as<CallNode>();
+    Expr Callee = F(C.callee);
+    std::vector<Expr> Args;
+    bool Changed = Callee != C.callee;
+    for (const Expr &A : C.args) {
+      Args.push_back(F(A));
+      Changed |= Args.back() != A;
+    }
+    return Changed ? call(Callee, std::move(Args), C.attrs) : E;
+  }
+  case ExprKind::Tuple: {
+    std::vector<Expr> Fields;
+    bool Changed = false;
+    for (const Expr &Field : E->as<TupleNode>()->fields) {
+      Fields.push_back(F(Field));
+      Changed |= Fields.back() != Field;
+    }
+    return Changed ? tuple(std::move(Fields)) : E;
+  }
+  case ExprKind::TupleGetItem: {
+    const auto &T = *E->as<TupleGetItemNode>();
+    Expr Tup = F(T.tuple);
+    return Tup != T.tuple ? tupleGetItem(Tup, T.index) : E;
+  }
+  default: return E;
+  }
 }
 
 /// One operator call of a scope.
@@ -214,7 +230,7 @@ private:
     size_t Index = Nodes.size();
     DataflowNode Node;
     Node.call = E;
-    const auto *Out = E->checkedType->as<TensorTypeNode>();
+    TensorTypeRef Out = tensorTypeOf(E);
     Node.pattern =
         Out ? C.callee->as<OpNode>()->info->pattern : FusionPattern::Opaque;
     if (Node.pattern == FusionPattern::Tuple)
@@ -227,7 +243,7 @@ private:
       // elementwise along that edge (what lets conv + bias add fuse).
       FusionPattern Edge = Nodes[Index].pattern;
       if (Edge == FusionPattern::Broadcast &&
-          sameShape(tensorTypeOf(C.args[I]), Out))
+          sameKnownShape(tensorTypeOf(C.args[I]), Out))
         Edge = FusionPattern::Elementwise;
       Nodes[*ArgNodes[I]].outputs.push_back({Index, Edge});
     }
@@ -443,37 +459,11 @@ private:
       R = groupCall(It->second);
     } else {
       switch (E->kind) {
-      case ExprKind::Call: {
-        const auto &C = *E->as<CallNode>();
-        Expr Callee = emit(C.callee);
-        std::vector<Expr> Args;
-        bool Changed = Callee != C.callee;
-        for (const Expr &A : C.args) {
-          Args.push_back(emit(A));
-          Changed |= Args.back() != A;
-        }
-        if (Changed)
-          R = call(Callee, std::move(Args), C.attrs);
+      case ExprKind::Call:
+      case ExprKind::Tuple:
+      case ExprKind::TupleGetItem:
+        R = withOperands(E, [this](const Expr &X) { return emit(X); });
         break;
-      }
-      case ExprKind::Tuple: {
-        std::vector<Expr> Fields;
-        bool Changed = false;
-        for (const Expr &F : E->as<TupleNode>()->fields) {
-          Fields.push_back(emit(F));
-          Changed |= Fields.back() != F;
-        }
-        if (Changed)
-          R = tuple(std::move(Fields));
-        break;
-      }
-      case ExprKind::TupleGetItem: {
-        const auto &T = *E->as<TupleGetItemNode>();
-        Expr Tup = emit(T.tuple);
-        if (Tup != T.tuple)
-          R = tupleGetItem(Tup, T.index);
-        break;
-      }
       case ExprKind::If: {
         const auto &I = *E->as<IfNode>();
         Expr Cond = emit(I.cond);
@@ -629,37 +619,11 @@ private:
       R = match(surface(Mt.data), std::move(Clauses));
       break;
     }
-    case ExprKind::Call: {
-      const auto &C = *E->as<CallNode>();
-      Expr Callee = surface(C.callee);
-      std::vector<Expr> Args;
-      bool Changed = Callee != C.callee;
-      for (const Expr &A : C.args) {
-        Args.push_back(surface(A));
-        Changed |= Args.back() != A;
-      }
-      if (Changed)
-        R = call(Callee, std::move(Args), C.attrs);
+    case ExprKind::Call:
+    case ExprKind::Tuple:
+    case ExprKind::TupleGetItem:
+      R = withOperands(E, [this](const Expr &X) { return surface(X); });
       break;
-    }
-    case ExprKind::Tuple: {
-      std::vector<Expr> Fields;
-      bool Changed = false;
-      for (const Expr &F : E->as<TupleNode>()->fields) {
-        Fields.push_back(surface(F));
-        Changed |= Fields.back() != F;
-      }
-      if (Changed)
-        R = tuple(std::move(Fields));
-      break;
-    }
-    case ExprKind::TupleGetItem: {
-      const auto &T = *E->as<TupleGetItemNode>();
-      Expr Tup = surface(T.tuple);
-      if (Tup != T.tuple)
-        R = tupleGetItem(Tup, T.index);
-      break;
-    }
     default: break;
     }
     R = withTypeOf(R, E);

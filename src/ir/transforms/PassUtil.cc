@@ -19,52 +19,12 @@ BindingMutator::Binding BindingMutator::visitBinding(const Var &,
 }
 
 Expr BindingMutator::visitLet(const LetNode &N, const Expr &Self) {
-  // Iterative over the chain, like ExprMutator::visitLet, but a binding may
-  // vanish: its variable then maps (through Memo) to its replacement.
-  struct Link {
-    const Expr *Orig;
-    const LetNode *Node;
-    Var NewVar;
-    Expr NewValue;
-    bool Dropped = false;
-  };
-  std::vector<Link> Chain;
-  Chain.push_back({&Self, &N, nullptr, nullptr});
-  while (true) {
-    const Expr &Body = Chain.back().Node->body;
-    if (Body && Body->kind == ExprKind::Let && !Memo.count(Body.get())) {
-      Chain.push_back({&Body, Body->as<LetNode>(), nullptr, nullptr});
-      continue;
-    }
-    break;
-  }
-  for (Link &L : Chain) {
-    L.NewVar = mutateBinder(L.Node->var);
-    Expr Value = mutate(L.Node->value);
-    Binding B = visitBinding(L.NewVar, Value);
+  return mutateLetChain(N, Self, [this](const Var &V, Expr &Value) {
+    Binding B = visitBinding(V, Value);
+    Value = B.value;
     // A recursive function refers to its own variable: never inline it.
-    if (B.inlined && B.value->kind != ExprKind::Function) {
-      Memo[L.Node->var.get()] = B.value;
-      L.Dropped = true;
-    }
-    L.NewValue = B.value;
-  }
-  Expr Body = mutate(Chain.back().Node->body);
-  for (size_t I = Chain.size(); I-- > 0;) {
-    Link &L = Chain[I];
-    Expr R;
-    if (L.Dropped)
-      R = Body;
-    else if (L.NewVar == L.Node->var && L.NewValue == L.Node->value &&
-             Body == L.Node->body)
-      R = *L.Orig;
-    else
-      R = let(L.NewVar, L.NewValue, Body);
-    if (I != 0)
-      Memo[L.Orig->get()] = R;
-    Body = R;
-  }
-  return Body;
+    return B.inlined && B.value->kind != ExprKind::Function;
+  });
 }
 
 bool isAtom(const Expr &E) {

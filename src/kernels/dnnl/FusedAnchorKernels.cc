@@ -114,60 +114,62 @@ ConvParams convParams(const Tensor &X, const Tensor &W, const Tensor &Out,
   return P;
 }
 
-std::vector<TensorMeta> convFusedShape(const std::vector<Tensor> &In,
-                                       const Attrs &A) {
-  return fusedShape("dnnl.conv_fused", "conv", In, A, 2, 3);
+bool convDnnl(const std::vector<Tensor> &X, const Attrs &A, const PostOps &P,
+              Tensor &Out) {
+  const Tensor *Bias = X.size() == 3 ? &X[2] : nullptr;
+  return dnnlConv(X[0], X[1], Bias, convParams(X[0], X[1], Out, A), P, Out);
 }
 
-void convFusedKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
-                     const Attrs &A) {
-  std::vector<Tensor> Anchor, Operands;
-  splitInputs("dnnl.conv_fused", In, A, 2, 3, Anchor, Operands);
-  PostOps P = decodePostOps(A, Operands);
-  const Tensor *Bias = Anchor.size() == 3 ? &Anchor[2] : nullptr;
-  if (dnnlConv(Anchor[0], Anchor[1], Bias,
-               convParams(Anchor[0], Anchor[1], Out[0], A), P, Out[0]))
-    return;
-  fusedReference("conv", Anchor, A, P, Out[0]);
+bool matmulDnnl(const std::vector<Tensor> &X, const Attrs &, const PostOps &P,
+                Tensor &Out) {
+  return dnnlMatMul(X[0], X[1], P, Out);
 }
 
-std::vector<TensorMeta> matmulFusedShape(const std::vector<Tensor> &In,
+bool denseDnnl(const std::vector<Tensor> &X, const Attrs &, const PostOps &P,
+               Tensor &Out) {
+  return dnnlDense(X[0], X[1], nullptr, P, Out);
+}
+
+/// A fused anchor operator: the anchor it computes, the anchor's arity and
+/// its DNNL primitive.
+struct FusedAnchor {
+  const char *Op, *AnchorOp;
+  size_t MinArgs, MaxArgs;
+  /// Runs the anchor and the post-ops with DNNL; false when DNNL cannot.
+  bool (*RunDnnl)(const std::vector<Tensor> &Anchor, const Attrs &A,
+                  const PostOps &P, Tensor &Out);
+};
+
+constexpr FusedAnchor ConvFused{"dnnl.conv_fused", "conv", 2, 3, convDnnl};
+constexpr FusedAnchor MatMulFused{"dnnl.matmul_fused", "matmul", 2, 2,
+                                  matmulDnnl};
+constexpr FusedAnchor DenseFused{"dnnl.dense_fused", "dense", 2, 2, denseDnnl};
+
+template <const FusedAnchor &F>
+std::vector<TensorMeta> fusedAnchorShape(const std::vector<Tensor> &In,
                                          const Attrs &A) {
-  return fusedShape("dnnl.matmul_fused", "matmul", In, A, 2, 2);
+  return fusedShape(F.Op, F.AnchorOp, In, A, F.MinArgs, F.MaxArgs);
 }
 
-void matmulFusedKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+/// Splits In into the anchor's inputs and the post-op operands, then runs
+/// DNNL or, when it cannot, the reference path.
+template <const FusedAnchor &F>
+void fusedAnchorKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                        const Attrs &A) {
   std::vector<Tensor> Anchor, Operands;
-  splitInputs("dnnl.matmul_fused", In, A, 2, 2, Anchor, Operands);
+  splitInputs(F.Op, In, A, F.MinArgs, F.MaxArgs, Anchor, Operands);
   PostOps P = decodePostOps(A, Operands);
-  if (dnnlMatMul(Anchor[0], Anchor[1], P, Out[0]))
-    return;
-  fusedReference("matmul", Anchor, A, P, Out[0]);
-}
-
-std::vector<TensorMeta> denseFusedShape(const std::vector<Tensor> &In,
-                                        const Attrs &A) {
-  return fusedShape("dnnl.dense_fused", "dense", In, A, 2, 2);
-}
-
-void denseFusedKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
-                      const Attrs &A) {
-  std::vector<Tensor> Anchor, Operands;
-  splitInputs("dnnl.dense_fused", In, A, 2, 2, Anchor, Operands);
-  PostOps P = decodePostOps(A, Operands);
-  if (dnnlDense(Anchor[0], Anchor[1], nullptr, P, Out[0]))
-    return;
-  fusedReference("dense", Anchor, A, P, Out[0]);
+  if (!F.RunDnnl(Anchor, A, P, Out[0]))
+    fusedReference(F.AnchorOp, Anchor, A, P, Out[0]);
 }
 
 } // namespace
 
-RIVET_REGISTER_KERNEL("dnnl.conv_fused", convFusedKernel, convFusedShape,
-                      false);
-RIVET_REGISTER_KERNEL("dnnl.matmul_fused", matmulFusedKernel, matmulFusedShape,
-                      false);
-RIVET_REGISTER_KERNEL("dnnl.dense_fused", denseFusedKernel, denseFusedShape,
-                      false);
+RIVET_REGISTER_KERNEL(ConvFused.Op, fusedAnchorKernel<ConvFused>,
+                      fusedAnchorShape<ConvFused>, false);
+RIVET_REGISTER_KERNEL(MatMulFused.Op, fusedAnchorKernel<MatMulFused>,
+                      fusedAnchorShape<MatMulFused>, false);
+RIVET_REGISTER_KERNEL(DenseFused.Op, fusedAnchorKernel<DenseFused>,
+                      fusedAnchorShape<DenseFused>, false);
 
 } // namespace rivet

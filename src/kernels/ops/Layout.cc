@@ -1,12 +1,12 @@
 //===- Layout.cc - Layout transforms and the blocked convolution ----------===//
 //
-// Reference kernels for the operators AlterOpLayout introduces. A layout is a
-// string of axes: an upper-case letter is a primal axis ('C'), a number and
-// a lower-case letter is a block of that axis ('8c'), so NCHW8c is
-// [N, C/8, H, W, 8] with channel c at (c / 8, c % 8). conv2d_nchwc is conv
-// on blocked tensors; its reference semantics is "unblock, conv, reblock".
+// Reference kernels for the operators AlterOpLayout introduces; the layout
+// grammar (NCHW8c is [N, C/8, H, W, 8]) is in kernels/Layout.h.
+// conv2d_nchwc is conv on blocked tensors; its reference semantics is
+// "unblock, conv, reblock".
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Layout.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <array>
@@ -14,87 +14,6 @@
 
 namespace rivet::kernels {
 namespace {
-
-/// One axis of a layout: a primal axis (Factor 0) or a block of Factor
-/// elements of the primal axis Primal.
-struct LayoutAxis {
-  char Primal;
-  int64_t Factor;
-};
-
-/// A parsed layout string ("NCHW8c", "OIHW8i8o").
-struct Layout {
-  std::string Text;
-  std::vector<LayoutAxis> Axes;
-  /// Block factor of each primal axis ('A'..'Z'); 1 when it has no block.
-  std::array<int64_t, 26> BlockOf{};
-  /// Position of each primal axis and of its block (-1 when absent).
-  std::array<int, 26> PrimalPos{}, BlockPos{};
-  size_t rank() const { return Axes.size(); }
-};
-
-bool isUpper(char C) { return C >= 'A' && C <= 'Z'; }
-bool isLower(char C) { return C >= 'a' && C <= 'z'; }
-bool isDigit(char C) { return C >= '0' && C <= '9'; }
-
-/// Parses Text; each primal axis appears once, each block at most once and
-/// only for a primal axis of the same layout.
-Layout parseLayout(const char *Op, const std::string &Text) {
-  Layout L;
-  L.Text = Text;
-  L.BlockOf.fill(1);
-  L.PrimalPos.fill(-1);
-  L.BlockPos.fill(-1);
-  for (size_t I = 0; I < Text.size();) {
-    char C = Text[I];
-    if (isUpper(C)) {
-      if (L.PrimalPos[C - 'A'] >= 0)
-        fail("{}: layout '{}' names axis {} twice", Op, Text, C);
-      L.PrimalPos[C - 'A'] = (int)L.Axes.size();
-      L.Axes.push_back({C, 0});
-      ++I;
-      continue;
-    }
-    if (!isDigit(C))
-      fail("{}: layout '{}' has an unexpected character '{}' (expected an "
-           "axis letter or a block such as 8c)",
-           Op, Text, C);
-    int64_t F = 0;
-    for (; I < Text.size() && isDigit(Text[I]); ++I) {
-      F = F * 10 + (Text[I] - '0');
-      if (F > (int64_t(1) << 30))
-        fail("{}: layout '{}' has a block factor that is too large", Op, Text);
-    }
-    if (I == Text.size() || !isLower(Text[I]))
-      fail("{}: layout '{}': a block factor must be followed by a lower-case "
-           "axis letter",
-           Op, Text);
-    char P = (char)(Text[I] - 'a' + 'A');
-    if (F < 1)
-      fail("{}: layout '{}' has a block factor of 0", Op, Text);
-    if (L.BlockPos[P - 'A'] >= 0)
-      fail("{}: layout '{}' blocks axis {} twice", Op, Text, P);
-    L.BlockPos[P - 'A'] = (int)L.Axes.size();
-    L.BlockOf[P - 'A'] = F;
-    L.Axes.push_back({P, F});
-    ++I;
-  }
-  if (L.Axes.empty())
-    fail("{}: empty layout", Op);
-  for (int P = 0; P < 26; ++P)
-    if (L.BlockPos[P] >= 0 && L.PrimalPos[P] < 0)
-      fail("{}: layout '{}' blocks axis {} but does not have it", Op, Text,
-           char('A' + P));
-  return L;
-}
-
-/// Checks that Src and Dst have the same primal axes.
-void checkConvertible(const char *Op, const Layout &Src, const Layout &Dst) {
-  for (int P = 0; P < 26; ++P)
-    if ((Src.PrimalPos[P] >= 0) != (Dst.PrimalPos[P] >= 0))
-      fail("{}: layouts '{}' and '{}' do not have the same axes", Op, Src.Text,
-           Dst.Text);
-}
 
 /// The full extent of every primal axis of a tensor of shape In in layout
 /// Src; checks the rank and the block extents.
@@ -219,56 +138,13 @@ void layoutTransformKernel(const std::vector<Tensor> &In,
 // conv2d_nchwc(x[N, C/i, H, W, i], w[M/o, C/i, KH, KW, i, o][, b[M]])
 //===----------------------------------------------------------------------===//
 
-/// The three layouts of a blocked convolution, checked to be
-/// NCHW{i}c, OIHW{i}i{o}o and NCHW{o}c.
-struct ConvLayouts {
-  Layout Data, Kernel, Out;
-  Layout PlainData, PlainKernel;
-};
-
-bool hasAxes(const Layout &L, const std::string &Letters) {
-  if (L.rank() != Letters.size())
-    return false;
-  for (size_t I = 0; I < Letters.size(); ++I) {
-    char C = Letters[I];
-    const LayoutAxis &A = L.Axes[I];
-    if (isUpper(C) ? (A.Factor != 0 || A.Primal != C)
-                   : (A.Factor == 0 || A.Primal != C - 'a' + 'A'))
-      return false;
-  }
-  return true;
-}
-
-ConvLayouts convLayouts(const Attrs &A) {
+BlockedConvLayouts convLayouts(const Attrs &A) {
   const char *Op = "conv2d_nchwc";
   auto Get = [&](const char *Name) {
-    return parseLayout(Op, withOp(Op, [&] { return A.getString(Name); }));
+    return withOp(Op, [&] { return A.getString(Name); });
   };
-  ConvLayouts L{Get("data_layout"), Get("kernel_layout"), Get("out_layout"),
-                parseLayout(Op, "NCHW"), parseLayout(Op, "OIHW")};
-  if (!hasAxes(L.Data, "NCHWc") || !hasAxes(L.Out, "NCHWc"))
-    fail("{}: data_layout and out_layout must have the form NCHW<i>c, got "
-         "'{}' and '{}'",
-         Op, L.Data.Text, L.Out.Text);
-  if (!hasAxes(L.Kernel, "OIHWio"))
-    fail("{}: kernel_layout must have the form OIHW<i>i<o>o, got '{}'", Op,
-         L.Kernel.Text);
-  if (L.Kernel.BlockOf['I' - 'A'] != L.Data.BlockOf['C' - 'A'] ||
-      L.Kernel.BlockOf['O' - 'A'] != L.Out.BlockOf['C' - 'A'])
-    fail("{}: kernel_layout '{}' must block by the data_layout '{}' (input) "
-         "and the out_layout '{}' (output)",
-         Op, L.Kernel.Text, L.Data.Text, L.Out.Text);
-  return L;
-}
-
-/// A's attributes without the layouts: the attributes of the plain conv.
-Attrs plainConvAttrs(const Attrs &A) {
-  Attrs R;
-  for (const auto &[Name, V] : A.items())
-    if (Name != "data_layout" && Name != "kernel_layout" &&
-        Name != "out_layout")
-      R.set(Name, V);
-  return R;
+  return parseBlockedConvLayouts(Op, Get("data_layout"), Get("kernel_layout"),
+                                 Get("out_layout"));
 }
 
 std::vector<TensorMeta> conv2dNchwcShape(const std::vector<Tensor> &In,
@@ -276,7 +152,7 @@ std::vector<TensorMeta> conv2dNchwcShape(const std::vector<Tensor> &In,
   const char *Op = "conv2d_nchwc";
   if (In.size() != 2 && In.size() != 3)
     fail("{}: expected 2 or 3 inputs (x, w[, b]), got {}", Op, In.size());
-  ConvLayouts L = convLayouts(A);
+  BlockedConvLayouts L = convLayouts(A);
   std::vector<Tensor> Plain = {
       Tensor::meta(transformedShape(Op, In[0].shape(), L.Data, L.PlainData),
                    In[0].dtype()),
@@ -293,7 +169,7 @@ std::vector<TensorMeta> conv2dNchwcShape(const std::vector<Tensor> &In,
 void conv2dNchwcKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                        const Attrs &A) {
   const char *Op = "conv2d_nchwc";
-  ConvLayouts L = convLayouts(A);
+  BlockedConvLayouts L = convLayouts(A);
   std::vector<Tensor> Plain = {transformed(Op, In[0], L.Data, L.PlainData),
                                transformed(Op, In[1], L.Kernel, L.PlainKernel)};
   if (In.size() == 3)

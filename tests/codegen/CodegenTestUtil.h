@@ -74,6 +74,45 @@ inline std::string uniqueKernelName(const std::string &Stem) {
   return S;
 }
 
+/// Runs Fn (the compiled kernel of L, lowered from @main of M) on seeded
+/// random inputs with the symbolic extents of S and compares its output with
+/// the interpreter running @main.
+inline void expectRunMatchesInterpreter(const ir::Module &M,
+                                        const codegen::LoweredKernel &L,
+                                        codegen::NativeKernelFn Fn,
+                                        const SizeMap &S, uint64_t Seed,
+                                        double Rtol = 1e-5,
+                                        double Atol = 1e-6) {
+  ir::Interpreter Interp(M);
+  const auto &Main = *M.function("main")->as<ir::FunctionNode>();
+  std::vector<ir::Value> Args;
+  std::vector<Tensor> Inputs;
+  std::vector<std::vector<int64_t>> Shapes;
+  for (const ir::Var &P : Main.params) {
+    const auto *TT = P->checkedType->as<ir::TensorTypeNode>();
+    Shape Sh;
+    for (const ir::Dim &D : *TT->shape)
+      Sh.push_back(D.isConst()    ? D.value
+                   : D.isSymbol() ? S.at(D.name)
+                                  : S.at("?"));
+    Tensor T = randomTensor(Sh, TT->dtype, Seed++);
+    Inputs.push_back(T);
+    Args.push_back(T);
+    Shapes.push_back(Sh);
+  }
+  Tensor Expected = Interp.call("main", Args).tensor();
+  Tensor Out = Tensor::empty(Expected.shape(), Expected.dtype());
+  Shapes.push_back(Expected.shape());
+  std::vector<void *> Buffers;
+  for (const Tensor &T : Inputs)
+    Buffers.push_back(T.rawData());
+  Buffers.push_back(Out.rawData());
+  std::vector<int64_t> Dims = codegen::sizeParamValues(L, Shapes);
+  Fn(Buffers.data(), Dims.data());
+  EXPECT_TRUE(allClose(Out, Expected, Rtol, Atol))
+      << L.kernel.name << " for shape " << shapeToString(Expected.shape());
+}
+
 /// Parses, lowers and JIT-compiles the case once, then runs it for every
 /// size map and compares with the interpreter.
 inline void expectKernelMatches(const std::vector<std::string> &Types,
@@ -89,36 +128,12 @@ inline void expectKernelMatches(const std::vector<std::string> &Types,
     return;
   SCOPED_TRACE(codegen::printLoopKernel(L.kernel));
   codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
-  ir::Interpreter Interp(M);
-  const auto &Main = *M.function("main")->as<ir::FunctionNode>();
+  // Each run draws fresh inputs: one seed per parameter and run.
+  size_t NumParams = M.function("main")->as<ir::FunctionNode>()->params.size();
   uint64_t Seed = 11;
   for (const SizeMap &S : Sizes) {
-    std::vector<ir::Value> Args;
-    std::vector<Tensor> Inputs;
-    std::vector<std::vector<int64_t>> Shapes;
-    for (const ir::Var &P : Main.params) {
-      const auto *TT = P->checkedType->as<ir::TensorTypeNode>();
-      Shape Sh;
-      for (const ir::Dim &D : *TT->shape)
-        Sh.push_back(D.isConst()    ? D.value
-                     : D.isSymbol() ? S.at(D.name)
-                                    : S.at("?"));
-      Tensor T = randomTensor(Sh, TT->dtype, Seed++);
-      Inputs.push_back(T);
-      Args.push_back(T);
-      Shapes.push_back(Sh);
-    }
-    Tensor Expected = Interp.call("main", Args).tensor();
-    Tensor Out = Tensor::empty(Expected.shape(), Expected.dtype());
-    Shapes.push_back(Expected.shape());
-    std::vector<void *> Buffers;
-    for (const Tensor &T : Inputs)
-      Buffers.push_back(T.rawData());
-    Buffers.push_back(Out.rawData());
-    std::vector<int64_t> Dims = codegen::sizeParamValues(L, Shapes);
-    Fn(Buffers.data(), Dims.data());
-    EXPECT_TRUE(allClose(Out, Expected, Rtol, Atol))
-        << "for shape " << shapeToString(Expected.shape());
+    expectRunMatchesInterpreter(M, L, Fn, S, Seed, Rtol, Atol);
+    Seed += NumParams;
   }
 }
 

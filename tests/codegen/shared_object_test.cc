@@ -50,37 +50,10 @@ Lowered lower(const Case &C) {
   return {std::move(M), std::move(L)};
 }
 
-/// Runs Fn (the kernel of L) on seeded random inputs with the symbolic
-/// extents of Sizes and compares with the interpreter running @main of M.
+/// Runs Fn (the kernel of L) and compares with the interpreter.
 void expectMatchesInterpreter(const Lowered &L, codegen::NativeKernelFn Fn,
                               const SizeMap &Sizes, uint64_t Seed) {
-  ir::Interpreter Interp(L.module);
-  const auto &Main = *L.module.function("main")->as<ir::FunctionNode>();
-  std::vector<ir::Value> Args;
-  std::vector<Tensor> Inputs;
-  std::vector<std::vector<int64_t>> Shapes;
-  for (const ir::Var &P : Main.params) {
-    const auto *TT = P->checkedType->as<ir::TensorTypeNode>();
-    Shape Sh;
-    for (const ir::Dim &D : *TT->shape)
-      Sh.push_back(D.isConst() ? D.value : Sizes.at(D.name));
-    Tensor T = randomTensor(Sh, TT->dtype, Seed++);
-    Inputs.push_back(T);
-    Args.push_back(T);
-    Shapes.push_back(Sh);
-  }
-  Tensor Expected = Interp.call("main", Args).tensor();
-  Tensor Out = Tensor::empty(Expected.shape(), Expected.dtype());
-  Shapes.push_back(Expected.shape());
-  std::vector<void *> Buffers;
-  for (const Tensor &T : Inputs)
-    Buffers.push_back(T.rawData());
-  Buffers.push_back(Out.rawData());
-  std::vector<int64_t> Dims = codegen::sizeParamValues(L.kernel, Shapes);
-  Fn(Buffers.data(), Dims.data());
-  EXPECT_TRUE(allClose(Out, Expected, 1e-5, 1e-6))
-      << L.kernel.kernel.name << " for shape "
-      << shapeToString(Expected.shape());
+  expectRunMatchesInterpreter(L.module, L.kernel, Fn, Sizes, Seed);
 }
 
 /// The shared object with both kernels, linked once for the test binary.

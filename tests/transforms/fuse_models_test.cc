@@ -13,6 +13,7 @@
 #include "ir/Visitor.h"
 #include "ir/transforms/Pass.h"
 #include "kernels/Npy.h"
+#include "support/ModelData.h"
 #include "vm/VirtualMachine.h"
 #include "vm/compiler/Compiler.h"
 #include "vm/compiler/ValueConversion.h"
@@ -125,16 +126,6 @@ void flatten(const Value &V, std::vector<Tensor> &Out) {
   }
 }
 
-std::vector<fs::path> dataSets(const fs::path &Dir) {
-  std::vector<fs::path> R;
-  for (const auto &E : fs::directory_iterator(Dir))
-    if (E.is_directory() &&
-        E.path().filename().string().rfind("test_data_set_", 0) == 0)
-      R.push_back(E.path());
-  std::sort(R.begin(), R.end());
-  return R;
-}
-
 class FuseDifferential : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FuseDifferential, O0AndO3AgreeOnTheVM) {
@@ -155,7 +146,7 @@ TEST_P(FuseDifferential, O0AndO3AgreeOnTheVM) {
   optimize(Fused, Ctx);
   Interpreter FusedInterp(Fused);
 
-  std::vector<fs::path> Sets = dataSets(Dir);
+  std::vector<fs::path> Sets = test::modelDataSets(Dir);
   ASSERT_FALSE(Sets.empty());
   for (const fs::path &Set : Sets) {
     SCOPED_TRACE(Set.string());

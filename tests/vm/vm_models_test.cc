@@ -11,6 +11,7 @@
 #include "frontend/onnx/Importer.h"
 #include "ir/Interpreter.h"
 #include "kernels/Npy.h"
+#include "support/ModelData.h"
 #include "vm/VirtualMachine.h"
 #include "vm/compiler/Compiler.h"
 #include "vm/compiler/ValueConversion.h"
@@ -51,16 +52,6 @@ std::vector<std::string> modelNames() {
   return R;
 }
 
-std::vector<fs::path> dataSets(const fs::path &Dir) {
-  std::vector<fs::path> R;
-  for (const auto &E : fs::directory_iterator(Dir))
-    if (E.is_directory() &&
-        E.path().filename().string().rfind("test_data_set_", 0) == 0)
-      R.push_back(E.path());
-  std::sort(R.begin(), R.end());
-  return R;
-}
-
 class VmModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(VmModel, AllDataSetsThroughOneExecutable) {
@@ -74,7 +65,7 @@ TEST_P(VmModel, AllDataSetsThroughOneExecutable) {
   vm::VirtualMachine VM(Exe);
   ir::Interpreter Interp(M);
 
-  std::vector<fs::path> Sets = dataSets(Dir);
+  std::vector<fs::path> Sets = test::modelDataSets(Dir);
   ASSERT_FALSE(Sets.empty());
   for (const fs::path &Set : Sets) {
     SCOPED_TRACE(Set.string());

@@ -74,12 +74,10 @@ Tensor Tensor::meta(const Shape &Sh, DType T) {
   return Tensor(nullptr, 0, Sh, T);
 }
 
-void *Tensor::rawData() const {
+void Tensor::noData() const {
   if (!Dt)
     fail("access to the data of an undefined tensor");
-  if (!Store)
-    fail("tensor {} has no storage (meta tensor)", typeString());
-  return static_cast<char *>(Store->data()) + Offset;
+  fail("tensor {} has no storage (meta tensor)", typeString());
 }
 
 Tensor Tensor::reshape(const Shape &NewShape) const {

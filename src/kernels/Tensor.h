@@ -103,10 +103,21 @@ public:
   const Shape &shape() const { return Sh; }
   int64_t rank() const { return (int64_t)Sh.size(); }
   int64_t dim(int64_t I) const { return Sh[normalizeAxis(I, rank())]; }
-  int64_t numel() const { return numElements(Sh); }
+  /// The shape was validated when the tensor was made, so no overflow check.
+  int64_t numel() const {
+    int64_t N = 1;
+    for (int64_t D : Sh)
+      N *= D;
+    return N;
+  }
   size_t nbytes() const { return (size_t)numel() * dtypeSize(*Dt); }
 
-  void *rawData() const;
+  /// Inline: kernels and the VM call it for every operand.
+  void *rawData() const {
+    if (!Store) [[unlikely]]
+      noData();
+    return static_cast<char *>(Store->data()) + Offset;
+  }
   template <typename E> E *data() const {
     RIVET_CHECK(dtypeOf<E>() == *Dt, "tensor has dtype {}, accessed as {}",
                 dtypeName(*Dt), dtypeName(dtypeOf<E>()));
@@ -146,6 +157,7 @@ public:
   static Tensor fromDLPack(DLManagedTensor *M);
 
 private:
+  [[noreturn]] void noData() const;
   std::shared_ptr<Storage> Store;
   size_t Offset = 0;
   Shape Sh;

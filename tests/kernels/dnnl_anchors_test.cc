@@ -284,6 +284,17 @@ TEST(DnnlFused, ConvTails) {
   expectFusedMatches("dnnl.conv_fused", "conv", InBias, A,
                      {binary(K::Add, randomF32(G, OS)), unary(K::Relu)}, true,
                      "residual add, relu");
+  // ResNet's block end: the folded batch-norm shift (taken as the bias), the
+  // residual (oneDNN's sum post-op), relu; and two residual-shaped adds
+  // (only the first can be the sum).
+  expectFusedMatches("dnnl.conv_fused", "conv", In, A,
+                     {binary(K::Add, randomF32(G, {1, M, 1, 1})),
+                      binary(K::Add, randomF32(G, OS)), unary(K::Relu)},
+                     true, "per-channel add, residual add, relu");
+  expectFusedMatches(
+      "dnnl.conv_fused", "conv", InBias, A,
+      {binary(K::Add, randomF32(G, OS)), binary(K::Add, randomF32(G, OS))},
+      false, "two residual adds");
   expectFusedMatches("dnnl.conv_fused", "conv", In, A,
                      {binary(K::Multiply, randomF32(G, {})), unary(K::Sigmoid),
                       unary(K::Tanh)},

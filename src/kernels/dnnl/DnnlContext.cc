@@ -105,7 +105,8 @@ bool allFloat32(std::initializer_list<const Tensor *> Ts) {
 
 std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
                                       const dnnl::memory::dims &DstDims,
-                                      const std::vector<int> &OutToDst) {
+                                      const std::vector<int> &OutToDst,
+                                      bool AllowSum) {
   using dnnl::algorithm;
   PostOpPlan Plan;
   for (const PostOp &Op : P) {
@@ -132,6 +133,13 @@ std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
       const Tensor &T = Op.operand;
       if (!allFloat32({&T}) || T.rank() > (int64_t)Out.size())
         return std::nullopt;
+      if (AllowSum && Op.kind == PostOp::Kind::Add && !Plan.sumOperand &&
+          T.shape() == Out) {
+        Plan.ops.append_sum(1.f);
+        Plan.sumOperand = T;
+        Plan.key += "sum;";
+        break;
+      }
       // Right-align the operand with Out, then fold each output axis into
       // its oneDNN axis: within one oneDNN axis the operand must be all 1s
       // (broadcast) or all full extents.

@@ -54,11 +54,18 @@ struct PostOpPlan {
   dnnl::post_ops ops;
   std::vector<dnnl::memory::desc> operandDescs; // one per binary post-op
   std::vector<Tensor> operands;
+  /// With AllowSum: the operand of an `add` of Out's own shape (a residual
+  /// connection), done as oneDNN's `sum` post-op. The caller puts it into the
+  /// destination before executing. A binary post-op with a full-size operand
+  /// would pin src1 to the plain layout, and oneDNN 2.6's blocked direct
+  /// convolutions refuse that (falling back to slow plain gemm kernels).
+  std::optional<Tensor> sumOperand;
   std::string key; // appended to the primitive cache key
 };
 std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
                                       const dnnl::memory::dims &DstDims,
-                                      const std::vector<int> &OutToDst);
+                                      const std::vector<int> &OutToDst,
+                                      bool AllowSum = false);
 /// Adds the binary post-op operands to an execute() argument map.
 void addPostOpArgs(const PostOpPlan &Plan,
                    std::unordered_map<int, dnnl::memory> &Args);

@@ -3,7 +3,8 @@
 // Direct convolution with oneDNN choosing the layouts (blocked nChw8c-style
 // activations and weights on AVX2/AVX-512): activations are reordered in
 // and out around each call, weights once per constant buffer. When the
-// blocked form cannot take the post-ops, plain layouts are tried.
+// blocked form cannot take the post-ops, plain layouts are tried. A residual
+// add of the output's shape becomes the `sum` post-op (see PostOpPlan).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/DnnlAnchors.h"
@@ -13,13 +14,32 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
+
 namespace rivet {
 
 using namespace dnnlctx;
 using dnnl::memory;
 
+namespace {
+
+/// Whether T broadcasts against a conv output of rank Rank along the
+/// channel axis only, holding one value per output channel (M of them,
+/// contiguous): a folded batch-norm shift, which oneDNN takes as the bias.
+bool isPerChannel(const Tensor &T, int64_t M, int64_t Rank) {
+  if (T.numel() != M || T.rank() > Rank || T.rank() < Rank - 1)
+    return false;
+  int64_t C = T.rank() - (Rank - 1); // the channel axis of T
+  for (int64_t I = 0; I < T.rank(); ++I)
+    if (I != C && T.shape()[(size_t)I] != 1)
+      return false;
+  return true;
+}
+
+} // namespace
+
 bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
-              const ConvParams &P, const PostOps &Post, Tensor &Out) {
+              const ConvParams &P, const PostOps &PostIn, Tensor &Out) {
   if (!dnnlEnabled() || !allFloat32({&X, &W, B, &Out}))
     return false;
   size_t Rank = (size_t)X.rank() - 2;
@@ -30,6 +50,15 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
       Out.numel() == 0)
     return false;
   int64_t M = W.shape()[0], G = P.group;
+  // A leading per-channel add becomes the bias: oneDNN's direct kernels
+  // take `bias + sum + eltwise`, but not every `binary + sum` chain.
+  PostOps Post = PostIn;
+  if (!B && !Post.empty() && Post[0].kind == PostOp::Kind::Add &&
+      allFloat32({&Post[0].operand}) &&
+      isPerChannel(Post[0].operand, M, Out.rank())) {
+    B = &PostIn[0].operand;
+    Post.erase(Post.begin());
+  }
   memory::dims SrcDims = toDims(X.shape()), DstDims = toDims(Out.shape());
   memory::dims WDims = toDims(W.shape());
   if (G > 1) {
@@ -46,7 +75,7 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
   for (size_t I = 0; I < OutToDst.size(); ++I)
     OutToDst[I] = (int)I;
   std::optional<PostOpPlan> Plan =
-      planPostOps(Post, Out.shape(), DstDims, OutToDst);
+      planPostOps(Post, Out.shape(), DstDims, OutToDst, /*AllowSum=*/true);
   if (!Plan)
     return false;
   memory::desc SrcPlain = plainDesc(SrcDims), DstPlain = plainDesc(DstDims),
@@ -72,6 +101,11 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
             dnnl::algorithm::convolution_direct, Blocked ? Any : SrcPlain, AnyW,
             BiasDesc, Blocked ? AnyDst : DstPlain, Strides, Dil, PadL, PadR);
         dnnl::convolution_forward::primitive_desc PD(D, Attr, engine());
+        // With `any` layouts oneDNN may settle on its reference kernel
+        // (when no optimized one takes these post-ops); the plain-layout
+        // gemm kernels are far faster than that.
+        if (Blocked && std::string_view(PD.impl_info_str()).starts_with("ref"))
+          continue;
         CachedPrimitive C;
         C.prim = dnnl::convolution_forward(PD);
         C.src = PD.src_desc();
@@ -97,6 +131,8 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
     memory OutMem = wrap(Out, DstPlain);
     bool PlainDst = Prim->dst == DstPlain;
     memory Dst = PlainDst ? OutMem : memory(Prim->dst, engine());
+    if (Plan->sumOperand) // the sum post-op adds what Dst holds
+      reorderInto(wrap(*Plan->sumOperand, DstPlain), Dst);
     std::unordered_map<int, memory> Args{
         {DNNL_ARG_SRC, Src}, {DNNL_ARG_WEIGHTS, Wts}, {DNNL_ARG_DST, Dst}};
     if (B)

@@ -256,6 +256,25 @@ dnnl::memory reorderTo(const dnnl::memory &From, const dnnl::memory::desc &To) {
   return R;
 }
 
+dnnl::memory threadScratch(const dnnl::memory::desc &D, unsigned Slot) {
+  struct Buffer {
+    std::unique_ptr<char[]> Data;
+    size_t Capacity = 0;
+  };
+  thread_local Buffer Buffers[4];
+  if (Slot >= 4)
+    fail("oneDNN scratch slot {} out of range", Slot);
+  Buffer &B = Buffers[Slot];
+  size_t Bytes = D.get_size();
+  if (B.Capacity < Bytes) {
+    B.Data.reset(new char[Bytes + 64]);
+    B.Capacity = Bytes;
+  }
+  void *Aligned = reinterpret_cast<void *>(
+      (reinterpret_cast<uintptr_t>(B.Data.get()) + 63) & ~uintptr_t(63));
+  return dnnl::memory(D, engine(), Aligned);
+}
+
 dnnl::memory weightsIn(const Tensor &W, const dnnl::memory::desc &Plain,
                        const dnnl::memory::desc &Wanted, bool Constant) {
   dnnl::memory M = wrap(W, Plain);

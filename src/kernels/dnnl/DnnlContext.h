@@ -105,4 +105,10 @@ void reorderInto(const dnnl::memory &From, const dnnl::memory &To);
 /// layouts agree.
 dnnl::memory reorderTo(const dnnl::memory &From, const dnnl::memory::desc &To);
 
+/// Memory of layout D over this thread's scratch buffer number Slot (0..3),
+/// grown as needed and kept: the blocked copies of activations around a
+/// call would otherwise be fresh allocations (page faults) every call.
+/// Valid until the next call with the same Slot on this thread.
+dnnl::memory threadScratch(const dnnl::memory::desc &D, unsigned Slot);
+
 } // namespace rivet::dnnlctx

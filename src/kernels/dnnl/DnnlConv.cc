@@ -126,11 +126,16 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
   // the case to the reference kernel, which overwrites all of Out.
   try {
     dnnl::stream &S = threadStream();
-    memory Src = reorderTo(wrap(X, SrcPlain), Prim->src);
+    memory Src = wrap(X, SrcPlain);
+    if (Prim->src != SrcPlain) {
+      memory Blocked = threadScratch(Prim->src, 0);
+      reorderInto(Src, Blocked);
+      Src = Blocked;
+    }
     memory Wts = weightsIn(W, WPlain, Prim->weights, P.constantWeights);
     memory OutMem = wrap(Out, DstPlain);
     bool PlainDst = Prim->dst == DstPlain;
-    memory Dst = PlainDst ? OutMem : memory(Prim->dst, engine());
+    memory Dst = PlainDst ? OutMem : threadScratch(Prim->dst, 1);
     if (Plan->sumOperand) // the sum post-op adds what Dst holds
       reorderInto(wrap(*Plan->sumOperand, DstPlain), Dst);
     std::unordered_map<int, memory> Args{

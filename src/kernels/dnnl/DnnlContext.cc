@@ -10,8 +10,8 @@
 #include <mutex>
 
 // Debian's oneDNN runs on OpenMP; its thread count is the calling thread's
-// OpenMP setting. Weak, so the runtime does not link libgomp itself (oneDNN
-// brings it in).
+// OpenMP setting. Weak, so that this file needs no OpenMP flags (only
+// Threading.cc is built with them, and only by GCC; oneDNN brings libgomp).
 extern "C" void omp_set_num_threads(int) __attribute__((weak));
 
 namespace rivet::dnnlctx {

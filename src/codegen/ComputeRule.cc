@@ -11,6 +11,10 @@ std::map<std::string, ComputeRule, std::less<>> &ruleMap() {
   static std::map<std::string, ComputeRule, std::less<>> Rules;
   return Rules;
 }
+std::map<std::string, ShapeRule, std::less<>> &shapeRuleMap() {
+  static std::map<std::string, ShapeRule, std::less<>> Rules;
+  return Rules;
+}
 } // namespace
 
 ComputeRuleRegistry &ComputeRuleRegistry::global() {
@@ -33,6 +37,16 @@ std::vector<std::string> ComputeRuleRegistry::names() const {
   for (auto &[Name, Rule] : ruleMap())
     Out.push_back(Name);
   return Out;
+}
+
+void ComputeRuleRegistry::addShapeRule(std::string Name, ShapeRule Rule) {
+  RIVET_CHECK(shapeRuleMap().emplace(Name, Rule).second,
+              "shape rule '{}' registered twice", Name);
+}
+
+ShapeRule ComputeRuleRegistry::findShapeRule(std::string_view Name) const {
+  auto It = shapeRuleMap().find(Name);
+  return It == shapeRuleMap().end() ? nullptr : It->second;
 }
 
 std::vector<LoopExpr> broadcastIndex(const TensorDesc &In,

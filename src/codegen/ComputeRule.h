@@ -66,6 +66,11 @@ public:
 /// Returns the operator's value at the output index OutIndices.
 using ComputeRule = LoopExpr (*)(ComputeContext &Ctx,
                                  const std::vector<LoopExpr> &OutIndices);
+/// Returns the extents of the operator's result from its arguments', for
+/// operators whose type leaves extents unknown over symbolic arguments (a
+/// convolution's spatial extents); lowering uses it for values inside a group.
+using ShapeRule = std::vector<LoopExpr> (*)(
+    const Attrs &A, const std::vector<TensorDesc> &Inputs);
 
 class ComputeRuleRegistry {
 public:
@@ -74,12 +79,20 @@ public:
   /// Null when the operator has no rule.
   ComputeRule find(std::string_view Name) const;
   std::vector<std::string> names() const;
+  void addShapeRule(std::string Name, ShapeRule Rule);
+  /// Null when the operator has no shape rule.
+  ShapeRule findShapeRule(std::string_view Name) const;
 };
 
 namespace detail {
 struct ComputeRuleRegistrar {
   ComputeRuleRegistrar(const char *Name, ComputeRule Rule) {
     ComputeRuleRegistry::global().add(Name, Rule);
+  }
+};
+struct ShapeRuleRegistrar {
+  ShapeRuleRegistrar(const char *Name, ShapeRule Rule) {
+    ComputeRuleRegistry::global().addShapeRule(Name, Rule);
   }
 };
 } // namespace detail
@@ -113,3 +126,7 @@ void requireCodegenDType(const std::string &Op, DType T);
 #define RIVET_REGISTER_COMPUTE_RULE(Name, Rule)                                \
   static ::rivet::codegen::detail::ComputeRuleRegistrar RIVET_CRULE_CONCAT(    \
       RivetComputeRule_, __COUNTER__)(Name, Rule)
+/// RIVET_REGISTER_SHAPE_RULE("conv", convShape);
+#define RIVET_REGISTER_SHAPE_RULE(Name, Rule)                                  \
+  static ::rivet::codegen::detail::ShapeRuleRegistrar RIVET_CRULE_CONCAT(      \
+      RivetShapeRule_, __COUNTER__)(Name, Rule)

@@ -284,6 +284,42 @@ LoopStmt assignLocal(int Local, LoopExpr Value, bool Reassociable) {
 }
 
 //===----------------------------------------------------------------------===//
+// Work estimate
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+int64_t exprWork(const LoopExpr &E) {
+  int64_t W = 0;
+  if (E->kind == LoopExprKind::Load)
+    W = 1;
+  else if (E->kind == LoopExprKind::Op)
+    W = E->op >= LoopOp::Exp && E->op != LoopOp::Floor &&
+                E->op != LoopOp::Ceil && E->op != LoopOp::Round
+            ? 8
+            : 1;
+  for (const LoopExpr &A : E->args)
+    if (E->kind != LoopExprKind::Load) // index arithmetic is not counted
+      W += exprWork(A);
+  return W;
+}
+
+} // namespace
+
+LoopExpr loopWork(const std::vector<LoopStmt> &Body) {
+  LoopExpr Work = intConst(0);
+  int64_t Scalar = 0;
+  for (const LoopStmt &S : Body) {
+    if (S->kind == LoopStmtKind::For)
+      Work = binary(LoopOp::Add, Work,
+                    binary(LoopOp::Mul, S->extent, loopWork(S->body)));
+    else
+      Scalar += 1 + exprWork(S->value);
+  }
+  return binary(LoopOp::Add, Work, intConst(Scalar));
+}
+
+//===----------------------------------------------------------------------===//
 // Printer
 //===----------------------------------------------------------------------===//
 

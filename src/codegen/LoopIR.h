@@ -181,7 +181,8 @@ struct LoopBuffer {
   bool isOutput = false;
 };
 
-/// A compiled unit: void name(void **buffers, const int64_t *sizes).
+/// A compiled unit: void name(void *const *buffers, const int64_t *sizes,
+/// const RivetKernelRuntime *runtime) (NativeKernel.h).
 struct LoopKernel {
   std::string name;
   std::vector<LoopBuffer> buffers;     // inputs, then outputs
@@ -191,6 +192,20 @@ struct LoopKernel {
   /// Locals, by id: their dtypes.
   std::vector<DType> locals;
 };
+
+/// The fewest scalar operations one chunk of a parallel loop should run: a
+/// chunk costs a task on the thread pool (about a microsecond to wake and
+/// join a thread), so 32K operations (~10 us on one core) keep that cost
+/// under ~10%. Lowering marks a loop parallel when its total work may reach
+/// two chunks; the backend derives the loop's Grain from it.
+constexpr int64_t kParallelChunkWork = 32768;
+
+/// An estimate of the scalar operations of running Body once, as an int64
+/// expression over constants and size parameters (a constant when every
+/// extent is): a loop multiplies its body's work by its extent; a store,
+/// declaration or assignment counts one plus its value's operations and
+/// loads, a math function (exp, tanh, ...) counting 8.
+LoopExpr loopWork(const std::vector<LoopStmt> &Body);
 
 /// Human-readable text of a kernel (tests, `rivet dump`).
 std::string printLoopKernel(const LoopKernel &K);

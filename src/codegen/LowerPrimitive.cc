@@ -93,6 +93,13 @@ public:
     for (size_t D = 0; D < Out.rank(); ++D)
       OutIx.push_back(loopVar(newVar(), fmt::format("i{}", D)));
     LoopExpr V = cast(valueAt(Result, OutIx), Out.dtype);
+    // The parallel candidate: the outermost axis not statically 1.
+    ParallelDepth = Out.rank();
+    for (size_t D = 0; D < Out.rank() && Opts.parallel; ++D)
+      if (!isIntConst(Out.shape[D], 1)) {
+        ParallelDepth = D;
+        break;
+      }
     K.kernel.body = assemble(0, Out, OutIx, V);
     annotate(K.kernel.body);
     RIVET_CHECK(K.sizeSources.size() == K.kernel.sizeParams.size(),
@@ -121,6 +128,8 @@ private:
   /// Bodies of the reductions being built (nested reductions go inside).
   std::vector<std::vector<LoopStmt> *> ReduceScopes;
   size_t OutRank = 0;
+  /// The output axis whose loop may be parallel (OutRank: none).
+  size_t ParallelDepth = 0;
 
   int newVar() { return K.kernel.numLoopVars++; }
 
@@ -236,9 +245,16 @@ private:
         "sum",     "mean",    "max",     "min",         "prod",
         "l1_norm", "l2_norm", "log_sum", "log_sum_exp", "sum_square"};
     // Elementwise and broadcast results take their arguments' extents
-    // (expand's come from its attribute instead).
-    if (Name != "expand" && (Info.pattern == ir::FusionPattern::Elementwise ||
-                             Info.pattern == ir::FusionPattern::Broadcast)) {
+    // (expand's come from its attribute instead); operators with a shape
+    // rule (the anchors) compute theirs.
+    if (ShapeRule Shape = ComputeRuleRegistry::global().findShapeRule(Name)) {
+      std::vector<TensorDesc> Args;
+      for (const ir::Expr &A : C.args)
+        Args.push_back(descOf(A));
+      Out = Shape(C.attrs, Args);
+    } else if (Name != "expand" &&
+               (Info.pattern == ir::FusionPattern::Elementwise ||
+                Info.pattern == ir::FusionPattern::Broadcast)) {
       for (size_t A = 0; A < Rank; ++A)
         Out.push_back(broadcastExtent(C, Rank, A));
     } else if (Name == "softmax" || Name == "log_softmax") {
@@ -295,7 +311,7 @@ private:
     LoopExpr R;
     for (const ir::Expr &Arg : C.args) {
       TensorDesc D = descOf(Arg);
-      if (D.rank() + (Rank - A) <= Rank)
+      if (D.rank() < Rank - A)
         continue; // the argument has no such axis
       LoopExpr X = D.shape[D.rank() - (Rank - A)];
       if (!R)
@@ -341,14 +357,17 @@ private:
       Body.push_back(store((int)OutBuffer, OutIx, V));
       return Body;
     }
+    std::vector<LoopStmt> Inner = assemble(Depth + 1, Out, OutIx, V);
     LoopKind Kind = LoopKind::Serial;
-    if (Depth == 0 && Opts.parallelMinExtent > 0 && Out.rank() > 1 &&
-        Out.shape[0]->isConst() &&
-        Out.shape[0]->intValue >= Opts.parallelMinExtent)
-      Kind = LoopKind::Parallel;
+    if (Depth == ParallelDepth) {
+      // Only output loops are parallel: every iteration writes its own
+      // elements, and reductions run inside an iteration.
+      LoopExpr Work = binary(LoopOp::Mul, Out.shape[Depth], loopWork(Inner));
+      if (!Work->isConst() || Work->intValue >= Opts.minParallelWork)
+        Kind = LoopKind::Parallel;
+    }
     Body.push_back(forLoop(OutIx[Depth]->id, OutIx[Depth]->name,
-                           Out.shape[Depth], Kind,
-                           assemble(Depth + 1, Out, OutIx, V)));
+                           Out.shape[Depth], Kind, std::move(Inner)));
     return Body;
   }
 

@@ -9,7 +9,8 @@
 // of the kernel's buffers at run time, so one kernel serves every size.
 // A group with an operator that has no compute rule (an opaque operator, a
 // dtype or attribute the rule does not handle) is refused with a reason; it
-// stays on the builtin kernels.
+// stays on the builtin kernels. A kernel big enough (or possibly big
+// enough) gets a parallel outer loop.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -38,10 +39,14 @@ struct LoweredKernel {
 };
 
 struct LoweringOptions {
-  /// Mark the outermost loop of a nest parallel when it has at least this
-  /// many iterations (statically known) and the nest is deeper than one
-  /// loop; 0 never does.
-  int64_t parallelMinExtent = 0;
+  /// Run the outermost output loop whose extent is not 1 on the runtime's
+  /// thread pool when the kernel's work (loopWork) may reach
+  /// minParallelWork: always when that loop's extent or its body's work is
+  /// symbolic (the backend's run-time Grain then decides how many threads
+  /// run), else when the static estimate reaches it. A rank-1 output's one
+  /// loop is both parallel and, per chunk, vectorized.
+  bool parallel = true;
+  int64_t minParallelWork = 2 * kParallelChunkWork;
 };
 
 struct LoweringResult {

@@ -8,18 +8,22 @@
 // without LLVM).
 //
 // Calling convention of every generated kernel (the symbol is the kernel's
-// name):
-//   extern "C" void kernel(void *const *buffers, const int64_t *sizes);
+// name; src/kernels/NativeKernelAbi.h is the binding contract):
+//   extern "C" void kernel(void *const *buffers, const int64_t *sizes,
+//                          const RivetKernelRuntime *runtime);
 // buffers: the data pointers of the inputs in parameter order, then of the
 // output; each dense row-major with the dtype of the kernel's signature.
 // sizes: the values of the kernel's size parameters (LoopKernel::sizeParams
 // order; LoweredKernel::sizeSources says which buffer extent each is). The
-// output buffer must not overlap an input.
+// output buffer must not overlap an input. runtime: the runtime's services
+// (&rivet::kernelRuntime() in process); a parallel loop runs through
+// runtime->parallelFor, so generated code needs no runtime symbol.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "codegen/LoopIR.h"
+#include "kernels/NativeKernelAbi.h"
 
 #include <cstdint>
 #include <memory>
@@ -28,7 +32,8 @@
 
 namespace rivet::codegen {
 
-using NativeKernelFn = void (*)(void *const *Buffers, const int64_t *Sizes);
+/// A compiled kernel's entry point.
+using NativeKernelFn = RivetKernelFn;
 
 /// What to generate code for; empty fields mean the host's.
 struct TargetOptions {

@@ -13,6 +13,7 @@
 #include "ir/Interpreter.h"
 #include "ir/Parser.h"
 #include "ir/TypeInference.h"
+#include "kernels/NativeKernelAbi.h"
 #include "kernels/Random.h"
 
 #include <cctype>
@@ -63,6 +64,13 @@ inline codegen::LoweredKernel lowerOrFail(const ir::Module &M,
   return *R.lowered;
 }
 
+/// The runtime services the test helpers pass to kernels (a test may swap
+/// in its own and must restore it).
+inline const RivetKernelRuntime *&testRuntime() {
+  static const RivetKernelRuntime *Runtime = &kernelRuntime();
+  return Runtime;
+}
+
 /// Sizes of the symbolic extents for one run; "?" is every unknown extent.
 using SizeMap = std::map<std::string, int64_t>;
 
@@ -108,7 +116,7 @@ inline void expectRunMatchesInterpreter(const ir::Module &M,
     Buffers.push_back(T.rawData());
   Buffers.push_back(Out.rawData());
   std::vector<int64_t> Dims = codegen::sizeParamValues(L, Shapes);
-  Fn(Buffers.data(), Dims.data());
+  Fn(Buffers.data(), Dims.data(), testRuntime());
   EXPECT_TRUE(allClose(Out, Expected, Rtol, Atol))
       << L.kernel.name << " for shape " << shapeToString(Expected.shape());
 }

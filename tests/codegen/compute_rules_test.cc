@@ -270,8 +270,12 @@ TEST(ComputeRules, EveryRuleHasACase) {
   std::set<std::string> Covered;
   for (const OpCase &C : allCases())
     Covered.insert(C.op);
+  // The anchors' rules have their cases in anchor_rules_test.cc.
+  const std::set<std::string> Anchors = {
+      "dense",   "matmul",          "conv",           "max_pool", "avg_pool",
+      "lp_pool", "global_avg_pool", "global_max_pool"};
   for (const std::string &Name : codegen::ComputeRuleRegistry::global().names())
-    EXPECT_TRUE(Covered.count(Name))
+    EXPECT_TRUE(Covered.count(Name) || Anchors.count(Name))
         << "no test case for rule '" << Name << "'";
 }
 

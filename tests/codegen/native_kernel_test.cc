@@ -4,7 +4,9 @@
 
 #include "codegen/CodegenTestUtil.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace rivet;
 using namespace rivet::test;
@@ -98,8 +100,52 @@ TEST(NativeKernel, JitCallingConvention) {
   std::vector<int64_t> Sizes =
       codegen::sizeParamValues(L, {{3, 2}, {3, 2}, {3, 2}});
   ASSERT_EQ(Sizes, std::vector<int64_t>{3});
-  Fn(Buffers, Sizes.data());
+  Fn(Buffers, Sizes.data(), &kernelRuntime());
   EXPECT_EQ(C, (std::vector<float>{-5, -3, -1, 1, 3, 5}));
+}
+
+TEST(NativeKernel, InlineExpf32IsWithinTwoUlpOfLibm) {
+  // float32 exp is expanded inline (vectorizable); it must agree with libm
+  // over the whole range, with exact special cases.
+  codegen::LoweredKernel L =
+      lowered({"Tensor[(n), float32]"}, "exp(%p0)", "expf_accuracy");
+  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
+  std::vector<float> X = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          88.72f,
+                          88.73f,
+                          -87.3f,
+                          -100.0f,
+                          -103.2f,
+                          -104.0f,
+                          1e-8f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN()};
+  for (float V = -110.0f; V < 95.0f; V += 0.0137f)
+    X.push_back(V);
+  std::vector<float> Y(X.size());
+  void *Buffers[] = {X.data(), Y.data()};
+  int64_t Size = (int64_t)X.size();
+  Fn(Buffers, &Size, &kernelRuntime());
+  for (size_t I = 0; I < X.size(); ++I) {
+    float E = std::exp(X[I]);
+    if (std::isnan(E)) {
+      EXPECT_TRUE(std::isnan(Y[I])) << X[I];
+    } else if (std::isinf(E) || E == 0) {
+      EXPECT_EQ(Y[I], E) << X[I];
+    } else if (E < std::numeric_limits<float>::min()) {
+      // Subnormal: a few units of the smallest subnormal.
+      EXPECT_NEAR(Y[I], E, 4 * std::numeric_limits<float>::denorm_min())
+          << X[I];
+    } else {
+      EXPECT_NEAR(Y[I], E,
+                  2 * std::abs(E) * std::numeric_limits<float>::epsilon())
+          << X[I];
+    }
+  }
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 
 #include "codegen/CodegenTestUtil.h"
 #include "codegen/SharedObject.h"
+#include "kernels/Threading.h"
 #include "vm/NativeLibrary.h"
 
 #include <cstdlib>
@@ -189,6 +190,34 @@ TEST(SharedObject, ExportsTheKernelsAndNeedsOnlyTheMathLibrary) {
   EXPECT_EQ(contains(Info.needed, "libm.so.6"), CallsMath);
   for (const std::string &N : Info.needed)
     EXPECT_TRUE(N == "libm.so.6" || N == "libc.so.6") << N;
+}
+
+TEST(SharedObject, ParallelKernelsRunAtOneTwoAndFourThreads) {
+  // Both kernels have symbolic extents, so their outer loops are parallel:
+  // the library reaches the thread pool through the runtime table passed to
+  // each call, never by symbol (the test above checks its symbols).
+  Lowered A = lower(kTanhExp), B = lower(kSoftmax);
+  for (const Lowered *L : {&A, &B})
+    EXPECT_NE(codegen::printLoopKernel(L->kernel.kernel).find(" parallel {"),
+              std::string::npos)
+        << codegen::printLoopKernel(L->kernel.kernel);
+  auto Lib = vm::NativeLibrary::load(hostLibrary(), "kernels.so");
+  auto FnA =
+      reinterpret_cast<codegen::NativeKernelFn>(Lib->symbol(kTanhExp.name));
+  auto FnB =
+      reinterpret_cast<codegen::NativeKernelFn>(Lib->symbol(kSoftmax.name));
+  uint64_t Seed = 300;
+  for (int T : {1, 2, 4}) {
+    SCOPED_TRACE(fmt::format("{} thread(s)", T));
+    setNumThreads(T);
+    for (const SizeMap &S : std::vector<SizeMap>{{{"n", 3000}, {"m", 67}},
+                                                 {{"n", 2}, {"m", 40000}}}) {
+      expectMatchesInterpreter(A, FnA, S, Seed);
+      expectMatchesInterpreter(B, FnB, S, Seed + 10);
+      Seed += 20;
+    }
+  }
+  setNumThreads(0);
 }
 
 TEST(SharedObject, TwoLoadsOfTheSameBytesAreIndependent) {

@@ -3,10 +3,11 @@
 // Straightforward IRBuilder code: locals are allocas (SROA promotes them),
 // loops are guarded do-while loops (the form the vectorizer expects) with
 // llvm.loop metadata from their annotation, buffers are noalias parameters
-// of an internal body function. Integer arithmetic of the data wraps (no
-// nsw), as the reference kernels do; the index arithmetic of buffer
-// addressing is nsw. Floating-point code is exact except the updates of
-// reductions, which may be reassociated.
+// of an internal body function. A parallel loop's body is outlined into a
+// chunk function that the runtime's parallelFor calls (NativeKernelAbi.h).
+// Integer arithmetic of the data wraps (no nsw), as the reference kernels do;
+// the index arithmetic of buffer addressing is nsw. Floating-point code is
+// exact except the updates of reductions, which may be reassociated.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,8 @@
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include <limits>
+#include <set>
 #include <unordered_map>
 
 namespace rivet::codegen {
@@ -28,6 +31,43 @@ using llvm::IRBuilder;
 using llvm::Type;
 using llvm::Value;
 
+/// The loop variables and locals that statements read, and the locals they
+/// declare.
+struct StmtUses {
+  std::set<int> vars, locals, declared;
+  bool hasLoop = false;
+  void expr(const LoopExpr &E) {
+    if (E->kind == LoopExprKind::Var)
+      vars.insert(E->id);
+    else if (E->kind == LoopExprKind::Local)
+      locals.insert(E->id);
+    for (const LoopExpr &A : E->args)
+      expr(A);
+  }
+  void stmts(const std::vector<LoopStmt> &Ss) {
+    for (const LoopStmt &S : Ss) {
+      hasLoop |= S->kind == LoopStmtKind::For;
+      if (S->kind == LoopStmtKind::Declare)
+        declared.insert(S->id);
+      if (S->extent)
+        expr(S->extent);
+      if (S->value)
+        expr(S->value);
+      for (const LoopExpr &I : S->indices)
+        expr(I);
+      stmts(S->body);
+    }
+  }
+};
+
+bool hasParallelLoop(const std::vector<LoopStmt> &Body) {
+  for (const LoopStmt &S : Body)
+    if (S->kind == LoopStmtKind::For &&
+        (S->loopKind == LoopKind::Parallel || hasParallelLoop(S->body)))
+      return true;
+  return false;
+}
+
 class KernelEmitter {
 public:
   KernelEmitter(const LoopKernel &K, llvm::Module &M)
@@ -36,24 +76,18 @@ public:
   void run() {
     llvm::Type *I64 = B.getInt64Ty();
     llvm::Type *Ptr = B.getPtrTy();
-    // The body: (ptr noalias buf0, ..., i64 size0, ...).
-    std::vector<Type *> ParamTys(K.buffers.size(), Ptr);
-    ParamTys.insert(ParamTys.end(), K.sizeParams.size(), I64);
-    auto *BodyTy = llvm::FunctionType::get(B.getVoidTy(), ParamTys, false);
-    llvm::Function *Body = llvm::Function::Create(
-        BodyTy, llvm::GlobalValue::InternalLinkage, K.name + ".body", M);
-    Body->addFnAttr(llvm::Attribute::NoUnwind);
-    for (size_t I = 0; I < K.buffers.size(); ++I) {
-      Body->addParamAttr((unsigned)I, llvm::Attribute::NoAlias);
-      Body->addParamAttr((unsigned)I, llvm::Attribute::NoCapture);
-      if (!K.buffers[I].isOutput)
-        Body->addParamAttr((unsigned)I, llvm::Attribute::ReadOnly);
-    }
-    emitBody(*Body);
+    // A buffer pointer stored into a parallel loop's closure is captured.
+    BuffersCaptured = hasParallelLoop(K.body);
+    // The body: (ptr noalias buf0, ..., i64 size0, ..., ptr runtime).
+    llvm::Function *Body = beginFunction(K.name + ".body", {Ptr});
+    Runtime = Body->getArg((unsigned)(K.buffers.size() + K.sizeParams.size()));
+    for (const LoopStmt &S : K.body)
+      emitStmt(S);
+    B.CreateRetVoid();
 
     // The entry point: unpacks the arrays and calls the body.
-    auto *EntryTy =
-        llvm::FunctionType::get(B.getVoidTy(), {Ptr, Ptr}, /*isVarArg=*/false);
+    auto *EntryTy = llvm::FunctionType::get(B.getVoidTy(), {Ptr, Ptr, Ptr},
+                                            /*isVarArg=*/false);
     llvm::Function *Entry = llvm::Function::Create(
         EntryTy, llvm::GlobalValue::ExternalLinkage, K.name, M);
     Entry->addFnAttr(llvm::Attribute::NoUnwind);
@@ -67,6 +101,7 @@ public:
       Args.push_back(B.CreateLoad(
           I64, B.CreateConstInBoundsGEP1_64(I64, Entry->getArg(1), I),
           K.sizeParams[I]));
+    Args.push_back(Entry->getArg(2));
     B.CreateCall(Body, Args);
     B.CreateRetVoid();
   }
@@ -76,20 +111,49 @@ private:
   llvm::Module &M;
   llvm::LLVMContext &Ctx;
   IRBuilder<> B;
-  llvm::Function *F = nullptr;
-  std::unordered_map<int, Value *> Vars;
-  std::vector<Value *> Locals; // allocas, by id
+  bool BuffersCaptured = false;
+  int NumParallel = 0;
 
-  void emitBody(llvm::Function &Body) {
-    F = &Body;
+  // The function being emitted: its buffer and size arguments, the runtime
+  // table (null inside a parallel loop's body: a nested parallel loop runs
+  // serially, the threads are taken), loop variables in scope, the allocas
+  // of the locals by id.
+  llvm::Function *F = nullptr;
+  std::vector<Value *> BufferArgs, SizeArgs;
+  Value *Runtime = nullptr;
+  std::unordered_map<int, Value *> Vars;
+  std::vector<Value *> Locals;
+
+  /// Starts an internal function (ptr noalias buf0, ..., i64 size0, ...,
+  /// Extra...) and makes it the one being emitted, with fresh allocas for
+  /// the locals.
+  llvm::Function *beginFunction(const std::string &Name,
+                                const std::vector<Type *> &Extra) {
+    std::vector<Type *> ParamTys(K.buffers.size(), B.getPtrTy());
+    ParamTys.insert(ParamTys.end(), K.sizeParams.size(), B.getInt64Ty());
+    ParamTys.insert(ParamTys.end(), Extra.begin(), Extra.end());
+    auto *Ty = llvm::FunctionType::get(B.getVoidTy(), ParamTys, false);
+    F = llvm::Function::Create(Ty, llvm::GlobalValue::InternalLinkage, Name, M);
+    F->addFnAttr(llvm::Attribute::NoUnwind);
+    BufferArgs.clear();
+    SizeArgs.clear();
+    for (size_t I = 0; I < K.buffers.size(); ++I) {
+      F->addParamAttr((unsigned)I, llvm::Attribute::NoAlias);
+      if (!BuffersCaptured)
+        F->addParamAttr((unsigned)I, llvm::Attribute::NoCapture);
+      if (!K.buffers[I].isOutput)
+        F->addParamAttr((unsigned)I, llvm::Attribute::ReadOnly);
+      BufferArgs.push_back(F->getArg((unsigned)I));
+    }
+    for (size_t I = 0; I < K.sizeParams.size(); ++I)
+      SizeArgs.push_back(F->getArg((unsigned)(K.buffers.size() + I)));
     B.SetInsertPoint(llvm::BasicBlock::Create(Ctx, "entry", F));
-    Locals.resize(K.locals.size());
+    Vars.clear();
+    Locals.assign(K.locals.size(), nullptr);
     for (size_t I = 0; I < K.locals.size(); ++I)
       Locals[I] = B.CreateAlloca(valueType(K.locals[I]), nullptr,
                                  "acc" + std::to_string(I));
-    for (const LoopStmt &S : K.body)
-      emitStmt(S);
-    B.CreateRetVoid();
+    return F;
   }
 
   /// The type of a value in registers (bool is i1).
@@ -130,7 +194,7 @@ private:
       Flat = B.CreateAdd(Scaled, emit(Indices[D]), "", false, true);
     }
     return B.CreateInBoundsGEP(memoryType(Buf.dtype),
-                               F->getArg((unsigned)Buffer), Flat);
+                               BufferArgs.at((size_t)Buffer), Flat);
   }
 
   void emitStmt(const LoopStmt &S) {
@@ -161,28 +225,166 @@ private:
     }
   }
 
-  /// A guarded do-while loop. Parallel loops run serially for now: the
-  /// runtime has no parallel-for entry point (src/kernels/Threading.h) yet.
   void emitFor(const LoopStmtNode &S) {
-    Value *Extent = emit(S.extent);
+    if (S.loopKind == LoopKind::Parallel && Runtime)
+      return emitParallelFor(S);
+    emitLoop(S, B.getInt64(0), emit(S.extent), loopMetadata(S.loopKind));
+  }
+
+  /// for S.id in [Begin, End) { S.body } as a guarded do-while loop.
+  void emitLoop(const LoopStmtNode &S, Value *Begin, Value *End,
+                llvm::MDNode *Md) {
     llvm::BasicBlock *Pre = B.GetInsertBlock();
     auto *Header = llvm::BasicBlock::Create(Ctx, S.name + ".body", F);
     auto *Exit = llvm::BasicBlock::Create(Ctx, S.name + ".exit", F);
-    B.CreateCondBr(B.CreateICmpSGT(Extent, B.getInt64(0)), Header, Exit);
+    B.CreateCondBr(B.CreateICmpSLT(Begin, End), Header, Exit);
     B.SetInsertPoint(Header);
     llvm::PHINode *Iv = B.CreatePHI(B.getInt64Ty(), 2, S.name);
-    Iv->addIncoming(B.getInt64(0), Pre);
+    Iv->addIncoming(Begin, Pre);
     Vars[S.id] = Iv;
     for (const LoopStmt &Inner : S.body)
       emitStmt(Inner);
     Value *Next = B.CreateAdd(Iv, B.getInt64(1), S.name + ".next", true, true);
     llvm::BranchInst *Latch =
-        B.CreateCondBr(B.CreateICmpSLT(Next, Extent), Header, Exit);
+        B.CreateCondBr(B.CreateICmpSLT(Next, End), Header, Exit);
     Iv->addIncoming(Next, B.GetInsertBlock());
-    if (llvm::MDNode *Md = loopMetadata(S.loopKind))
+    if (Md)
       Latch->setMetadata(llvm::LLVMContext::MD_loop, Md);
     Vars.erase(S.id);
     B.SetInsertPoint(Exit);
+  }
+
+  /// A parallel loop: its body is outlined into `void chunk(ptr closure, i64
+  /// begin, i64 end)` that runs iterations [begin, end); a closure on this
+  /// function's stack holds every value from outside the loop that the body
+  /// reads (buffer and size arguments, enclosing loop variables, locals);
+  /// Runtime->parallelFor(extent, grain, &closure, chunk) runs the chunks.
+  /// Grain: the iterations that make kParallelChunkWork scalar operations
+  /// by loopWork of the body (at run time when its extents are symbolic).
+  void emitParallelFor(const LoopStmtNode &S) {
+    StmtUses U;
+    U.stmts(S.body);
+    std::vector<int> CapVars, CapLocals;
+    for (int V : U.vars)
+      if (Vars.count(V))
+        CapVars.push_back(V);
+    for (int L : U.locals)
+      if (!U.declared.count(L))
+        CapLocals.push_back(L);
+
+    // The closure: buffers, sizes, loop variables, locals.
+    std::vector<Type *> Fields(K.buffers.size(), B.getPtrTy());
+    Fields.insert(Fields.end(), K.sizeParams.size() + CapVars.size(),
+                  B.getInt64Ty());
+    for (int L : CapLocals)
+      Fields.push_back(valueType(K.locals.at((size_t)L)));
+    auto *ClosureTy = llvm::StructType::get(Ctx, Fields);
+    std::vector<Value *> Captured = BufferArgs;
+    Captured.insert(Captured.end(), SizeArgs.begin(), SizeArgs.end());
+    for (int V : CapVars)
+      Captured.push_back(Vars.at(V));
+    for (int L : CapLocals)
+      Captured.push_back(B.CreateLoad(valueType(K.locals.at((size_t)L)),
+                                      Locals.at((size_t)L)));
+    // In the entry block, so that a parallel loop inside a serial one
+    // does not grow the stack.
+    IRBuilder<> EntryB(&F->getEntryBlock(), F->getEntryBlock().begin());
+    Value *Closure = EntryB.CreateAlloca(ClosureTy, nullptr, "closure");
+    for (size_t I = 0; I < Captured.size(); ++I)
+      B.CreateStore(Captured[I],
+                    B.CreateStructGEP(ClosureTy, Closure, (unsigned)I));
+
+    Value *Extent = emit(S.extent);
+    Value *Grain = grainOf(S);
+    llvm::Function *Chunk = emitChunk(S, ClosureTy, CapVars, CapLocals);
+    Type *I64 = B.getInt64Ty(), *Ptr = B.getPtrTy();
+    auto *ParallelForTy =
+        llvm::FunctionType::get(B.getVoidTy(), {I64, I64, Ptr, Ptr}, false);
+    // RivetKernelRuntime::parallelFor is the table's first field.
+    Value *ParallelFor = B.CreateLoad(Ptr, Runtime, "parallel_for");
+    B.CreateCall(ParallelForTy, ParallelFor, {Extent, Grain, Closure, Chunk});
+  }
+
+  /// The fewest iterations of S worth a chunk of their own.
+  Value *grainOf(const LoopStmtNode &S) {
+    LoopExpr Work = loopWork(S.body);
+    StmtUses W;
+    W.expr(Work);
+    for (int V : W.vars)
+      if (!Vars.count(V))
+        return B.getInt64(1); // work that varies with the iteration
+    Value *PerIter = emit(Work);
+    PerIter = B.CreateSelect(B.CreateICmpSLT(PerIter, B.getInt64(1)),
+                             B.getInt64(1), PerIter);
+    return B.CreateSDiv(
+        B.CreateAdd(B.getInt64(kParallelChunkWork - 1), PerIter), PerIter,
+        "grain");
+  }
+
+  /// The outlined body of the parallel loop S: `void name.parN(ptr closure,
+  /// i64 begin, i64 end)` unpacks the closure and calls an internal function
+  /// with noalias buffer parameters (inlined, so the vectorizer keeps the
+  /// no-alias facts) that runs the iterations. A chunk of an innermost loop
+  /// is vectorized.
+  llvm::Function *emitChunk(const LoopStmtNode &S, llvm::StructType *ClosureTy,
+                            const std::vector<int> &CapVars,
+                            const std::vector<int> &CapLocals) {
+    // Save the enclosing function's state.
+    auto IP = B.saveIP();
+    llvm::Function *SavedF = F;
+    std::vector<Value *> SavedBuffers = BufferArgs, SavedSizes = SizeArgs;
+    Value *SavedRuntime = Runtime;
+    auto SavedVars = Vars;
+    std::vector<Value *> SavedLocals = Locals;
+
+    std::string Name = K.name + ".par" + std::to_string(NumParallel++);
+    Type *I64 = B.getInt64Ty(), *Ptr = B.getPtrTy();
+    size_t NumSizes = K.sizeParams.size();
+    // The iterations, with the captured values as parameters.
+    std::vector<Type *> Extra(CapVars.size(), I64);
+    for (int L : CapLocals)
+      Extra.push_back(valueType(K.locals.at((size_t)L)));
+    Extra.push_back(I64); // begin
+    Extra.push_back(I64); // end
+    llvm::Function *Iters = beginFunction(Name + ".iters", Extra);
+    Runtime = nullptr;
+    unsigned Arg = (unsigned)(K.buffers.size() + NumSizes);
+    for (int V : CapVars)
+      Vars[V] = Iters->getArg(Arg++);
+    for (int L : CapLocals)
+      B.CreateStore(Iters->getArg(Arg++), Locals.at((size_t)L));
+    Value *Begin = Iters->getArg(Arg), *End = Iters->getArg(Arg + 1);
+    StmtUses U;
+    U.stmts(S.body);
+    emitLoop(S, Begin, End,
+             U.hasLoop ? nullptr : loopMetadata(LoopKind::Vectorized));
+    B.CreateRetVoid();
+
+    // The entry the runtime calls.
+    auto *ChunkTy =
+        llvm::FunctionType::get(B.getVoidTy(), {Ptr, I64, I64}, false);
+    llvm::Function *Chunk = llvm::Function::Create(
+        ChunkTy, llvm::GlobalValue::InternalLinkage, Name, M);
+    Chunk->addFnAttr(llvm::Attribute::NoUnwind);
+    B.SetInsertPoint(llvm::BasicBlock::Create(Ctx, "entry", Chunk));
+    std::vector<Value *> Args;
+    for (unsigned I = 0; I < ClosureTy->getNumElements(); ++I)
+      Args.push_back(
+          B.CreateLoad(ClosureTy->getElementType(I),
+                       B.CreateStructGEP(ClosureTy, Chunk->getArg(0), I)));
+    Args.push_back(Chunk->getArg(1));
+    Args.push_back(Chunk->getArg(2));
+    B.CreateCall(Iters, Args);
+    B.CreateRetVoid();
+
+    F = SavedF;
+    BufferArgs = std::move(SavedBuffers);
+    SizeArgs = std::move(SavedSizes);
+    Runtime = SavedRuntime;
+    Vars = std::move(SavedVars);
+    Locals = std::move(SavedLocals);
+    B.restoreIP(IP);
+    return Chunk;
   }
 
   llvm::MDNode *loopMetadata(LoopKind Kind) {
@@ -245,7 +447,7 @@ private:
     case LoopExprKind::SizeParam:
       RIVET_CHECK(E->id >= 0 && (size_t)E->id < K.sizeParams.size(),
                   "codegen: size parameter {}", E->id);
-      return F->getArg((unsigned)(K.buffers.size() + (size_t)E->id));
+      return SizeArgs[(size_t)E->id];
     case LoopExprKind::Load: {
       Value *V = B.CreateLoad(memoryType(E->dtype), address(E->id, E->args));
       if (E->dtype == DType::Bool)
@@ -335,7 +537,9 @@ private:
     case LoopOp::Select: return B.CreateSelect(A[0], A[1], A[2]);
     case LoopOp::Cast: return emitCast(A[0], T, E.dtype);
     case LoopOp::IsNan: return B.CreateFCmpUNO(A[0], A[0]);
-    case LoopOp::Exp: return intrinsic(llvm::Intrinsic::exp, A);
+    case LoopOp::Exp:
+      return T == DType::Float32 ? emitExpF32(A[0])
+                                 : intrinsic(llvm::Intrinsic::exp, A);
     case LoopOp::Log: return intrinsic(llvm::Intrinsic::log, A);
     case LoopOp::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, A);
     case LoopOp::Pow: return intrinsic(llvm::Intrinsic::pow, A);
@@ -359,6 +563,49 @@ private:
     case LoopOp::Expm1: return libm("expm1", T, A);
     }
     fail("codegen: operation {} has no LLVM lowering", loopOpName(E.op));
+  }
+
+  /// expf expanded inline (Cephes' expf: x = n ln2 + r, a degree-6
+  /// polynomial for e^r, scaling by 2^n in two steps so that subnormal and
+  /// overflowing results come out right), within 2 ulp of libm: a loop
+  /// calling it vectorizes, and there is no vector math library the
+  /// runtime could link. Only selects, compares and arithmetic.
+  Value *emitExpF32(Value *X) {
+    Type *Ty = X->getType();
+    auto C = [&](double V) { return llvm::ConstantFP::get(Ty, V); };
+    auto MulAdd = [&](Value *A, Value *Bv, Value *Cv) {
+      return B.CreateIntrinsic(llvm::Intrinsic::fmuladd, {Ty}, {A, Bv, Cv});
+    };
+    const double MaxLog = 88.72283905206835, MinLog = -103.27892990343185;
+    Value *IsNan = B.CreateFCmpUNO(X, X);
+    // Clamped into [-104, 89] (NaN as 0) so that n fits the exponent.
+    Value *Xs = B.CreateSelect(B.CreateFCmpOGT(X, C(89)), C(89), X);
+    Xs = B.CreateSelect(B.CreateFCmpOLT(Xs, C(-104)), C(-104), Xs);
+    Xs = B.CreateSelect(IsNan, C(0), Xs);
+    Value *Z = B.CreateIntrinsic(llvm::Intrinsic::floor, {Ty},
+                                 {MulAdd(C(1.44269504088896341), Xs, C(0.5))});
+    // r = x - z ln2, ln2 split so that z * 0.693359375 is exact.
+    Value *R = B.CreateFSub(Xs, B.CreateFMul(Z, C(0.693359375)));
+    R = B.CreateFSub(R, B.CreateFMul(Z, C(-2.12194440e-4)));
+    Value *P = C(1.9875691500E-4);
+    for (double Coef : {1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
+                        1.6666665459E-1, 5.0000001201E-1})
+      P = MulAdd(P, R, C(Coef));
+    P = MulAdd(P, B.CreateFMul(R, R), B.CreateFAdd(R, C(1)));
+    // 2^n as 2^(n/2) * 2^(n - n/2): each factor a normal float.
+    Type *I32 = B.getInt32Ty();
+    Value *N = B.CreateFPToSI(Z, I32);
+    Value *N1 = B.CreateAShr(N, 1);
+    Value *N2 = B.CreateSub(N, N1);
+    auto Pow2 = [&](Value *E) {
+      return B.CreateBitCast(B.CreateShl(B.CreateAdd(E, B.getInt32(127)), 23),
+                             Ty);
+    };
+    Value *Res = B.CreateFMul(B.CreateFMul(P, Pow2(N1)), Pow2(N2));
+    Res = B.CreateSelect(B.CreateFCmpOGT(X, C(MaxLog)),
+                         C(std::numeric_limits<double>::infinity()), Res);
+    Res = B.CreateSelect(B.CreateFCmpOLT(X, C(MinLog)), C(0), Res);
+    return B.CreateSelect(IsNan, X, Res);
   }
 
   /// The reference's shifts: an amount outside [0, bits) gives 0 (or -1 for

@@ -14,9 +14,10 @@ class Module;
 
 namespace rivet::codegen {
 
-/// Adds K to M as `void K.name(ptr buffers, ptr sizes)` (NativeKernel.h's
-/// calling convention) plus an internal body function whose buffer
-/// parameters are noalias. Throws rivet::Error when K is malformed.
+/// Adds K to M as `void K.name(ptr buffers, ptr sizes, ptr runtime)`
+/// (NativeKernel.h's calling convention) plus internal functions: the body,
+/// whose buffer parameters are noalias, and one chunk function per parallel
+/// loop. Throws rivet::Error when K is malformed.
 void emitKernel(const LoopKernel &K, llvm::Module &M);
 
 } // namespace rivet::codegen

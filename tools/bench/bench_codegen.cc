@@ -1,0 +1,181 @@
+//===- bench_codegen.cc - Generated kernels vs memcpy, matmul vs peak -----===//
+//
+// (a) A fused elementwise chain y = sigmoid(x * 2 + 1) * x over 64 MB of
+// float32, lowered from its primitive function and JIT-compiled, in GB/s
+// (bytes read + written per second) next to memcpy of the same bytes, at 1
+// and 2 threads (memcpy split on the same thread pool at 2).
+// (b) A 1024x1024x1024 float32 matmul through the runtime's matmul kernel
+// (the oneDNN anchor) in GFLOP/s and as a fraction of peak = cores x base
+// GHz x 32 flop/cycle (two 256-bit FMA pipes: AVX2+FMA).
+// Medians of >= 10 runs after a warm-up; prints one JSON object.
+// Usage: OMP_WAIT_POLICY=passive bench_codegen [--quick]
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/LowerPrimitive.h"
+#include "codegen/NativeKernel.h"
+#include "ir/Parser.h"
+#include "ir/TypeInference.h"
+#include "kernels/Kernel.h"
+#include "kernels/NativeKernelAbi.h"
+#include "kernels/Random.h"
+#include "kernels/Threading.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+
+using namespace rivet;
+
+namespace {
+
+double nowSeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Median seconds of Reps runs of Fn (after one warm-up run).
+template <typename F> double medianSeconds(int Reps, F &&Fn) {
+  Fn();
+  std::vector<double> T;
+  for (int I = 0; I < Reps; ++I) {
+    double S = nowSeconds();
+    Fn();
+    T.push_back(nowSeconds() - S);
+  }
+  std::sort(T.begin(), T.end());
+  return T[T.size() / 2];
+}
+
+/// The base clock in GHz: the "@ X.XXGHz" of the model name when it has
+/// one, else /proc/cpuinfo's current "cpu MHz" of the first core.
+double baseGHz(std::string &Model) {
+  std::ifstream F("/proc/cpuinfo");
+  std::string Line;
+  double MHz = 0;
+  while (std::getline(F, Line)) {
+    if (Model.empty() && Line.rfind("model name", 0) == 0)
+      Model = Line.substr(Line.find(':') + 2);
+    if (MHz == 0 && Line.rfind("cpu MHz", 0) == 0)
+      MHz = std::stod(Line.substr(Line.find(':') + 1));
+  }
+  std::smatch Match;
+  if (std::regex_search(Model, Match, std::regex("@ *([0-9.]+) *GHz")))
+    return std::stod(Match[1]);
+  return MHz / 1000;
+}
+
+/// A JSON string literal of S (model names have no control characters).
+std::string quoted(const std::string &S) {
+  std::string Out = "\"";
+  for (char C : S)
+    Out += C == '"' || C == '\\' ? std::string("\\") + C : std::string(1, C);
+  return Out + "\"";
+}
+
+/// memcpy of Bytes split into contiguous chunks on the kernels' pool.
+struct CopyJob {
+  char *dst;
+  const char *src;
+};
+
+void copyChunk(void *Closure, int64_t Begin, int64_t End) {
+  auto *J = static_cast<CopyJob *>(Closure);
+  std::memcpy(J->dst + Begin, J->src + Begin, (size_t)(End - Begin));
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  bool Quick = Argc > 1 && std::strcmp(Argv[1], "--quick") == 0;
+  int Reps = Quick ? 3 : 11;
+  int Cores = (int)std::thread::hardware_concurrency();
+  std::string Out = "{";
+
+  // (a) The fused chain, from its primitive function's text.
+  int64_t N = 16 << 20; // 64 MB of float32
+  std::string Text =
+      fmt::format("def @main(%x: Tensor[({}), float32]) {{\n"
+                  "  fn (%p: Tensor[({}), float32], Primitive=1) {{\n"
+                  "    let %a = multiply(%p, 2.0);\n"
+                  "    let %b = add(%a, 1.0);\n"
+                  "    let %s = sigmoid(%b);\n"
+                  "    multiply(%s, %p)\n"
+                  "  }}(%x)\n"
+                  "}}\n",
+                  N, N);
+  ir::Module M = ir::parseModule(Text, "<bench_codegen>");
+  ir::inferTypes(M);
+  const auto *Main = M.function("main")->as<ir::FunctionNode>();
+  codegen::LoweringResult R = codegen::lowerPrimitive(
+      Main->body->as<ir::CallNode>()->callee, "bench_chain");
+  if (!R.ok()) {
+    fmt::print(stderr, "lowering refused: {}\n", R.unsupported);
+    return 1;
+  }
+  codegen::JitCompiler Jit;
+  codegen::NativeKernelFn Chain = Jit.compile(R.lowered->kernel);
+  Tensor X = randomTensor({N}, DType::Float32, 1);
+  Tensor Y = Tensor::empty({N}, DType::Float32);
+  void *Buffers[] = {X.rawData(), Y.rawData()};
+  double Bytes = 2.0 * (double)X.nbytes();
+  Out += fmt::format(
+      "\"chain\": {{\"expr\": \"sigmoid(x * 2 + 1) * x\", "
+      "\"bytes\": {:.0f}, \"parallel\": {}",
+      Bytes,
+      codegen::printLoopKernel(R.lowered->kernel).find(" parallel {") !=
+              std::string::npos
+          ? "true"
+          : "false");
+  for (int T : {1, 2}) {
+    setNumThreads(T);
+    double S =
+        medianSeconds(Reps, [&] { Chain(Buffers, nullptr, &kernelRuntime()); });
+    CopyJob Job{static_cast<char *>(Y.rawData()),
+                static_cast<const char *>(X.rawData())};
+    double C = medianSeconds(Reps, [&] {
+      kernelRuntime().parallelFor((int64_t)X.nbytes(), 1 << 20, &Job,
+                                  copyChunk);
+    });
+    double G = Bytes / S / 1e9, GC = Bytes / C / 1e9;
+    Out += fmt::format(", \"threads{}\": {{\"ms\": {:.2f}, \"GBps\": {:.2f}, "
+                       "\"memcpy_ms\": {:.2f}, \"memcpy_GBps\": {:.2f}, "
+                       "\"ratio\": {:.3f}}}",
+                       T, S * 1e3, G, C * 1e3, GC, G / GC);
+  }
+  Out += "}";
+
+  // (b) 1024^3 matmul through the runtime's kernel.
+  std::string Model;
+  double GHz = baseGHz(Model);
+  const int FlopsPerCycle = 32;
+  double Peak = Cores * GHz * FlopsPerCycle;
+  int64_t D = 1024;
+  Tensor A = randomTensor({D, D}, DType::Float32, 2);
+  Tensor B = randomTensor({D, D}, DType::Float32, 3);
+  double Flop = 2.0 * (double)(D * D * D);
+  const KernelInfo &MatMul = KernelRegistry::global().get("matmul");
+  Out += fmt::format(", \"matmul\": {{\"m_n_k\": 1024, \"cpu\": {}, "
+                     "\"peak_formula\": \"{} cores x {:.2f} GHz x {} "
+                     "flop/cycle = {:.1f} GFLOP/s\"",
+                     quoted(Model), Cores, GHz, FlopsPerCycle, Peak);
+  for (int T : {1, 2}) {
+    setNumThreads(T);
+    double S = medianSeconds(Reps, [&] { invokeKernel(MatMul, {A, B}, {}); });
+    double G = Flop / S / 1e9, TPeak = Peak * T / Cores;
+    Out +=
+        fmt::format(", \"threads{}\": {{\"ms\": {:.2f}, \"GFLOPs\": {:.1f}, "
+                    "\"peak_GFLOPs\": {:.1f}, \"fraction_of_peak\": {:.3f}}}",
+                    T, S * 1e3, G, TPeak, G / TPeak);
+  }
+  Out += "}}";
+  setNumThreads(0);
+  fmt::print("{}\n", Out);
+  return 0;
+}

@@ -5,18 +5,88 @@
 //
 //===----------------------------------------------------------------------===//
 #include "vm/Executable.h"
+#include "vm/NativeLibrary.h"
 #include "vm/Object.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
+#include <span>
+
 namespace rivet::vm {
 
-/// Binds every kernel entry to the registry, then verifies the bytecode.
+namespace {
+
+/// The index of the native kernel named Symbol, or -1.
+int64_t findNative(const Executable &Exe, const std::string &Symbol) {
+  for (size_t I = 0; I < Exe.nativeKernels.size(); ++I)
+    if (Exe.nativeKernels[I].symbol == Symbol)
+      return (int64_t)I;
+  return -1;
+}
+
+/// A symbol a shared object can export and a message can quote.
+bool isSaneSymbol(const std::string &S) {
+  if (S.empty() || S.size() > 256 || std::isdigit((unsigned char)S[0]))
+    return false;
+  for (char C : S)
+    if (!std::isalnum((unsigned char)C) && C != '_')
+      return false;
+  return true;
+}
+
+/// Checks the structure of native kernel K: a sane symbol, buffers of known
+/// dtypes and bounded ranks, size parameters read from an input axis that
+/// exists, extents referring to existing size parameters.
+void verifyNativeKernel(const NativeKernel &K, size_t Index) {
+  auto Bad = [&](const std::string &Msg) {
+    fail("executable: native kernel {} ('{}'): {}", Index, K.symbol, Msg);
+  };
+  if (!isSaneSymbol(K.symbol))
+    Bad("the symbol name is not an identifier of at most 256 characters");
+  if (K.buffers.empty())
+    Bad("no output buffer");
+  for (size_t B = 0; B < K.buffers.size(); ++B) {
+    const NativeKernel::Buffer &Buf = K.buffers[B];
+    if ((unsigned)Buf.dtype > (unsigned)kLastDType)
+      Bad(fmt::format("buffer {} has an invalid dtype", B));
+    if (Buf.dims.size() > 64)
+      Bad(fmt::format("buffer {} has rank {}", B, Buf.dims.size()));
+    for (int64_t D : Buf.dims)
+      if (D < 0 && (uint64_t)(-(D + 1)) >= K.sizeSources.size())
+        Bad(fmt::format("buffer {} uses size parameter {} of {}", B, -(D + 1),
+                        K.sizeSources.size()));
+  }
+  for (size_t P = 0; P < K.sizeSources.size(); ++P) {
+    const NativeKernel::SizeSource &S = K.sizeSources[P];
+    if (S.buffer >= K.numInputs())
+      Bad(fmt::format("size parameter {} reads buffer {} of {} inputs", P,
+                      S.buffer, K.numInputs()));
+    if (S.axis >= K.buffers[S.buffer].dims.size())
+      Bad(fmt::format("size parameter {} reads axis {} of input {}, which has "
+                      "rank {}",
+                      P, S.axis, S.buffer, K.buffers[S.buffer].dims.size()));
+  }
+}
+
+} // namespace
+
+/// Binds every kernel entry to the registry (native ones to their kernel),
+/// verifies the bytecode, then binds the native kernels to their code.
 /// An operator this runtime does not have is named with its table index.
 void Executable::resolve() {
   for (size_t K = 0; K < kernels.size(); ++K) {
     KernelEntry &E = kernels[K];
+    if (E.isNative()) {
+      int64_t N = findNative(*this, E.op);
+      if (N < 0)
+        fail("executable: kernel table entry {}: no native kernel '{}'", K,
+             E.op);
+      E.native = (uint32_t)N;
+      E.info = nullptr;
+      continue;
+    }
     E.info = KernelRegistry::global().find(E.op);
     if (!E.info)
       fail("executable: kernel table entry {}: no kernel for operator '{}' in "
@@ -24,6 +94,24 @@ void Executable::resolve() {
            K, E.op);
   }
   verify();
+  bool AllBound = true;
+  for (const NativeKernel &K : nativeKernels)
+    AllBound &= K.fn != nullptr;
+  if (AllBound || !nativeUnavailable.empty())
+    return;
+  if (!nativeCode || nativeCode->sharedObject.empty())
+    fail("executable: {} native kernel{} but no native code",
+         nativeKernels.size(), nativeKernels.size() == 1 ? "" : "s");
+  if (nativeCode->elfMachine != NativeLibrary::hostElfMachine())
+    fail("native code: compiled for ELF machine {} ({}), but this machine is "
+         "{}; compile the model for this machine",
+         nativeCode->elfMachine, nativeCode->triple,
+         NativeLibrary::hostElfMachine());
+  std::shared_ptr<NativeLibrary> Lib = NativeLibrary::load(
+      std::span<const uint8_t>(nativeCode->sharedObject), "native code");
+  for (NativeKernel &K : nativeKernels)
+    K.fn = reinterpret_cast<RivetKernelFn>(Lib->symbol(K.symbol));
+  nativeOwner = std::move(Lib);
 }
 
 uint32_t Executable::function(const std::string &Name) const {
@@ -117,6 +205,23 @@ private:
                       Exe.functions[Callee].numParams, Given));
   }
 
+  /// A native entry takes the kernel's inputs and one output (a tensor, or
+  /// the shape register of NativeShapeFunction).
+  void nativeArity(const KernelEntry &E, const Instruction &I) const {
+    // The index resolve() bound, else a search (verify() before resolve()).
+    int64_t N = E.native < Exe.nativeKernels.size() &&
+                        Exe.nativeKernels[E.native].symbol == E.op
+                    ? (int64_t)E.native
+                    : findNative(Exe, E.op);
+    if (N < 0)
+      bad(fmt::format("no native kernel '{}'", E.op));
+    const NativeKernel &K = Exe.nativeKernels[(size_t)N];
+    if (I.d != K.numInputs() || I.b != I.d + 1)
+      bad(fmt::format("native kernel '{}' takes {} inputs and 1 output, given "
+                      "{} inputs and {} outputs",
+                      K.symbol, K.numInputs(), I.d, I.b - I.d));
+  }
+
   void check(const Instruction &I) {
     switch (I.op) {
     case Opcode::Move:
@@ -147,8 +252,10 @@ private:
         if (I.d != I.b)
           bad("an allocating kernel takes no output registers");
       } else if ((unsigned)Exe.kernels[I.c].kind >
-                 (unsigned)KernelEntry::Kind::AllocatingBuiltin) {
+                 (unsigned)KernelEntry::Kind::NativeShapeFunction) {
         bad("invalid kernel kind");
+      } else if (Exe.kernels[I.c].isNative()) {
+        nativeArity(Exe.kernels[I.c], I);
       }
       return;
     case Opcode::AllocStorage:
@@ -258,6 +365,12 @@ private:
 } // namespace
 
 void Executable::verify() const {
+  for (size_t K = 0; K < nativeKernels.size(); ++K) {
+    verifyNativeKernel(nativeKernels[K], K);
+    if (findNative(*this, nativeKernels[K].symbol) != (int64_t)K)
+      fail("executable: native kernel '{}' is defined twice",
+           nativeKernels[K].symbol);
+  }
   for (const auto &KV : functionIndex)
     if (KV.second >= functions.size())
       fail("executable: function '@{}' has index {} of {} functions", KV.first,
@@ -311,6 +424,8 @@ public:
         Out += "\n";
       function(Exe.functions[I]);
     }
+    if (!Exe.nativeKernels.empty())
+      nativeKernels();
     return Out;
   }
 
@@ -333,8 +448,9 @@ private:
     if (C >= Exe.kernels.size())
       return fmt::format("<kernel {}>", C);
     const KernelEntry &K = Exe.kernels[C];
-    std::string R = K.op;
-    if (K.kind == KernelEntry::Kind::ShapeFunction)
+    std::string R = K.isNative() ? "native " + K.op : K.op;
+    if (K.kind == KernelEntry::Kind::ShapeFunction ||
+        K.kind == KernelEntry::Kind::NativeShapeFunction)
       R += ".shape_fn";
     if (!K.attrs.empty()) {
       R += "{";
@@ -355,6 +471,35 @@ private:
   static std::string target(size_t Pc, int64_t Imm) {
     return fmt::format("{}{} (-> {})", Imm >= 0 ? "+" : "", Imm,
                        (int64_t)Pc + Imm);
+  }
+
+  /// The native kernels' signatures: s<P> is size parameter P. The same
+  /// whether the code is JIT-compiled or a shared object.
+  void nativeKernels() {
+    Out += "\nnative kernels:\n";
+    for (const NativeKernel &K : Exe.nativeKernels) {
+      std::vector<std::string> Bufs;
+      for (const NativeKernel::Buffer &B : K.buffers) {
+        std::vector<std::string> Dims;
+        for (int64_t D : B.dims)
+          Dims.push_back(D >= 0 ? std::to_string(D)
+                                : fmt::format("s{}", -(D + 1)));
+        Bufs.push_back(fmt::format("{}[{}]",
+                                   (unsigned)B.dtype <= (unsigned)kLastDType
+                                       ? dtypeName(B.dtype)
+                                       : "?",
+                                   fmt::join(Dims, ", ")));
+      }
+      std::string Out1 = Bufs.empty() ? std::string("?") : Bufs.back();
+      if (!Bufs.empty())
+        Bufs.pop_back();
+      Out +=
+          fmt::format("  {}({}) -> {}", K.symbol, fmt::join(Bufs, ", "), Out1);
+      for (size_t P = 0; P < K.sizeSources.size(); ++P)
+        Out += fmt::format("{} s{} = input {} axis {}", P ? "," : ";", P,
+                           K.sizeSources[P].buffer, K.sizeSources[P].axis);
+      Out += "\n";
+    }
   }
 
   void function(const VMFunction &F) {

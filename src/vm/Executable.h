@@ -11,6 +11,7 @@
 
 #include "kernels/Attrs.h"
 #include "kernels/Kernel.h"
+#include "kernels/NativeKernelAbi.h"
 #include "vm/Instruction.h"
 
 #include <map>
@@ -42,12 +43,64 @@ struct KernelEntry {
     /// Runs `op` allocating its own result (ops whose number of outputs is
     /// data dependent, e.g. split_to_list, which returns a List).
     AllocatingBuiltin = 2,
+    /// The generated kernel whose symbol is `op` (Executable::nativeKernels);
+    /// outputs are preallocated registers.
+    Native = 3,
+    /// The output shape of the generated kernel `op`, from its recipe
+    /// (NativeKernel::buffers): written like a ShapeFunction's.
+    NativeShapeFunction = 4,
   };
   Kind kind = Kind::Builtin;
   std::string op;
   Attrs attrs;
   /// Bound by Executable::resolve(); not serialized.
   const KernelInfo *info = nullptr;
+  /// Native*: the index in Executable::nativeKernels (bound by resolve()).
+  uint32_t native = 0;
+
+  bool isNative() const {
+    return kind == Kind::Native || kind == Kind::NativeShapeFunction;
+  }
+};
+
+/// A generated kernel (src/codegen) in the executable's native code, and how
+/// the VM calls it (kernels/NativeKernelAbi.h): buffers are the inputs' data
+/// then the output's, sizes the kernel's size parameters.
+struct NativeKernel {
+  /// Extent -(P + 1) of a buffer is size parameter P; >= 0 a constant.
+  static int64_t sizeParamDim(uint32_t P) { return -(int64_t)P - 1; }
+
+  struct Buffer {
+    DType dtype = DType::Float32;
+    std::vector<int64_t> dims;
+  };
+  /// Size parameter P is the extent of axis `axis` of input `buffer`.
+  struct SizeSource {
+    uint32_t buffer = 0;
+    uint32_t axis = 0;
+  };
+
+  std::string symbol;
+  /// The inputs in parameter order, then the one output. The output's dims
+  /// are the recipe of its shape from the inputs' shapes.
+  std::vector<Buffer> buffers;
+  std::vector<SizeSource> sizeSources;
+  /// Bound by Executable::resolve() (or by the compiler for JIT code); not
+  /// serialized.
+  RivetKernelFn fn = nullptr;
+
+  size_t numInputs() const { return buffers.empty() ? 0 : buffers.size() - 1; }
+};
+
+/// The code of the native kernels when it is a shared object (the .rvx
+/// "native code" section).
+struct NativeCodeInfo {
+  uint32_t elfMachine = 0; // e_machine of the shared object
+  std::string triple, cpu, features;
+  /// CPU features (GCC names, RvxFormat.h) the code needs: the loader
+  /// refuses the file on a CPU that lacks one.
+  std::vector<std::string> requiredFeatures;
+  std::vector<uint8_t> sharedObject;
 };
 
 /// A constructor of an ADT, for GetTag/AllocADT and for printing results.
@@ -78,8 +131,25 @@ public:
   std::vector<ParamInfo> mainParams;
   std::vector<std::string> outputNames; // of main, when known (ONNX)
 
-  /// Binds every kernel entry to the kernel registry; throws rivet::Error
-  /// naming an operator the runtime does not have.
+  /// Generated kernels: their code is `nativeCode` (a shared object, loaded
+  /// by resolve()) or was compiled in process (`nativeJit`: fn already set,
+  /// cannot be saved).
+  std::vector<NativeKernel> nativeKernels;
+  std::optional<NativeCodeInfo> nativeCode;
+  bool nativeJit = false;
+  /// Keeps the code the kernels' fn point into alive (a loaded NativeLibrary
+  /// or the compiler's JIT).
+  std::shared_ptr<void> nativeOwner;
+  /// When set, the native code is for another machine: resolve() leaves the
+  /// kernels unbound and running fails with this reason.
+  std::string nativeUnavailable;
+  /// Fused groups the compiler left on builtin kernels, with codegen's
+  /// reason (for `rivet dump`; not saved).
+  std::vector<std::string> nativeRefusals;
+
+  /// Binds every kernel entry to the kernel registry and every native
+  /// kernel to its symbol (loading the shared object); throws rivet::Error
+  /// naming an operator or symbol the runtime does not have.
   void resolve();
   /// Checks the structure of every function (register, pool, shape, kernel,
   /// constant, constructor and jump indices in range; arities; no falling off

@@ -185,6 +185,46 @@ std::vector<uint8_t> encodeEntry(const Executable &E) {
   return Out;
 }
 
+/// Native code: u32 ELF machine, triple, cpu, features; u32 kernel count;
+/// each kernel: symbol, u32 buffer count, each buffer (u8 dtype, 3 zero
+/// bytes, u32 rank, i64 dims[rank]), u32 size-parameter count, each (u32
+/// buffer, u32 axis); then u64 offset and u64 size of the shared object,
+/// zero padding, and the shared object at that 64-byte aligned offset from
+/// the section start, ending the section.
+std::vector<uint8_t> encodeNativeCode(const Executable &E) {
+  const NativeCodeInfo &N = *E.nativeCode;
+  std::vector<uint8_t> Out;
+  ByteWriter W(Out);
+  W.pod<uint32_t>(N.elfMachine);
+  W.str(N.triple);
+  W.str(N.cpu);
+  W.str(N.features);
+  W.pod<uint32_t>((uint32_t)E.nativeKernels.size());
+  for (const NativeKernel &K : E.nativeKernels) {
+    W.str(K.symbol);
+    W.pod<uint32_t>((uint32_t)K.buffers.size());
+    for (const NativeKernel::Buffer &B : K.buffers) {
+      W.pod<uint8_t>((uint8_t)B.dtype);
+      W.pod<uint8_t>(0);
+      W.pod<uint16_t>(0);
+      W.pod<uint32_t>((uint32_t)B.dims.size());
+      for (int64_t D : B.dims)
+        W.pod<int64_t>(D);
+    }
+    W.pod<uint32_t>((uint32_t)K.sizeSources.size());
+    for (const NativeKernel::SizeSource &S : K.sizeSources) {
+      W.pod<uint32_t>(S.buffer);
+      W.pod<uint32_t>(S.axis);
+    }
+  }
+  uint64_t Offset = alignUp(Out.size() + 16, kAlignment);
+  W.pod<uint64_t>(Offset);
+  W.pod<uint64_t>(N.sharedObject.size());
+  W.padTo(kAlignment);
+  W.bytes(N.sharedObject.data(), N.sharedObject.size());
+  return Out;
+}
+
 //===----------------------------------------------------------------------===//
 // Reading.
 //===----------------------------------------------------------------------===//
@@ -226,6 +266,7 @@ private:
   void readKernels();
   void readConstructors();
   void readEntry();
+  void readNativeCode();
   void checkFunction(uint32_t FnIndex) const;
 
   const uint8_t *Data;
@@ -233,6 +274,8 @@ private:
   std::string What;
   std::shared_ptr<const void> Mapping;
   std::map<uint32_t, SectionEntry> Sections;
+  uint32_t Version = 0;
+  std::vector<std::string> Features; // of the header
   std::shared_ptr<Executable> Exe = std::make_shared<Executable>();
 };
 
@@ -244,10 +287,10 @@ void Loader::readHeader() {
           kFixedHeaderSize, Size);
   ByteReader H(Data, Size, What + ": header");
   H.bytes(sizeof(kMagic), "magic");
-  uint32_t Version = H.pod<uint32_t>("format version");
-  if (Version != kFormatVersion)
-    error("format version {} is not supported (this runtime reads {})", Version,
-          kFormatVersion);
+  Version = H.pod<uint32_t>("format version");
+  if (Version < kOldestFormatVersion || Version > kFormatVersion)
+    error("format version {} is not supported (this runtime reads {} to {})",
+          Version, kOldestFormatVersion, kFormatVersion);
   uint32_t Checksum = H.pod<uint32_t>("header checksum");
   uint32_t HeaderSize = H.pod<uint32_t>("header size");
   if (HeaderSize < kFixedHeaderSize + 16)
@@ -286,6 +329,7 @@ void Loader::readHeader() {
     }
     if (!Have)
       error("the code needs CPU feature '{}', which this CPU does not have", F);
+    Features.push_back(std::move(F));
   }
   uint32_t NumSections = H.count(kSectionEntrySize, "section count");
   if (NumSections > kMaxSections)
@@ -300,8 +344,10 @@ void Loader::readHeader() {
     std::string Name = sectionName(S.kind);
     if (S.kind < kFirstSectionKind || S.kind > kLastSectionKind)
       error("unknown section {}", Name);
-    if (S.kind == (uint32_t)SectionKind::NativeCode)
-      error("section 'native code' is not supported by this runtime");
+    if (S.kind == (uint32_t)SectionKind::NativeCode && Version < 2)
+      error("section 'native code' in a version {} file (native code needs "
+            "version 2)",
+            Version);
     if (Sections.count(S.kind))
       error("section '{}' appears twice", Name);
     if (S.offset % kAlignment)
@@ -464,7 +510,8 @@ void Loader::readKernels() {
   for (uint32_t I = 0; I < N; ++I) {
     KernelEntry &K = Exe->kernels[I];
     uint8_t Kind = R.pod<uint8_t>("kernel kind");
-    if (Kind > (uint8_t)KernelEntry::Kind::AllocatingBuiltin)
+    if (Kind > (uint8_t)KernelEntry::Kind::NativeShapeFunction ||
+        (Version < 2 && Kind > (uint8_t)KernelEntry::Kind::AllocatingBuiltin))
       R.error("kernel {} has invalid kind {}", I, Kind);
     K.kind = (KernelEntry::Kind)Kind;
     K.op = R.str("kernel operator name");
@@ -764,6 +811,70 @@ void Loader::readEntry() {
     R.error("{} unexpected bytes at the end", R.remaining());
 }
 
+/// The native code section (see encodeNativeCode); the shared object is
+/// copied (the dynamic loader reads it from a memory file anyway) and
+/// validated by NativeLibrary when resolve() loads it.
+void Loader::readNativeCode() {
+  if (!Sections.count((uint32_t)SectionKind::NativeCode))
+    return;
+  ByteReader R = section(SectionKind::NativeCode);
+  NativeCodeInfo N;
+  N.elfMachine = R.pod<uint32_t>("ELF machine");
+  N.triple = R.str("target triple", kMaxShortString);
+  N.cpu = R.str("target cpu", kMaxShortString);
+  N.features = R.str("target features", kMaxShortString);
+  N.requiredFeatures = Features;
+  uint32_t NumKernels = R.count(12, "native kernel count");
+  Exe->nativeKernels.resize(NumKernels);
+  for (uint32_t I = 0; I < NumKernels; ++I) {
+    NativeKernel &K = Exe->nativeKernels[I];
+    K.symbol = R.str("native kernel symbol", kMaxSymbol);
+    uint32_t NumBuffers = R.count(8, "native kernel buffer count");
+    if (NumBuffers == 0 || NumBuffers > kMaxKernelBuffers)
+      R.error("native kernel {} ('{}') has {} buffers (1 to {})", I, K.symbol,
+              NumBuffers, kMaxKernelBuffers);
+    K.buffers.resize(NumBuffers);
+    for (NativeKernel::Buffer &B : K.buffers) {
+      uint8_t Code = R.pod<uint8_t>("buffer dtype");
+      if (Code > (uint8_t)kLastDType)
+        R.error("native kernel {} ('{}') has a buffer of invalid dtype code "
+                "{}",
+                I, K.symbol, Code);
+      if (R.pod<uint8_t>("buffer padding") || R.pod<uint16_t>("buffer padding"))
+        R.error("native kernel {} ('{}') has nonzero reserved bytes", I,
+                K.symbol);
+      B.dtype = (DType)Code;
+      uint32_t Rank = R.pod<uint32_t>("buffer rank");
+      if (Rank > kMaxRank)
+        R.error("native kernel {} ('{}') has a buffer of rank {} (at most {})",
+                I, K.symbol, Rank, kMaxRank);
+      B.dims.resize(Rank);
+      for (int64_t &D : B.dims)
+        D = R.pod<int64_t>("buffer extent");
+    }
+    uint32_t NumSizes = R.count(8, "size parameter count");
+    K.sizeSources.resize(NumSizes);
+    for (NativeKernel::SizeSource &S : K.sizeSources) {
+      S.buffer = R.pod<uint32_t>("size parameter buffer");
+      S.axis = R.pod<uint32_t>("size parameter axis");
+    }
+  }
+  uint64_t Offset = R.pod<uint64_t>("shared object offset");
+  uint64_t SoSize = R.pod<uint64_t>("shared object size");
+  uint64_t SectionSize = R.pos() + R.remaining();
+  if (Offset % kAlignment || Offset < R.pos() || Offset > SectionSize ||
+      SoSize != SectionSize - Offset)
+    R.error("the shared object at offset {} of {} bytes does not end the "
+            "section of {} bytes at an aligned offset",
+            Offset, SoSize, SectionSize);
+  const uint8_t *Pad = R.bytes(Offset - R.pos(), "padding");
+  const uint8_t *So = R.bytes(SoSize, "shared object");
+  if (std::any_of(Pad, So, [](uint8_t B) { return B != 0; }))
+    R.error("nonzero padding before the shared object");
+  N.sharedObject.assign(So, So + SoSize);
+  Exe->nativeCode = std::move(N);
+}
+
 std::shared_ptr<Executable> Loader::load() {
   readHeader();
   readStrings();
@@ -772,6 +883,7 @@ std::shared_ptr<Executable> Loader::load() {
   readKernels();
   readFunctions();
   readEntry();
+  readNativeCode();
   try {
     Exe->resolve();
   } catch (const Error &E) {
@@ -793,6 +905,10 @@ struct FileMapping {
 } // namespace
 
 std::vector<uint8_t> Executable::serialize() const {
+  if (!nativeKernels.empty() && (nativeJit || !nativeCode))
+    fail("cannot save an executable whose native kernels were compiled in "
+         "process (JIT); compile it with the shared-object code mode "
+         "(CodegenOptions::mode = NativeCode::SharedObject) to save it");
   std::vector<std::pair<SectionKind, std::vector<uint8_t>>> Body;
   Body.emplace_back(SectionKind::Strings, encodeStrings(*this));
   Body.emplace_back(SectionKind::Constants, encodeConstants(*this));
@@ -800,6 +916,8 @@ std::vector<uint8_t> Executable::serialize() const {
   Body.emplace_back(SectionKind::Kernels, encodeKernels(*this));
   Body.emplace_back(SectionKind::Constructors, encodeConstructors(*this));
   Body.emplace_back(SectionKind::Entry, encodeEntry(*this));
+  if (nativeCode && !nativeKernels.empty())
+    Body.emplace_back(SectionKind::NativeCode, encodeNativeCode(*this));
 
   std::vector<uint8_t> Out;
   ByteWriter W(Out);
@@ -811,7 +929,14 @@ std::vector<uint8_t> Executable::serialize() const {
   W.pod<uint64_t>(0); // file size, patched below
   W.str(kProducer);
   W.str(kTargetCpu);
-  W.pod<uint32_t>(0); // CPU features: none until there is native code
+  // The CPU features the native code needs (none without native code).
+  const std::vector<std::string> NoFeatures;
+  const std::vector<std::string> &Features =
+      nativeCode && !nativeKernels.empty() ? nativeCode->requiredFeatures
+                                           : NoFeatures;
+  W.pod<uint32_t>((uint32_t)Features.size());
+  for (const std::string &F : Features)
+    W.str(F);
   W.pod<uint32_t>((uint32_t)Body.size());
   size_t HeaderSize = Out.size() + Body.size() * kSectionEntrySize;
   uint64_t Off = alignUp(HeaderSize, kAlignment);

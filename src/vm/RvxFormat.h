@@ -17,8 +17,10 @@ namespace rivet::vm::rvx {
 
 /// The first eight bytes of every .rvx file.
 inline constexpr char kMagic[8] = {'R', 'I', 'V', 'E', 'T', 'R', 'V', 'X'};
-/// The format version this runtime writes and reads.
-inline constexpr uint32_t kFormatVersion = 1;
+/// The format version this runtime writes; it reads kOldestFormatVersion
+/// to kFormatVersion (version 1: no native code section).
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kOldestFormatVersion = 1;
 /// Written into the header's producer field.
 inline constexpr const char *kProducer = "rivet 0.1.0";
 /// The only target this runtime runs.
@@ -46,8 +48,8 @@ enum class SectionKind : uint32_t {
   Kernels = 4,
   Constructors = 5,
   Entry = 6,
-  /// Reserved for generated code (a shared object for CPU, cubins for
-  /// CUDA). Never written by this version; a reader of version 1 refuses it.
+  /// Generated code (version 2): the shared object of the CPU kernels and
+  /// the native kernel table. Optional; refused in a version 1 file.
   NativeCode = 7,
 };
 inline constexpr uint32_t kFirstSectionKind = 1;
@@ -62,6 +64,8 @@ inline constexpr uint32_t kMaxRegisters = 1u << 24;
 inline constexpr uint32_t kMaxShortString = 4096; // producer, target, feature
 inline constexpr uint32_t kMaxFeatures = 256;
 inline constexpr uint32_t kMaxSections = 64;
+inline constexpr uint32_t kMaxSymbol = 256;         // native kernel symbols
+inline constexpr uint32_t kMaxKernelBuffers = 4096; // per native kernel
 
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78, initial value and
 /// final xor 0xFFFFFFFF); crc32c("123456789") == 0xE3069283.

@@ -39,6 +39,10 @@ struct VirtualMachine::KernelSlot {
   bool TupleResult = false;
   std::string Name; // for messages
   std::vector<Tensor> Ins, Outs;
+  /// Native*: the generated kernel and its argument arrays.
+  const NativeKernel *Native = nullptr;
+  std::vector<void *> Buffers;
+  std::vector<int64_t> Sizes;
 };
 
 /// The objects an AllocStorage or AllocTensor instruction made last, kept to
@@ -202,6 +206,10 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E)
   Kernels.reserve(Exe->kernels.size());
   for (size_t K = 0; K < Exe->kernels.size(); ++K) {
     const KernelEntry &Entry = Exe->kernels[K];
+    if (Entry.isNative()) {
+      Kernels.push_back(nativeSlot(Entry));
+      continue;
+    }
     const KernelInfo *Info =
         Entry.info ? Entry.info : KernelRegistry::global().find(Entry.op);
     if (!Info)
@@ -243,6 +251,28 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E)
   CheckedSignatures.resize(NumInstructions);
   RecycledObjects.resize(NumInstructions);
   linkTensorsToStorage();
+}
+
+/// The slot of a native kernel-table entry: its kernel must be bound (the
+/// executable resolved, for this machine).
+VirtualMachine::KernelSlot
+VirtualMachine::nativeSlot(const KernelEntry &Entry) const {
+  if (Entry.native >= Exe->nativeKernels.size() ||
+      Exe->nativeKernels[Entry.native].symbol != Entry.op)
+    fail("executable: native kernel '{}' is not resolved", Entry.op);
+  const NativeKernel &NK = Exe->nativeKernels[Entry.native];
+  if (!NK.fn)
+    fail("executable: native kernel '{}' cannot run here: {}", NK.symbol,
+         Exe->nativeUnavailable.empty() ? std::string("its code is not loaded")
+                                        : Exe->nativeUnavailable);
+  KernelSlot S;
+  S.Kind = Entry.kind;
+  S.Info = nullptr;
+  S.Name = "native " + NK.symbol;
+  S.Native = &NK;
+  S.Buffers.resize(NK.buffers.size());
+  S.Sizes.resize(std::max<size_t>(NK.sizeSources.size(), 1));
+  return S;
 }
 
 /// Records, for each AllocStorage, the AllocTensor instructions that read
@@ -410,6 +440,77 @@ void VirtualMachine::checkKernelOutputs(KernelSlot &K,
     recordSignature(Checked, K.Ins, K.Outs);
 }
 
+/// Sets the size parameters of native kernel K from its input tensors after
+/// checking their dtypes and ranks (so that every source axis exists).
+void VirtualMachine::nativeSizes(KernelSlot &K) {
+  const NativeKernel &NK = *K.Native;
+  for (size_t B = 0; B < K.Ins.size(); ++B) {
+    const Tensor &T = K.Ins[B];
+    const NativeKernel::Buffer &Want = NK.buffers[B];
+    if (T.dtype() != Want.dtype || (size_t)T.rank() != Want.dims.size())
+      fail("input {} is {}, but the kernel takes a rank-{} {} tensor", B,
+           T.typeString(), Want.dims.size(), dtypeName(Want.dtype));
+  }
+  for (size_t P = 0; P < NK.sizeSources.size(); ++P) {
+    const NativeKernel::SizeSource &S = NK.sizeSources[P];
+    K.Sizes[P] = K.Ins[S.buffer].shape()[S.axis];
+  }
+}
+
+/// Whether T's extents are the ones buffer B of NK has for sizes Sizes.
+bool VirtualMachine::nativeExtentsMatch(const NativeKernel::Buffer &B,
+                                        const Tensor &T, const int64_t *Sizes) {
+  const Shape &S = T.shape();
+  if (S.size() != B.dims.size())
+    return false;
+  for (size_t A = 0; A < S.size(); ++A) {
+    int64_t D = B.dims[A];
+    if (S[A] != (D >= 0 ? D : Sizes[-(D + 1)]))
+      return false;
+  }
+  return true;
+}
+
+/// InvokeKernel of a generated kernel: every buffer is checked against the
+/// kernel's signature (dtypes, ranks, and extents consistent with the size
+/// parameters: the kernel indexes without checks), the output must not
+/// overlap an input, then the kernel runs.
+void VirtualMachine::nativeCall(KernelSlot &K, const Tensor &Out) {
+  const NativeKernel &NK = *K.Native;
+  nativeSizes(K);
+  const int64_t *Sizes = K.Sizes.data();
+  for (size_t B = 0; B < K.Ins.size(); ++B)
+    if (!nativeExtentsMatch(NK.buffers[B], K.Ins[B], Sizes))
+      fail("input {} is {}, inconsistent with the kernel's other inputs", B,
+           K.Ins[B].typeString());
+  const NativeKernel::Buffer &OB = NK.buffers.back();
+  if (!Out.defined() || Out.dtype() != OB.dtype ||
+      !nativeExtentsMatch(OB, Out, Sizes))
+    fail("output is {}, but the kernel computes {} from its inputs",
+         Out.defined() ? Out.typeString() : std::string("undefined"),
+         shapeToString(nativeOutputShape(NK, Sizes)));
+  const char *OutBegin = static_cast<const char *>(Out.rawData());
+  const char *OutEnd = OutBegin + Out.nbytes();
+  for (size_t B = 0; B < K.Ins.size(); ++B) {
+    const char *In = static_cast<const char *>(K.Ins[B].rawData());
+    size_t N = K.Ins[B].nbytes();
+    if (N && Out.nbytes() && In < OutEnd && OutBegin < In + N)
+      fail("the output overlaps input {}", B);
+    K.Buffers[B] = const_cast<char *>(In);
+  }
+  K.Buffers.back() = const_cast<char *>(OutBegin);
+  NK.fn(K.Buffers.data(), Sizes, &kernelRuntime());
+}
+
+/// The output shape native kernel NK computes for size parameters Sizes.
+Shape VirtualMachine::nativeOutputShape(const NativeKernel &NK,
+                                        const int64_t *Sizes) {
+  Shape S;
+  for (int64_t D : NK.buffers.back().dims)
+    S.push_back(D >= 0 ? D : Sizes[-(D + 1)]);
+  return S;
+}
+
 /// InvokeKernel: gathers the inputs (a List's elements for list_argument
 /// entries) into the slot's buffer, then runs the entry according to its
 /// kind. The buffers keep their shapes between calls but let go of storage.
@@ -465,6 +566,17 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
       R[Ops[I.d + K2]] = shapeTensor(Metas[K2].shape);
     break;
   }
+  case KernelEntry::Kind::Native:
+    nativeCall(K, asTensor(R[Ops[I.d]], "kernel output"));
+    break;
+  case KernelEntry::Kind::NativeShapeFunction:
+    nativeSizes(K);
+    for (size_t B = 0; B < Ins.size(); ++B)
+      if (!nativeExtentsMatch(K.Native->buffers[B], Ins[B], K.Sizes.data()))
+        fail("input {} is {}, inconsistent with the kernel's other inputs", B,
+             Ins[B].typeString());
+    R[Ops[I.d]] = shapeTensor(nativeOutputShape(*K.Native, K.Sizes.data()));
+    break;
   case KernelEntry::Kind::AllocatingBuiltin: {
     for (size_t K2 = 0; K2 < Ins.size(); ++K2)
       if (!Ins[K2].hasData())

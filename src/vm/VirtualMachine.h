@@ -59,6 +59,12 @@ private:
   ObjectRef intScalar(int64_t V);
   void kernelCall(const Instruction &I, const VMFunction &F, ObjectRef *R);
   void checkKernelOutputs(KernelSlot &K, std::vector<int64_t> &Checked);
+  KernelSlot nativeSlot(const KernelEntry &Entry) const;
+  static void nativeSizes(KernelSlot &K);
+  static bool nativeExtentsMatch(const NativeKernel::Buffer &B, const Tensor &T,
+                                 const int64_t *Sizes);
+  static Shape nativeOutputShape(const NativeKernel &NK, const int64_t *Sizes);
+  static void nativeCall(KernelSlot &K, const Tensor &Out);
   ObjectRef newStorage(size_t NBytes);
   ObjectRef allocStorage(size_t Slot, size_t NBytes);
   ObjectRef allocTensor(size_t Slot, const ObjectRef &Store, size_t Offset,

@@ -9,7 +9,7 @@
 // test runs in a child process, so a crash or a hang fails only that test.
 //
 //   rivet_conformance [--data DIR] [--executor interp|vm] [--opt-level 0..3]
-//                     [--filter SUBSTR]
+//                     [--codegen off|jit|so] [--filter SUBSTR]
 //                     [--jobs N] [--timeout SEC] [--pass-list FILE]
 //                     [--write-pass-list FILE] [--verbose]
 //
@@ -45,6 +45,8 @@ struct Options {
   std::string executor = "interp";
   /// -1: the interpreter runs the imported module, the VM compiles at -O3.
   int optLevel = -1;
+  /// The VM's native code for fused groups; empty: the compiler's default.
+  std::string codegen;
   std::vector<std::string> filters;
   int jobs = 2;
   int timeoutSec = 120;
@@ -113,8 +115,8 @@ Running start(const Options &O, const std::string &Name) {
     dup2(Fds[1], 2);
     alarm((unsigned)O.timeoutSec);
     std::string Msg;
-    bool Ok =
-        runTestCase(fs::path(O.dataDir) / Name, O.executor, O.optLevel, Msg);
+    bool Ok = runTestCase(fs::path(O.dataDir) / Name, O.executor, O.optLevel,
+                          Msg, O.codegen);
     std::cout << Msg << std::flush;
     _exit(Ok ? 0 : 1);
   }
@@ -141,6 +143,8 @@ int main(int Argc, char **Argv) {
       O.executor = next();
     else if (A == "--opt-level")
       O.optLevel = std::clamp(std::stoi(next()), 0, 3);
+    else if (A == "--codegen")
+      O.codegen = next();
     else if (A == "--filter")
       O.filters.push_back(next());
     else if (A == "--jobs")
@@ -156,7 +160,7 @@ int main(int Argc, char **Argv) {
     else {
       std::cerr
           << "usage: rivet_conformance [--data DIR] [--executor interp|vm] "
-             "[--opt-level 0..3] "
+             "[--opt-level 0..3] [--codegen off|jit|so] "
              "[--filter S]... [--jobs N] [--timeout SEC] [--pass-list F] "
              "[--write-pass-list F] [--verbose]\n";
       return 2;
@@ -165,6 +169,12 @@ int main(int Argc, char **Argv) {
   if (O.executor != "interp" && O.executor != "vm") {
     std::cerr << "error: unknown executor '" << O.executor
               << "' (available: interp, vm)\n";
+    return 2;
+  }
+  if (!O.codegen.empty() && O.codegen != "off" && O.codegen != "jit" &&
+      O.codegen != "so") {
+    std::cerr << "error: unknown codegen mode '" << O.codegen
+              << "' (available: off, jit, so)\n";
     return 2;
   }
   std::vector<std::string> Tests = listTests(O);

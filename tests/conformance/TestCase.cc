@@ -169,7 +169,7 @@ void checkInput(const ir::Var &Param, const Value &V, const std::string &Name) {
 } // namespace
 
 bool runTestCase(const fs::path &Dir, const std::string &Executor, int OptLevel,
-                 std::string &Msg) {
+                 std::string &Msg, const std::string &Codegen) {
   try {
     fs::path ModelPath = Dir / "model.onnx";
     auto Model = parseProto<onnx::ModelProto>(ModelPath);
@@ -212,6 +212,14 @@ bool runTestCase(const fs::path &Dir, const std::string &Executor, int OptLevel,
     } else {
       vm::CompileOptions CO;
       CO.optLevel = OptLevel < 0 ? 3 : OptLevel;
+      if (Codegen == "off")
+        CO.codegen.mode = vm::NativeCode::Off;
+      else if (Codegen == "jit")
+        CO.codegen.mode = vm::NativeCode::Jit;
+      else if (Codegen == "so")
+        CO.codegen.mode = vm::NativeCode::SharedObject;
+      else if (!Codegen.empty())
+        fail("unknown codegen mode '{}'", Codegen);
       Exe = vm::compile(M, CO);
       VM = std::make_unique<vm::VirtualMachine>(Exe);
     }

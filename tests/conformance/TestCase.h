@@ -10,8 +10,10 @@ namespace rivet::conformance {
 /// compares with the expected outputs. Returns true when all agree; Msg says
 /// what went wrong (or a short summary on success). OptLevel: the passes the
 /// VM compiles with; for the interpreter, -1 runs the module as imported and
-/// 0..3 runs it after that level's passes.
+/// 0..3 runs it after that level's passes. Codegen: where the VM runs fused
+/// groups ("off", "jit" or "so"; empty: the compiler's default).
 bool runTestCase(const std::filesystem::path &Dir, const std::string &Executor,
-                 int OptLevel, std::string &Msg);
+                 int OptLevel, std::string &Msg,
+                 const std::string &Codegen = "");
 
 } // namespace rivet::conformance

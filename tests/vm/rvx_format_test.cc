@@ -213,7 +213,30 @@ void expectSameExecutable(const Executable &A, const Executable &B) {
     EXPECT_EQ(A.kernels[I].kind, B.kernels[I].kind);
     EXPECT_EQ(A.kernels[I].op, B.kernels[I].op);
     EXPECT_TRUE(A.kernels[I].attrs == B.kernels[I].attrs);
-    EXPECT_NE(B.kernels[I].info, nullptr); // resolved
+    if (B.kernels[I].isNative()) { // resolved
+      EXPECT_NE(B.nativeKernels.at(B.kernels[I].native).fn, nullptr);
+    } else {
+      EXPECT_NE(B.kernels[I].info, nullptr);
+    }
+  }
+  ASSERT_EQ(A.nativeKernels.size(), B.nativeKernels.size());
+  for (size_t I = 0; I < A.nativeKernels.size(); ++I) {
+    const NativeKernel &P = A.nativeKernels[I], &Q = B.nativeKernels[I];
+    EXPECT_EQ(P.symbol, Q.symbol);
+    ASSERT_EQ(P.buffers.size(), Q.buffers.size());
+    for (size_t K = 0; K < P.buffers.size(); ++K) {
+      EXPECT_EQ(P.buffers[K].dtype, Q.buffers[K].dtype);
+      EXPECT_EQ(P.buffers[K].dims, Q.buffers[K].dims);
+    }
+    ASSERT_EQ(P.sizeSources.size(), Q.sizeSources.size());
+    for (size_t K = 0; K < P.sizeSources.size(); ++K) {
+      EXPECT_EQ(P.sizeSources[K].buffer, Q.sizeSources[K].buffer);
+      EXPECT_EQ(P.sizeSources[K].axis, Q.sizeSources[K].axis);
+    }
+  }
+  ASSERT_EQ(A.nativeCode.has_value(), B.nativeCode.has_value());
+  if (A.nativeCode) {
+    EXPECT_EQ(A.nativeCode->sharedObject, B.nativeCode->sharedObject);
   }
   ASSERT_EQ(A.constructors.size(), B.constructors.size());
   for (size_t I = 0; I < A.constructors.size(); ++I) {
@@ -534,7 +557,8 @@ TEST(RvxFormat, ErrorsSayWhatIsWrong) {
   B = Good;
   writeAt<uint32_t>(B, 8, 7);
   Expect(B,
-         "model.rvx: format version 7 is not supported (this runtime reads 1)");
+         "model.rvx: format version 7 is not supported (this runtime reads 1 "
+         "to 2)");
   B = Good;
   B[40] ^= 1;
   Expect(B, "model.rvx: header checksum mismatch");
@@ -565,10 +589,11 @@ TEST(RvxFormat, ErrorsSayWhatIsWrong) {
            "needs CPU feature 'avx512f', which this CPU does not have");
 #endif
 
-  // A section table entry of an unknown kind / the reserved native code.
+  // A section table entry of an unknown kind / native code in place of a
+  // required section.
   for (auto [Kind, Msg] : std::vector<std::pair<uint32_t, std::string>>{
            {99, "unknown section kind 99"},
-           {7, "section 'native code' is not supported by this runtime"},
+           {7, "section 'strings' is missing"},
            {2, "section 'constants' appears twice"}}) {
     B = Good;
     writeAt<uint32_t>(B, T.tableStart, Kind); // the first entry: strings
@@ -642,8 +667,10 @@ TEST(RvxFormat, ValidatesIndicesEvenWithGoodChecksums) {
         "invalid opcode 23");
   Check([](Executable &E) { E.kernels[1].op = "no_such_op"; },
         "no kernel for operator 'no_such_op'");
-  Check([](Executable &E) { E.kernels[1].kind = (KernelEntry::Kind)3; },
-        "kernel 1 has invalid kind 3");
+  Check([](Executable &E) { E.kernels[1].kind = (KernelEntry::Kind)5; },
+        "kernel 1 has invalid kind 5");
+  Check([](Executable &E) { E.kernels[1].kind = KernelEntry::Kind::Native; },
+        "no native kernel 'relu'");
   Check([](Executable &E) { E.mainParams[0].dtype = (DType)40; },
         "parameter 'x' has invalid dtype code 40");
   Check([](Executable &E) { E.mainParams[0].dims = std::vector<int64_t>{-2}; },
@@ -817,6 +844,60 @@ TEST(RvxFormat, TruncatedAndFlippedCompiledPrograms) {
                    [&](std::shared_ptr<Executable> G) {
                      expectBitwiseSame(runProgram(G, P.args), Want, Name);
                    });
+  }
+}
+
+/// An executable with native code (a shared object in section 'native
+/// code'): every truncation and flip of it, the shared object's bytes
+/// included, is refused or (padding) loads and runs identically.
+TEST(RvxFormat, TruncatedAndFlippedNativeCode) {
+  ir::Module M = ir::parseModule(R"(
+def @main(%x: Tensor[(n, 8), float32], %b: Tensor[(8,), float32])
+    -> Tensor[(n, 8), float32] {
+  tanh(multiply(exp(%x), %b))
+}
+)",
+                                 "native.rvir");
+  ir::inferTypes(M);
+  CompileOptions O;
+  O.codegen.mode = NativeCode::SharedObject;
+  auto Exe = compile(M, O);
+  ASSERT_FALSE(Exe->nativeKernels.empty());
+  std::vector<uint8_t> Bytes = Exe->serialize();
+  TableInfo T = parseTable(Bytes);
+  bool HasNative = false;
+  for (const auto &S : T.sections)
+    HasNative |= S.kind == (uint32_t)rvx::SectionKind::NativeCode;
+  ASSERT_TRUE(HasNative);
+  std::vector<ir::Value> Args = {
+      Tensor::fromVector<float>(
+          {0.5f, -1, 2, 0, 1, 3, -2, 0.25f, 1, 1, 1, 1, 0, 0, 0, 0}, {2, 8}),
+      Tensor::fromVector<float>({1, 2, 3, 4, -1, -2, -3, 0.5f}, {8})};
+  std::vector<Tensor> Want = runProgram(Exe, Args);
+  corruptAndLoad(Exe, 3, 3000, false, [&](std::shared_ptr<Executable> G) {
+    expectBitwiseSame(runProgram(G, Args), Want, "native code");
+  });
+
+  // Flips inside the section with its checksum recomputed reach the
+  // section parser, the structural checks and NativeLibrary::validate:
+  // each load succeeds or fails with rivet::Error, never a crash (the result
+  // is not run: only the checksum protects the machine code).
+  size_t Index = 0;
+  for (size_t I = 0; I < T.sections.size(); ++I)
+    if (T.sections[I].kind == (uint32_t)rvx::SectionKind::NativeCode)
+      Index = I;
+  const TableInfo::Entry &N = T.sections[Index];
+  for (size_t Off = N.offset; Off < N.offset + N.size; Off += 5) {
+    std::vector<uint8_t> B = Bytes;
+    B[Off] ^= (uint8_t)(1u << (Off % 8));
+    writeAt<uint32_t>(B, T.tableStart + 24 * Index + 4,
+                      rvx::crc32c(B.data() + N.offset, N.size));
+    fixHeaderChecksum(B);
+    try {
+      loadBytes(B, B.size(), "flip.rvx");
+    } catch (const Error &E) {
+      EXPECT_EQ(std::string(E.what()).rfind("flip.rvx: ", 0), 0u) << E.what();
+    }
   }
 }
 

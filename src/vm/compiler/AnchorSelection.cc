@@ -59,6 +59,10 @@ const std::set<std::string> *anchorAttrNames(const std::string &Op) {
 
 } // namespace
 
+bool isAnchorOperator(const std::string &Op) {
+  return anchorAttrNames(Op) != nullptr || Op == "batch_matmul";
+}
+
 std::optional<AnchorCall> selectAnchor(const Expr &FnE,
                                        const std::vector<Expr> &CallArgs) {
   if (!FnE || !isPrimitiveFunction(FnE))

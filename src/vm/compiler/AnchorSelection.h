@@ -29,6 +29,10 @@ struct AnchorCall {
   std::vector<ir::Expr> args;
 };
 
+/// Whether Op (an operator name) is an anchor: a group it starts is worth
+/// a library kernel (oneDNN) rather than a generated loop nest.
+bool isAnchorOperator(const std::string &Op);
+
 /// The anchor call for Fn (a Primitive function literal, type-checked), or
 /// nothing when Fn is not a float32 anchor with an expressible tail.
 /// CallArgs, when given, are the arguments Fn is called with. Sets

@@ -1,10 +1,11 @@
 //===- Compiler.cc - IR module to VM executable ---------------------------===//
 //
 // The driver: type inference when the module has not been checked, the
-// optimization pipeline at the requested level, fused functions expanded
-// back to operator calls (until codegen compiles them), lowering
-// of every global function (and of everything lifted out of them), main's
-// signature for input checking, and binding of the kernel table.
+// optimization pipeline at the requested level, fused functions either
+// compiled to native kernels or expanded back to operator calls, lowering
+// of every global function (and of everything lifted out of them), the
+// native code (JIT or a shared object), main's signature for input
+// checking, and binding of the kernel table.
 //
 //===----------------------------------------------------------------------===//
 #include "vm/compiler/Compiler.h"
@@ -13,6 +14,9 @@
 #include "kernels/Error.h"
 #include "vm/compiler/InlinePrimitives.h"
 #include "vm/compiler/Lowering.h"
+#include "vm/compiler/NativeKernels.h"
+
+#include <optional>
 
 namespace rivet::vm {
 
@@ -63,12 +67,18 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
   Passes.optLevel = Opts.optLevel;
   ir::optimize(Optimized, Passes);
   Opts.passes.timings = std::move(Passes.timings); // instrumentation output
-  if (compiler::inlinePrimitiveCalls(Optimized))
+  std::optional<compiler::NativeKernelBuilder> Native;
+  if (Opts.codegen.mode != NativeCode::Off)
+    Native.emplace(Opts.codegen);
+  compiler::NativeKernelBuilder *NativePtr = Native ? &*Native : nullptr;
+  if (compiler::inlinePrimitiveCalls(Optimized, NativePtr))
     ir::inferTypes(Optimized);
   const ir::Module *Src = &Optimized;
   auto Exe = std::make_shared<Executable>();
-  compiler::ModuleLowering ML(*Src, Opts, *Exe);
+  compiler::ModuleLowering ML(*Src, Opts, *Exe, NativePtr);
   ML.run();
+  if (Native)
+    Native->finish(*Exe);
 
   const auto *Main = Src->function("main")->as<ir::FunctionNode>();
   std::vector<std::string> InputNames;

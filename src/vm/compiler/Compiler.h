@@ -13,8 +13,28 @@
 #include "vm/Executable.h"
 
 #include <memory>
+#include <string>
 
 namespace rivet::vm {
+
+/// Where the fused groups that codegen accepts run (src/codegen).
+enum class NativeCode : uint8_t {
+  /// Every group on builtin kernels (reference kernels, oneDNN anchors).
+  Off,
+  /// Compiled in process with LLVM's ORC JIT (`rivet run MODEL.onnx`); such
+  /// an executable cannot be saved.
+  Jit,
+  /// Object code linked into a shared object that the executable carries
+  /// (and the .rvx embeds); loaded without LLVM.
+  SharedObject,
+};
+
+struct CodegenOptions {
+  NativeCode mode = NativeCode::SharedObject;
+  /// Target CPU and features (`--cpu`, `--mattr`); empty: the host's.
+  std::string cpu;
+  std::string features;
+};
 
 struct CompileOptions {
   /// 0..3: which passes of the default pipeline run (ir/transforms/Pass.h).
@@ -25,6 +45,8 @@ struct CompileOptions {
   /// Place static-shape tensors whose lifetimes do not overlap in shared
   /// storage (off: one AllocStorage per tensor), for the memory benchmark.
   bool planMemory = true;
+  /// Native kernels for fused groups (at optLevel >= 1, where FuseOps runs).
+  CodegenOptions codegen;
 };
 
 /// Compiles M (type inference is run if it has not been). The result is

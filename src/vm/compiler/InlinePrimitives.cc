@@ -1,11 +1,15 @@
 //===- InlinePrimitives.cc - Fused functions back to operator calls -------===//
 #include "vm/compiler/InlinePrimitives.h"
 
+#include "ir/TypeInference.h"
 #include "ir/Visitor.h"
 #include "ir/transforms/Pass.h"
+#include "kernels/dnnl/DnnlConfig.h"
 #include "vm/compiler/AnchorSelection.h"
+#include "vm/compiler/NativeKernels.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 namespace rivet::vm::compiler {
 
@@ -29,7 +33,64 @@ class PrimitiveInliner : public ir::ExprMutator {
     return ir::callOp(AC.kernel, std::move(KernelArgs), AC.attrs);
   }
 
+  /// Group Fn as its anchor call Anchor (a builtin operator call on Fn's
+  /// parameters and constants) followed by a native kernel for the rest,
+  /// which reads the anchor's result as its first parameter; null when
+  /// there is no rest or codegen refuses it.
+  ir::Expr anchorWithEpilogue(const ir::FunctionNode &Fn,
+                              const ir::Expr &Anchor,
+                              const std::vector<ir::Expr> &Args) {
+    if (Fn.body.get() == Anchor.get() || !Anchor->checkedType)
+      return nullptr;
+    ir::Var AnchorOut = ir::var("anchor", Anchor->checkedType);
+    struct Replace : ir::ExprMutator {
+      const ir::ExprNode *Target;
+      ir::Expr By;
+      ir::Expr visitCall(const ir::CallNode &C, const ir::Expr &Self) override {
+        return Self.get() == Target ? By : ExprMutator::visitCall(C, Self);
+      }
+    } R;
+    R.Target = Anchor.get();
+    R.By = AnchorOut;
+    ir::Expr TailBody = R.mutate(Fn.body);
+    if (TailBody.get() == AnchorOut.get())
+      return nullptr;
+    // The rest's parameters: the anchor's result, then Fn's parameters it
+    // still reads.
+    std::unordered_set<const ir::VarNode *> Free;
+    for (const ir::Var &V : ir::freeVars(TailBody))
+      Free.insert(V.get());
+    std::vector<ir::Var> Params = {AnchorOut};
+    std::vector<ir::Expr> TailArgs;
+    std::unordered_map<const ir::VarNode *, ir::Expr> ToArgs;
+    for (size_t I = 0; I < Fn.params.size(); ++I) {
+      ToArgs[Fn.params[I].get()] = Args[I];
+      if (Free.count(Fn.params[I].get())) {
+        Params.push_back(Fn.params[I]);
+        TailArgs.push_back(Args[I]);
+      }
+    }
+    Attrs FnAttrs;
+    FnAttrs.set(ir::kPrimitiveAttr, int64_t(1));
+    ir::Expr Tail = ir::function(std::move(Params), TailBody, nullptr, {},
+                                 std::move(FnAttrs));
+    try {
+      ir::inferType(Tail, M);
+    } catch (const Error &) {
+      return nullptr;
+    }
+    if (!Native->lower(Tail))
+      return nullptr;
+    ir::Var Out = ir::var("anchor_out", Anchor->checkedType);
+    TailArgs.insert(TailArgs.begin(), Out);
+    return ir::let(Out, ir::substitute(Anchor, ToArgs),
+                   ir::call(Tail, std::move(TailArgs)));
+  }
+
 public:
+  PrimitiveInliner(const ir::Module &M, NativeKernelBuilder *Native)
+      : M(M), Native(Native) {}
+
   ir::Expr visitCall(const ir::CallNode &N, const ir::Expr &Self) override {
     ir::Expr Callee = N.callee;
     if (!ir::isPrimitiveFunction(Callee))
@@ -38,8 +99,26 @@ public:
     std::vector<ir::Expr> Args;
     for (const ir::Expr &A : N.args)
       Args.push_back(mutate(A));
-    if (std::optional<AnchorCall> AC = selectAnchor(Callee, N.args))
-      return anchorCall(Fn, *AC, Args);
+    bool Dnnl = dnnlEnabled();
+    if (Dnnl)
+      if (std::optional<AnchorCall> AC = selectAnchor(Callee, N.args))
+        return anchorCall(Fn, *AC, Args);
+    ir::Expr Anchor = firstOperatorCall(Fn);
+    bool IsAnchor =
+        Anchor &&
+        isAnchorOperator(
+            Anchor->as<ir::CallNode>()->callee->as<ir::OpNode>()->name());
+    if (Native && Dnnl && IsAnchor) {
+      // The anchor stays a library call; its tail, which oneDNN's post-ops
+      // cannot express, may become one generated epilogue.
+      if (ir::Expr E = anchorWithEpilogue(Fn, Anchor, Args))
+        return E;
+    } else if (Native && Native->lower(Callee)) {
+      return ir::call(Callee, std::move(Args), N.attrs);
+    }
+    if (!Dnnl)
+      if (std::optional<AnchorCall> AC = selectAnchor(Callee, N.args))
+        return anchorCall(Fn, *AC, Args);
     std::unordered_map<const ir::VarNode *, ir::Expr> Rename;
     std::vector<ir::Var> Fresh;
     for (const ir::Var &P : Fn.params) {
@@ -52,14 +131,18 @@ public:
       Body = ir::let(Fresh[I], Args[I], Body);
     return Body;
   }
+
+private:
+  const ir::Module &M;
+  NativeKernelBuilder *Native;
 };
 
 } // namespace
 
-bool inlinePrimitiveCalls(ir::Module &M) {
+bool inlinePrimitiveCalls(ir::Module &M, NativeKernelBuilder *Native) {
   bool Changed = false;
   ir::transformFunctions(M, [&](const ir::Expr &F) {
-    ir::Expr New = PrimitiveInliner().mutate(F);
+    ir::Expr New = PrimitiveInliner(M, Native).mutate(F);
     Changed |= New != F;
     return New;
   });

@@ -1,11 +1,15 @@
-//===- InlinePrimitives.h - Fused functions back to operator calls -*- C++
-//-*-===//
+//===- InlinePrimitives.h - Fused functions to kernel calls -----*- C++ -*-===//
 //
-// Until a fused primitive function has a generated kernel, the VM runs it as
-// builtin kernels: an anchor with a tail oneDNN can apply as post-ops
-// becomes one fused anchor kernel call (AnchorSelection.h); any other call
-// of a Primitive function literal becomes its body, with the parameters
-// let-bound to the arguments (one builtin kernel per operator).
+// Decides how each call of a fused primitive function runs: an anchor with a
+// tail oneDNN can apply as post-ops becomes one fused anchor kernel call
+// (AnchorSelection.h); a group codegen compiles stays a call of the literal,
+// lowered to one native kernel call (NativeKernels.h); any other call becomes
+// the function's body, with the parameters let-bound to the arguments (one
+// builtin kernel per operator). An anchor group whose tail the post-ops
+// cannot express keeps its anchor as a builtin (oneDNN) call, the tail
+// becoming one generated epilogue. With oneDNN disabled, codegen is tried
+// for the whole group before the anchor kernel (which then runs the
+// reference operators).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -14,9 +18,12 @@
 
 namespace rivet::vm::compiler {
 
+class NativeKernelBuilder;
+
 /// Replaces every call of a Primitive function literal in M's functions by
-/// the function's body; returns true when it changed anything (the caller
+/// an anchor kernel call or the function's body, except the groups Native
+/// (when given) accepts; returns true when it changed anything (the caller
 /// re-infers types then).
-bool inlinePrimitiveCalls(ir::Module &M);
+bool inlinePrimitiveCalls(ir::Module &M, NativeKernelBuilder *Native = nullptr);
 
 } // namespace rivet::vm::compiler

@@ -34,7 +34,8 @@ void instUses(const PendingInst &P, std::vector<uint32_t> &Out) {
   case Opcode::InvokeKernel:
     // Builtin outputs are preallocated tensors the kernel writes into: the
     // register is read (its value stays the same object).
-    if (P.kernelKind == KernelEntry::Kind::Builtin)
+    if (P.kernelKind == KernelEntry::Kind::Builtin ||
+        P.kernelKind == KernelEntry::Kind::Native)
       Out.insert(Out.end(), P.regs.begin(), P.regs.end());
     else
       Out.insert(Out.end(), P.regs.begin(), P.regs.begin() + I.d);
@@ -83,7 +84,8 @@ void instDefs(const PendingInst &P, std::vector<uint32_t> &Out) {
   case Opcode::InvokeKernel:
     if (P.kernelKind == KernelEntry::Kind::AllocatingBuiltin)
       Out.push_back(I.dst);
-    else if (P.kernelKind == KernelEntry::Kind::ShapeFunction)
+    else if (P.kernelKind == KernelEntry::Kind::ShapeFunction ||
+             P.kernelKind == KernelEntry::Kind::NativeShapeFunction)
       Out.insert(Out.end(), P.regs.begin() + I.d, P.regs.end());
     break;
   case Opcode::Ret:

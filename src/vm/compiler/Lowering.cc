@@ -17,6 +17,7 @@
 #include "kernels/Error.h"
 #include "vm/Object.h"
 #include "vm/compiler/MemoryPlanner.h"
+#include "vm/compiler/NativeKernels.h"
 #include "vm/compiler/RegisterAllocator.h"
 
 #include <fmt/format.h>
@@ -33,8 +34,12 @@ using namespace rivet::ir;
 //===----------------------------------------------------------------------===//
 
 ModuleLowering::ModuleLowering(const Module &Mod, const CompileOptions &O,
-                               Executable &E)
-    : M(Mod), Opts(O), Exe(E) {}
+                               Executable &E, const NativeKernelBuilder *N)
+    : M(Mod), Opts(O), Exe(E), Native(N) {}
+
+const NativeKernel *ModuleLowering::nativeKernel(const Expr &Fn) const {
+  return Native ? Native->find(Fn.get()) : nullptr;
+}
 
 void ModuleLowering::run() {
   for (const std::string &Adt : M.typeDataNames())
@@ -541,6 +546,8 @@ private:
       return invoke(Fn, lowerArgs(C.args), Tail, T);
     }
     case ExprKind::Function: {
+      if (const NativeKernel *NK = ML.nativeKernel(Callee))
+        return lowerNativeCall(C, *NK, T, Tail);
       KnownFunction K = lift(Callee, nullptr, "fn");
       std::vector<uint32_t> Args = captureRegs(K);
       for (uint32_t A : lowerArgs(C.args))
@@ -571,6 +578,72 @@ private:
     uint32_t R = newReg(T, isTensorType(T));
     F.code.back().inst.dst = R;
     return R;
+  }
+
+  /// A tensor of type O for a kernel's output: carved from storage of its
+  /// own (the memory planner may move it into the arena) when static, else
+  /// fresh storage of the shape in register ShapeReg.
+  uint32_t allocOutput(const TensorTypeNode &O, Type OT, uint32_t ShapeReg) {
+    if (!O.isStatic()) {
+      uint32_t R = newReg(std::move(OT), true);
+      PendingInst &PT = emit(Opcode::AllocTensorReg);
+      PT.inst.dst = R;
+      PT.inst.a = kNoStorage;
+      PT.inst.b = ShapeReg;
+      PT.inst.c = (uint32_t)O.dtype;
+      return R;
+    }
+    std::vector<int64_t> Dims;
+    for (const Dim &D : *O.shape)
+      Dims.push_back(D.value);
+    uint64_t Bytes = (uint64_t)numElements(Dims) * dtypeSize(O.dtype);
+    uint32_t S = newReg(nullptr);
+    PendingInst &PS = emit(Opcode::AllocStorage);
+    PS.inst.dst = S;
+    PS.inst.imm = (int64_t)Bytes;
+    PS.ownStorage = true;
+    uint32_t R = newReg(std::move(OT), Bytes >= kKillBytes);
+    PendingInst &PT = emit(Opcode::AllocTensor);
+    PT.inst.dst = R;
+    PT.inst.a = S;
+    PT.inst.c = (uint32_t)O.dtype;
+    PT.shape = std::move(Dims);
+    PT.bytes = Bytes;
+    return R;
+  }
+
+  /// A fused group compiled to native kernel NK: its output allocated (a
+  /// dynamic shape from the kernel's recipe), then one kernel call.
+  uint32_t lowerNativeCall(const CallNode &C, const NativeKernel &NK, Type T,
+                           bool Tail) {
+    const auto *O = T ? T->as<TensorTypeNode>() : nullptr;
+    if (!O || !O->hasKnownRank() ||
+        O->shape->size() != NK.buffers.back().dims.size())
+      fail("vm compiler: in {}: native kernel {} computes a rank-{} tensor, "
+           "but the call has type {}",
+           Where, NK.symbol, NK.buffers.back().dims.size(),
+           T ? typeToString(T) : std::string("?"));
+    std::vector<uint32_t> Args = lowerArgs(C.args);
+    uint32_t NumIn = (uint32_t)Args.size();
+    uint32_t ShapeReg = kNoVReg;
+    if (!O->isStatic()) {
+      ShapeReg = newReg(nullptr);
+      PendingInst &P = emit(Opcode::InvokeKernel);
+      P.inst.c =
+          ML.kernel(KernelEntry::Kind::NativeShapeFunction, NK.symbol, Attrs());
+      P.inst.d = NumIn;
+      P.kernelKind = KernelEntry::Kind::NativeShapeFunction;
+      P.regs = Args;
+      P.regs.push_back(ShapeReg);
+    }
+    uint32_t Out = allocOutput(*O, T, ShapeReg);
+    PendingInst &P = emit(Opcode::InvokeKernel);
+    P.inst.c = ML.kernel(KernelEntry::Kind::Native, NK.symbol, Attrs());
+    P.inst.d = NumIn;
+    P.kernelKind = KernelEntry::Kind::Native;
+    P.regs = std::move(Args);
+    P.regs.push_back(Out);
+    return finish(Out, Tail);
   }
 
   uint32_t lowerOpCall(const CallNode &C, const OpInfo &Op, Type T, bool Tail) {
@@ -641,33 +714,8 @@ private:
     for (size_t I = 0; I < Outs.size(); ++I) {
       const TensorTypeNode *O = Outs[I];
       Type OT = IsTuple ? T->as<TupleTypeNode>()->fields[I] : T;
-      if (O->isStatic()) {
-        std::vector<int64_t> Dims;
-        for (const Dim &D : *O->shape)
-          Dims.push_back(D.value);
-        uint64_t Bytes = (uint64_t)numElements(Dims) * dtypeSize(O->dtype);
-        uint32_t S = newReg(nullptr);
-        PendingInst &PS = emit(Opcode::AllocStorage);
-        PS.inst.dst = S;
-        PS.inst.imm = (int64_t)Bytes;
-        PS.ownStorage = true;
-        uint32_t R = newReg(OT, Bytes >= kKillBytes);
-        PendingInst &PT = emit(Opcode::AllocTensor);
-        PT.inst.dst = R;
-        PT.inst.a = S;
-        PT.inst.c = (uint32_t)O->dtype;
-        PT.shape = std::move(Dims);
-        PT.bytes = Bytes;
-        OutRegs.push_back(R);
-      } else {
-        uint32_t R = newReg(OT, true);
-        PendingInst &PT = emit(Opcode::AllocTensorReg);
-        PT.inst.dst = R;
-        PT.inst.a = kNoStorage;
-        PT.inst.b = ShapeRegs[I];
-        PT.inst.c = (uint32_t)O->dtype;
-        OutRegs.push_back(R);
-      }
+      OutRegs.push_back(
+          allocOutput(*O, OT, O->isStatic() ? kNoVReg : ShapeRegs[I]));
     }
     PendingInst &P = emit(Opcode::InvokeKernel);
     P.inst.c = ML.kernel(KernelEntry::Kind::Builtin, Op.name, C.attrs);

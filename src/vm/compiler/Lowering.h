@@ -36,10 +36,14 @@ struct LoweringJob {
   const ir::VarNode *self = nullptr;
 };
 
+class NativeKernelBuilder;
+
 class ModuleLowering {
 public:
+  /// Native, when given, has the native kernels of the Primitive function
+  /// literals left as calls (InlinePrimitives.h).
   ModuleLowering(const ir::Module &M, const CompileOptions &Opts,
-                 Executable &Exe);
+                 Executable &Exe, const NativeKernelBuilder *Native = nullptr);
   /// Lowers every global function and everything lifted out of them.
   void run();
 
@@ -57,6 +61,9 @@ public:
   /// constructor used as a function value).
   uint32_t constructorFunction(const ir::ConstructorNode &C);
 
+  /// The native kernel computing function literal Fn, or null.
+  const NativeKernel *nativeKernel(const ir::Expr &Fn) const;
+
   const ir::Module &module() const { return M; }
   const CompileOptions &options() const { return Opts; }
 
@@ -66,6 +73,7 @@ private:
   const ir::Module &M;
   const CompileOptions &Opts;
   Executable &Exe;
+  const NativeKernelBuilder *Native;
   std::deque<LoweringJob> Jobs;
   std::map<std::string, uint32_t> Globals;
   std::map<std::string, int32_t> Ctors; // "adt.name" -> tag

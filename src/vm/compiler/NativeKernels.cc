@@ -1,0 +1,215 @@
+//===- NativeKernels.cc - Fused groups as generated kernels ---------------===//
+#include "vm/compiler/NativeKernels.h"
+
+#include "codegen/LowerPrimitive.h"
+#include "codegen/NativeKernel.h"
+#include "codegen/SharedObject.h"
+#include "kernels/Error.h"
+#include "vm/RvxFormat.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+namespace rivet::vm::compiler {
+
+namespace {
+
+std::string firstOpName(const ir::FunctionNode &Fn) {
+  ir::Expr C = firstOperatorCall(Fn);
+  return C ? C->as<ir::CallNode>()->callee->as<ir::OpNode>()->name()
+           : std::string("group");
+}
+
+/// Op with every character a C identifier cannot have replaced by '_'.
+std::string symbolPart(const std::string &Op) {
+  std::string S = Op;
+  for (char &C : S)
+    if (!std::isalnum((unsigned char)C))
+      C = '_';
+  return S;
+}
+
+/// The "+name" entries of an LLVM feature string.
+std::set<std::string> enabledFeatures(const std::string &Features) {
+  std::set<std::string> Out;
+  std::stringstream SS(Features);
+  std::string F;
+  while (std::getline(SS, F, ','))
+    if (F.size() > 1 && F[0] == '+')
+      Out.insert(F.substr(1));
+  return Out;
+}
+
+/// The host as LLVM sees it (detected once).
+const codegen::TargetOptions &host() {
+  static const codegen::TargetOptions H = codegen::hostTarget();
+  return H;
+}
+
+bool isHostCpu(const std::string &Cpu) {
+  return Cpu.empty() || Cpu == "native" || Cpu == host().cpu;
+}
+
+/// Builds the executable's description of lowered kernel L, or says why the
+/// VM cannot allocate its output.
+std::optional<NativeKernel> describe(const codegen::LoweredKernel &L,
+                                     std::string &Why) {
+  const codegen::LoopKernel &K = L.kernel;
+  NativeKernel NK;
+  NK.symbol = K.name;
+  if (K.buffers.empty() || !K.buffers.back().isOutput) {
+    Why = "the kernel has no single output";
+    return std::nullopt;
+  }
+  size_t NumInputs = K.buffers.size() - 1;
+  for (size_t B = 0; B < K.buffers.size(); ++B) {
+    if (B < NumInputs && K.buffers[B].isOutput) {
+      Why = "the kernel has several outputs";
+      return std::nullopt;
+    }
+    NativeKernel::Buffer Buf;
+    Buf.dtype = K.buffers[B].dtype;
+    for (const codegen::LoopExpr &D : K.buffers[B].shape) {
+      if (D->kind == codegen::LoopExprKind::Const) {
+        Buf.dims.push_back(D->intValue);
+      } else if (D->kind == codegen::LoopExprKind::SizeParam) {
+        Buf.dims.push_back(NativeKernel::sizeParamDim((uint32_t)D->id));
+      } else {
+        Why = fmt::format("extent {} of buffer {} is computed ({}), not an "
+                          "input's extent",
+                          Buf.dims.size(), B, codegen::printLoopExpr(D, &K));
+        return std::nullopt;
+      }
+    }
+    NK.buffers.push_back(std::move(Buf));
+  }
+  for (const codegen::SizeParamSource &S : L.sizeSources) {
+    if (S.buffer >= NumInputs) {
+      Why =
+          fmt::format("output extent {} is not the extent of an input", S.axis);
+      return std::nullopt;
+    }
+    NK.sizeSources.push_back({(uint32_t)S.buffer, (uint32_t)S.axis});
+  }
+  return NK;
+}
+
+} // namespace
+
+ir::Expr firstOperatorCall(const ir::FunctionNode &Fn) {
+  ir::Expr E = Fn.body;
+  while (const auto *L = E->as<ir::LetNode>()) {
+    if (L->value->as<ir::CallNode>())
+      break;
+    E = L->body;
+  }
+  if (const auto *L = E->as<ir::LetNode>())
+    E = L->value;
+  ir::Expr Found;
+  while (const auto *C = E->as<ir::CallNode>()) {
+    if (!C->callee->as<ir::OpNode>())
+      break;
+    Found = E;
+    auto Inner =
+        std::find_if(C->args.begin(), C->args.end(), [](const ir::Expr &A) {
+          return A->as<ir::CallNode>() != nullptr;
+        });
+    if (Inner == C->args.end())
+      break;
+    E = *Inner;
+  }
+  return Found;
+}
+
+NativeKernelBuilder::NativeKernelBuilder(const CodegenOptions &O) : Opts(O) {}
+
+const NativeKernel *NativeKernelBuilder::lower(const ir::Expr &FnE) {
+  auto [It, New] = ByFunction.emplace(FnE.get(), -1);
+  if (!New)
+    return It->second < 0 ? nullptr : &Kernels[(size_t)It->second];
+  const auto *Fn = FnE->as<ir::FunctionNode>();
+  if (!Fn)
+    return nullptr;
+  std::string Op = firstOpName(*Fn);
+  std::string Name =
+      fmt::format("rivet_k{}_{}", Kernels.size(), symbolPart(Op));
+  codegen::LoweringResult R = codegen::lowerPrimitive(FnE, Name);
+  if (!R.ok()) {
+    Refusals.push_back(fmt::format("group of {}: {}", Op, R.unsupported));
+    return nullptr;
+  }
+  std::string Why;
+  std::optional<NativeKernel> NK = describe(*R.lowered, Why);
+  if (!NK) {
+    Refusals.push_back(fmt::format("group of {}: {}", Op, Why));
+    return nullptr;
+  }
+  It->second = (int64_t)Kernels.size();
+  Kernels.push_back(std::move(*NK));
+  Loops.push_back(std::move(R.lowered->kernel));
+  return &Kernels.back();
+}
+
+const NativeKernel *NativeKernelBuilder::find(const ir::ExprNode *Fn) const {
+  auto It = ByFunction.find(Fn);
+  return It == ByFunction.end() || It->second < 0
+             ? nullptr
+             : &Kernels[(size_t)It->second];
+}
+
+void NativeKernelBuilder::finish(Executable &Exe) {
+  Exe.nativeRefusals = Refusals;
+  if (Kernels.empty())
+    return;
+  if (Opts.mode == NativeCode::Jit) {
+    auto Jit = std::make_shared<codegen::JitCompiler>();
+    for (size_t I = 0; I < Kernels.size(); ++I)
+      Kernels[I].fn = Jit->compile(Loops[I]);
+    Exe.nativeJit = true;
+    Exe.nativeOwner = std::move(Jit);
+    Exe.nativeKernels = std::move(Kernels);
+    return;
+  }
+
+  codegen::TargetOptions T;
+  T.cpu = Opts.cpu;
+  T.features = Opts.features;
+  NativeCodeInfo Code;
+  Code.sharedObject = codegen::linkSharedObject(codegen::emitObject(Loops, T));
+  if (Code.sharedObject.size() >= 20)
+    std::memcpy(&Code.elfMachine, Code.sharedObject.data() + 18, 2);
+  // What the code was generated for, as LLVMBackend resolves empty fields.
+  bool HostCpu = Opts.cpu.empty() || Opts.cpu == "native";
+  Code.triple = host().triple;
+  Code.cpu = HostCpu ? host().cpu : Opts.cpu;
+  Code.features = !Opts.features.empty() ? Opts.features
+                  : HostCpu              ? host().features
+                                         : "";
+  std::set<std::string> HostFeatures = enabledFeatures(host().features);
+  std::vector<std::string> Missing;
+  for (const std::string &F : enabledFeatures(Code.features)) {
+    if (!HostFeatures.count(F))
+      Missing.push_back(F);
+    try {
+      rvx::hostHasCpuFeature(F); // only names the loader can check
+      Code.requiredFeatures.push_back(F);
+    } catch (const Error &) {
+    }
+  }
+  if (!Missing.empty() || !isHostCpu(Opts.cpu))
+    Exe.nativeUnavailable = fmt::format(
+        "the native code was generated for cpu '{}'{}{}, which this machine "
+        "('{}') cannot run; compile for this machine to run here",
+        Code.cpu, Missing.empty() ? "" : " with features +",
+        fmt::join(Missing, ", +"), host().cpu);
+  Exe.nativeKernels = std::move(Kernels);
+  Exe.nativeCode = std::move(Code);
+}
+
+} // namespace rivet::vm::compiler

@@ -1,0 +1,57 @@
+//===- NativeKernels.h - Fused groups as generated kernels ------*- C++ -*-===//
+//
+// The compiler's side of native code: each fused group (a Primitive
+// function literal) that codegen lowers to a loop kernel becomes a native
+// kernel of the executable, called by one InvokeKernel; the accepted kernels
+// are compiled together at the end, in process (JIT) or into one shared
+// object the executable carries. A group whose output extents are not
+// constants or extents of its inputs is refused (no shape function could
+// allocate its output), as is one codegen refuses: those stay on builtin
+// kernels.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/LoopIR.h"
+#include "ir/Expr.h"
+#include "vm/Executable.h"
+#include "vm/compiler/Compiler.h"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace rivet::vm::compiler {
+
+/// The first operator call group Fn evaluates (the innermost first call of
+/// its first let value, e.g. the conv of `add(conv(..), b)`), or null.
+ir::Expr firstOperatorCall(const ir::FunctionNode &Fn);
+
+class NativeKernelBuilder {
+public:
+  explicit NativeKernelBuilder(const CodegenOptions &Opts);
+
+  /// The native kernel computing the Primitive function literal Fn, lowered
+  /// on the first request (the same literal gives the same kernel); null
+  /// when the group stays on builtin kernels.
+  const NativeKernel *lower(const ir::Expr &Fn);
+  /// The kernel lower() gave for Fn, or null.
+  const NativeKernel *find(const ir::ExprNode *Fn) const;
+
+  /// Compiles the kernels (per the options' mode) and adds them to Exe.
+  /// For a target this machine cannot run, the code is still built but
+  /// left unbound (Executable::nativeUnavailable).
+  void finish(Executable &Exe);
+
+  /// "group of <op>: <reason>" for every group left on builtin kernels.
+  const std::vector<std::string> &refusals() const { return Refusals; }
+
+private:
+  CodegenOptions Opts;
+  std::vector<codegen::LoopKernel> Loops;
+  std::vector<NativeKernel> Kernels;
+  std::unordered_map<const ir::ExprNode *, int64_t> ByFunction; // -1 refused
+  std::vector<std::string> Refusals;
+};
+
+} // namespace rivet::vm::compiler

@@ -1,0 +1,320 @@
+//===- native_kernels_test.cc - Generated kernels run by the VM -----------===//
+//
+// Fused groups compiled to native kernels (JIT and shared object) must give
+// the interpreter's results, through the executable and after a .rvx round
+// trip; a dynamic program runs at several sizes through one executable; a
+// group codegen refuses stays on builtin kernels; a JIT executable cannot be
+// saved; code for another CPU compiles and saves but does not run here.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Interpreter.h"
+#include "ir/Parser.h"
+#include "ir/TypeInference.h"
+#include "kernels/Random.h"
+#include "kernels/dnnl/DnnlConfig.h"
+#include "vm/RvxFormat.h"
+#include "vm/VirtualMachine.h"
+#include "vm/compiler/Compiler.h"
+#include "vm/compiler/ValueConversion.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+using namespace rivet;
+
+namespace {
+
+/// An elementwise chain with a broadcast bias: one fused group.
+const char *ChainText = R"(
+def @main(%x: Tensor[(N, 64), float32], %y: Tensor[(N, 64), float32],
+          %b: Tensor[(64,), float32]) -> Tensor[(N, 64), float32] {
+  let %a = add(%x, %y);
+  let %e = exp(%a);
+  let %m = multiply(%e, %b);
+  tanh(subtract(%m, %x))
+}
+)";
+
+/// A reduction group, then an elementwise group over its result.
+const char *ReduceText = R"(
+def @main(%x: Tensor[(N, 32), float32]) -> Tensor[(N,), float32] {
+  let %s = sum(exp(%x), axis=[1]);
+  sqrt(add(%s, 1f32))
+}
+)";
+
+ir::Module parse(const std::string &Text, int64_t StaticN) {
+  std::string T = Text;
+  std::string N = StaticN > 0 ? std::to_string(StaticN) : std::string("n");
+  for (size_t P; (P = T.find("N,")) != std::string::npos;)
+    T.replace(P, 1, N);
+  ir::Module M = ir::parseModule(T, "test.rvir");
+  ir::inferTypes(M);
+  return M;
+}
+
+/// Seeded random inputs for @main of M, with N for its symbolic extent.
+std::vector<ir::Value> inputs(const ir::Module &M, int64_t N, uint64_t Seed) {
+  std::vector<ir::Value> Args;
+  for (const ir::Var &P : M.function("main")->as<ir::FunctionNode>()->params) {
+    const auto *TT = P->typeAnnotation->as<ir::TensorTypeNode>();
+    Shape S;
+    for (const ir::Dim &D : *TT->shape)
+      S.push_back(D.isConst() ? D.value : N);
+    Args.push_back(randomTensor(S, TT->dtype, Seed++));
+  }
+  return Args;
+}
+
+size_t countKernels(const vm::Executable &E, vm::KernelEntry::Kind K) {
+  size_t N = 0;
+  for (const vm::KernelEntry &Entry : E.kernels)
+    N += Entry.kind == K;
+  return N;
+}
+
+/// How many InvokeKernel instructions of @main use entries of kind K.
+size_t mainKernelCalls(const vm::Executable &E, vm::KernelEntry::Kind K) {
+  size_t N = 0;
+  for (const vm::Instruction &I : E.functions[E.function("main")].code)
+    N += I.op == vm::Opcode::InvokeKernel && E.kernels[I.c].kind == K;
+  return N;
+}
+
+/// Runs @main on a fresh VM of Exe and compares with the interpreter.
+void expectAgrees(const ir::Module &M,
+                  const std::shared_ptr<vm::Executable> &Exe, int64_t N,
+                  const std::string &What) {
+  std::vector<ir::Value> Args = inputs(M, N, 7 + (uint64_t)N);
+  ir::Interpreter Interp(M);
+  Tensor Want = Interp.call("main", Args).tensor();
+  vm::VirtualMachine VM(Exe);
+  for (int Run = 0; Run < 2; ++Run) {
+    std::vector<vm::ObjectRef> Objs;
+    for (const ir::Value &A : Args)
+      Objs.push_back(vm::toObject(A, *Exe));
+    Tensor Got =
+        vm::toValue(VM.invoke("main", std::move(Objs)), *Exe, M).tensor();
+    EXPECT_TRUE(allClose(Got, Want, 1e-5, 1e-6))
+        << What << " (N=" << N << ", run " << Run << "): got "
+        << Got.typeString() << ", expected " << Want.typeString();
+  }
+}
+
+vm::CompileOptions options(vm::NativeCode Mode) {
+  vm::CompileOptions O;
+  O.codegen.mode = Mode;
+  return O;
+}
+
+std::shared_ptr<vm::Executable> roundTrip(const vm::Executable &E) {
+  std::vector<uint8_t> Bytes = E.serialize();
+  return vm::Executable::deserialize(Bytes.data(), Bytes.size(), "test.rvx");
+}
+
+class NativeModes : public ::testing::TestWithParam<vm::NativeCode> {};
+
+TEST_P(NativeModes, StaticChainAgreesWithInterpreter) {
+  ir::Module M = parse(ChainText, 5);
+  auto Exe = vm::compile(M, options(GetParam()));
+  EXPECT_GE(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 1u);
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Builtin), 0u);
+  EXPECT_NE(Exe->disassemble().find("native rivet_k"), std::string::npos);
+  expectAgrees(M, Exe, 5, "static chain");
+}
+
+TEST_P(NativeModes, DynamicChainRunsAtSeveralSizesThroughOneExecutable) {
+  ir::Module M = parse(ChainText, 0);
+  auto Exe = vm::compile(M, options(GetParam()));
+  EXPECT_GE(countKernels(*Exe, vm::KernelEntry::Kind::Native), 1u);
+  // The output shape comes from the kernel's recipe, not a builtin.
+  EXPECT_GE(countKernels(*Exe, vm::KernelEntry::Kind::NativeShapeFunction), 1u);
+  for (int64_t N : {1, 7, 33})
+    expectAgrees(M, Exe, N, "dynamic chain");
+}
+
+TEST_P(NativeModes, ReductionGroupsAgreeWithInterpreter) {
+  for (int64_t StaticN : {0, 6}) {
+    ir::Module M = parse(ReduceText, StaticN);
+    auto Exe = vm::compile(M, options(GetParam()));
+    EXPECT_GE(countKernels(*Exe, vm::KernelEntry::Kind::Native), 1u);
+    for (int64_t N : {6})
+      expectAgrees(M, Exe, N, "reduction");
+    if (StaticN == 0)
+      expectAgrees(M, Exe, 3, "reduction");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, NativeModes,
+                         ::testing::Values(vm::NativeCode::Jit,
+                                           vm::NativeCode::SharedObject),
+                         [](const auto &Info) {
+                           return Info.param == vm::NativeCode::Jit
+                                      ? std::string("Jit")
+                                      : std::string("SharedObject");
+                         });
+
+TEST(NativeKernels, SharedObjectSurvivesSerialization) {
+  ir::Module M = parse(ChainText, 0);
+  auto Exe = vm::compile(M, options(vm::NativeCode::SharedObject));
+  ASSERT_TRUE(Exe->nativeCode.has_value());
+  auto Loaded = roundTrip(*Exe);
+  EXPECT_EQ(Loaded->nativeKernels.size(), Exe->nativeKernels.size());
+  EXPECT_EQ(Loaded->disassemble(), Exe->disassemble());
+  for (int64_t N : {2, 9})
+    expectAgrees(M, Loaded, N, "loaded .rvx");
+  // Saving the loaded executable gives the same bytes.
+  EXPECT_EQ(Loaded->serialize(), Exe->serialize());
+}
+
+TEST(NativeKernels, OffModeHasNoNativeKernels) {
+  // (The prelude's functions have fused groups too: none may be native.)
+  ir::Module M = parse(ChainText, 0);
+  auto Exe = vm::compile(M, options(vm::NativeCode::Off));
+  EXPECT_EQ(countKernels(*Exe, vm::KernelEntry::Kind::Native), 0u);
+  EXPECT_TRUE(Exe->nativeKernels.empty());
+  expectAgrees(M, Exe, 4, "codegen off");
+}
+
+TEST(NativeKernels, RefusedGroupsStayBuiltinAndAgree) {
+  // float16 has no generated code; a concatenation's output extent (n + m)
+  // is not an input's extent, so no recipe allocates it.
+  for (const char *Text : {R"(
+def @main(%x: Tensor[(2, 3), float16], %y: Tensor[(2, 3), float16])
+    -> Tensor[(2, 3), float16] {
+  exp(add(%x, %y))
+}
+)",
+                           R"(
+def @main(%x: Tensor[(N, 4), float32], %y: Tensor[(N, 4), float32])
+    -> Tensor[(?, 4), float32] {
+  exp(concatenate(exp(%x), tanh(%y), axis=0))
+}
+)"}) {
+    ir::Module M = parse(Text, 0);
+    auto Exe = vm::compile(M, options(vm::NativeCode::SharedObject));
+    EXPECT_FALSE(Exe->nativeRefusals.empty());
+    EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 0u);
+    EXPECT_GE(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Builtin), 2u);
+    expectAgrees(M, Exe, 3, "refused group");
+    expectAgrees(M, roundTrip(*Exe), 5, "refused group, loaded");
+  }
+}
+
+/// A matmul whose tail oneDNN's post-ops cannot express (subtract, exp).
+const char *AnchorText = R"(
+def @main(%x: Tensor[(N, 16), float32], %w: Tensor[(16, 8), float32],
+          %b: Tensor[(8,), float32]) -> Tensor[(N, 8), float32] {
+  exp(subtract(add(matmul(%x, %w), %b), %b))
+}
+)";
+
+TEST(NativeKernels, AnchorKeepsLibraryKernelWithGeneratedEpilogue) {
+  bool Saved = dnnlEnabled();
+  setDnnlEnabled(true);
+  ir::Module M = parse(AnchorText, 0);
+  auto Exe = vm::compile(M, options(vm::NativeCode::SharedObject));
+  setDnnlEnabled(Saved);
+  // The matmul on the builtin (oneDNN) kernel, the rest one native kernel.
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Builtin), 1u);
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 1u);
+  for (int64_t N : {1, 6})
+    expectAgrees(M, roundTrip(*Exe), N, "anchor + epilogue");
+}
+
+TEST(NativeKernels, AnchorGroupIsGeneratedWithoutOneDnn) {
+  DnnlDisabledScope NoDnnl;
+  ir::Module M = parse(AnchorText, 0);
+  auto Exe = vm::compile(M, options(vm::NativeCode::SharedObject));
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Builtin), 0u);
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 1u);
+  for (int64_t N : {2, 5})
+    expectAgrees(M, Exe, N, "generated anchor");
+}
+
+TEST(NativeKernels, JitExecutableCannotBeSaved) {
+  ir::Module M = parse(ChainText, 3);
+  auto Exe = vm::compile(M, options(vm::NativeCode::Jit));
+  ASSERT_FALSE(Exe->nativeKernels.empty());
+  try {
+    Exe->serialize();
+    ADD_FAILURE() << "a JIT executable was saved";
+  } catch (const Error &E) {
+    EXPECT_NE(std::string(E.what()).find("shared-object"), std::string::npos)
+        << E.what();
+  }
+}
+
+TEST(NativeKernels, ForeignCpuCompilesAndSavesButDoesNotRunHere) {
+  ir::Module M = parse(ChainText, 4);
+  vm::CompileOptions O = options(vm::NativeCode::SharedObject);
+  O.codegen.cpu = "x86-64"; // the baseline: not the host's CPU name
+  auto Exe = vm::compile(M, O);
+  ASSERT_FALSE(Exe->nativeKernels.empty());
+  EXPECT_FALSE(Exe->nativeUnavailable.empty());
+  try {
+    vm::VirtualMachine VM(Exe);
+    ADD_FAILURE() << "code for another CPU was run";
+  } catch (const Error &E) {
+    EXPECT_NE(std::string(E.what()).find("x86-64"), std::string::npos)
+        << E.what();
+  }
+  // Baseline x86-64 code needs no feature: this CPU can load and run it.
+  expectAgrees(M, roundTrip(*Exe), 4, "baseline code");
+
+  // Code needing a feature this CPU lacks is refused when loaded.
+  if (!vm::rvx::hostHasCpuFeature("avx512f")) {
+    O.codegen.features = "+avx512f";
+    auto Wide = vm::compile(M, O);
+    std::vector<uint8_t> Bytes = Wide->serialize();
+    try {
+      vm::Executable::deserialize(Bytes.data(), Bytes.size(), "wide.rvx");
+      ADD_FAILURE() << "avx512f code was loaded on a CPU without it";
+    } catch (const Error &E) {
+      EXPECT_NE(std::string(E.what()).find("avx512f"), std::string::npos)
+          << E.what();
+    }
+  }
+}
+
+TEST(NativeKernels, InputsInconsistentWithTheKernelAreRefused) {
+  ir::Module M = parse(ChainText, 0);
+  auto Exe = vm::compile(M, options(vm::NativeCode::SharedObject));
+  vm::VirtualMachine VM(Exe);
+  // %x and %y share the extent n: different extents must not reach the
+  // kernel (it would read past the shorter one).
+  std::vector<vm::ObjectRef> Objs = {
+      vm::makeTensor(randomTensor({4, 64}, DType::Float32, 1)),
+      vm::makeTensor(randomTensor({2, 64}, DType::Float32, 2)),
+      vm::makeTensor(randomTensor({64}, DType::Float32, 3))};
+  EXPECT_THROW(VM.invoke("main", std::move(Objs)), Error);
+}
+
+TEST(NativeKernels, OutputOverlappingAnInputIsRefused) {
+  ir::Module M = parse(ChainText, 4);
+  auto Exe = vm::compile(M, options(vm::NativeCode::Jit));
+  // Make main's native call write into its first input.
+  vm::VMFunction &Main = Exe->functions[Exe->function("main")];
+  bool Changed = false;
+  for (const vm::Instruction &I : Main.code)
+    if (I.op == vm::Opcode::InvokeKernel &&
+        Exe->kernels[I.c].kind == vm::KernelEntry::Kind::Native) {
+      Main.pool[I.a + I.d] = Main.pool[I.a];
+      Changed = true;
+    }
+  ASSERT_TRUE(Changed);
+  Exe->verify();
+  vm::VirtualMachine VM(Exe);
+  std::vector<vm::ObjectRef> Objs;
+  for (const ir::Value &A : inputs(M, 4, 1))
+    Objs.push_back(vm::toObject(A, *Exe));
+  try {
+    VM.invoke("main", std::move(Objs));
+    ADD_FAILURE() << "the kernel ran with its output over an input";
+  } catch (const Error &E) {
+    EXPECT_NE(std::string(E.what()).find("overlaps input 0"), std::string::npos)
+        << E.what();
+  }
+}
+
+} // namespace

@@ -6,24 +6,7 @@
 
 namespace rivet {
 
-size_t dtypeSize(DType T) {
-  switch (T) {
-  case DType::Bool:
-  case DType::Int8:
-  case DType::UInt8: return 1;
-  case DType::Int16:
-  case DType::UInt16:
-  case DType::Float16:
-  case DType::BFloat16: return 2;
-  case DType::Int32:
-  case DType::UInt32:
-  case DType::Float32: return 4;
-  case DType::Int64:
-  case DType::UInt64:
-  case DType::Float64: return 8;
-  }
-  fail("invalid dtype code {}", (int)T);
-}
+void invalidDType(DType T) { fail("invalid dtype code {}", (int)T); }
 
 std::string_view dtypeName(DType T) {
   switch (T) {

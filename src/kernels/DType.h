@@ -31,8 +31,26 @@ enum class DType : uint8_t {
 /// serialized dtypes).
 inline constexpr DType kLastDType = DType::BFloat16;
 
-/// Bytes per element.
-size_t dtypeSize(DType T);
+[[noreturn]] void invalidDType(DType T);
+/// Bytes per element. Inline: every tensor size computation calls it.
+inline size_t dtypeSize(DType T) {
+  switch (T) {
+  case DType::Bool:
+  case DType::Int8:
+  case DType::UInt8: return 1;
+  case DType::Int16:
+  case DType::UInt16:
+  case DType::Float16:
+  case DType::BFloat16: return 2;
+  case DType::Int32:
+  case DType::UInt32:
+  case DType::Float32: return 4;
+  case DType::Int64:
+  case DType::UInt64:
+  case DType::Float64: return 8;
+  }
+  invalidDType(T);
+}
 /// Canonical lower-case name: "bool", "int8", ..., "uint64", "bfloat16".
 std::string_view dtypeName(DType T);
 /// Inverse of dtypeName; throws rivet::Error for an unknown name.

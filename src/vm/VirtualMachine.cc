@@ -39,8 +39,10 @@ struct VirtualMachine::KernelSlot {
   bool TupleResult = false;
   std::string Name; // for messages
   std::vector<Tensor> Ins, Outs;
-  /// Native*: the generated kernel and its argument arrays.
+  /// Native*: the generated kernel and its argument arrays. Its operands are
+  /// read in place (the registers keep them alive), not copied into Ins.
   const NativeKernel *Native = nullptr;
+  std::vector<const Tensor *> InPtrs;
   std::vector<void *> Buffers;
   std::vector<int64_t> Sizes;
 };
@@ -444,8 +446,8 @@ void VirtualMachine::checkKernelOutputs(KernelSlot &K,
 /// checking their dtypes and ranks (so that every source axis exists).
 void VirtualMachine::nativeSizes(KernelSlot &K) {
   const NativeKernel &NK = *K.Native;
-  for (size_t B = 0; B < K.Ins.size(); ++B) {
-    const Tensor &T = K.Ins[B];
+  for (size_t B = 0; B < K.InPtrs.size(); ++B) {
+    const Tensor &T = *K.InPtrs[B];
     const NativeKernel::Buffer &Want = NK.buffers[B];
     if (T.dtype() != Want.dtype || (size_t)T.rank() != Want.dims.size())
       fail("input {} is {}, but the kernel takes a rank-{} {} tensor", B,
@@ -453,7 +455,7 @@ void VirtualMachine::nativeSizes(KernelSlot &K) {
   }
   for (size_t P = 0; P < NK.sizeSources.size(); ++P) {
     const NativeKernel::SizeSource &S = NK.sizeSources[P];
-    K.Sizes[P] = K.Ins[S.buffer].shape()[S.axis];
+    K.Sizes[P] = K.InPtrs[S.buffer]->shape()[S.axis];
   }
 }
 
@@ -479,10 +481,6 @@ void VirtualMachine::nativeCall(KernelSlot &K, const Tensor &Out) {
   const NativeKernel &NK = *K.Native;
   nativeSizes(K);
   const int64_t *Sizes = K.Sizes.data();
-  for (size_t B = 0; B < K.Ins.size(); ++B)
-    if (!nativeExtentsMatch(NK.buffers[B], K.Ins[B], Sizes))
-      fail("input {} is {}, inconsistent with the kernel's other inputs", B,
-           K.Ins[B].typeString());
   const NativeKernel::Buffer &OB = NK.buffers.back();
   if (!Out.defined() || Out.dtype() != OB.dtype ||
       !nativeExtentsMatch(OB, Out, Sizes))
@@ -490,15 +488,21 @@ void VirtualMachine::nativeCall(KernelSlot &K, const Tensor &Out) {
          Out.defined() ? Out.typeString() : std::string("undefined"),
          shapeToString(nativeOutputShape(NK, Sizes)));
   const char *OutBegin = static_cast<const char *>(Out.rawData());
-  const char *OutEnd = OutBegin + Out.nbytes();
-  for (size_t B = 0; B < K.Ins.size(); ++B) {
-    const char *In = static_cast<const char *>(K.Ins[B].rawData());
-    size_t N = K.Ins[B].nbytes();
-    if (N && Out.nbytes() && In < OutEnd && OutBegin < In + N)
+  size_t OutBytes = Out.nbytes();
+  const char *OutEnd = OutBegin + OutBytes;
+  size_t NumIns = K.InPtrs.size();
+  for (size_t B = 0; B < NumIns; ++B) {
+    const Tensor &T = *K.InPtrs[B];
+    if (!nativeExtentsMatch(NK.buffers[B], T, Sizes))
+      fail("input {} is {}, inconsistent with the kernel's other inputs", B,
+           T.typeString());
+    const char *In = static_cast<const char *>(T.rawData());
+    size_t N = T.nbytes();
+    if (N && OutBytes && In < OutEnd && OutBegin < In + N)
       fail("the output overlaps input {}", B);
     K.Buffers[B] = const_cast<char *>(In);
   }
-  K.Buffers.back() = const_cast<char *>(OutBegin);
+  K.Buffers[NumIns] = const_cast<char *>(OutBegin);
   NK.fn(K.Buffers.data(), Sizes, &kernelRuntime());
 }
 
@@ -518,6 +522,24 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
                                 ObjectRef *R) {
   KernelSlot &K = Kernels[I.c];
   const uint32_t *Ops = F.pool.data() + I.a;
+  if (K.Native) {
+    // verify() checked the arity: the inputs, then one output register.
+    K.InPtrs.resize(I.d);
+    for (uint32_t K2 = 0; K2 < I.d; ++K2)
+      K.InPtrs[K2] = &asTensor(R[Ops[K2]], "kernel input");
+    if (K.Kind == KernelEntry::Kind::Native) {
+      nativeCall(K, asTensor(R[Ops[I.d]], "kernel output"));
+      return;
+    }
+    nativeSizes(K);
+    for (size_t B = 0; B < K.InPtrs.size(); ++B)
+      if (!nativeExtentsMatch(K.Native->buffers[B], *K.InPtrs[B],
+                              K.Sizes.data()))
+        fail("input {} is {}, inconsistent with the kernel's other inputs", B,
+             K.InPtrs[B]->typeString());
+    R[Ops[I.d]] = shapeTensor(nativeOutputShape(*K.Native, K.Sizes.data()));
+    return;
+  }
   std::vector<Tensor> &Ins = K.Ins;
   if (K.ListArgument) {
     if (I.d != 1)
@@ -567,16 +589,7 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
     break;
   }
   case KernelEntry::Kind::Native:
-    nativeCall(K, asTensor(R[Ops[I.d]], "kernel output"));
-    break;
-  case KernelEntry::Kind::NativeShapeFunction:
-    nativeSizes(K);
-    for (size_t B = 0; B < Ins.size(); ++B)
-      if (!nativeExtentsMatch(K.Native->buffers[B], Ins[B], K.Sizes.data()))
-        fail("input {} is {}, inconsistent with the kernel's other inputs", B,
-             Ins[B].typeString());
-    R[Ops[I.d]] = shapeTensor(nativeOutputShape(*K.Native, K.Sizes.data()));
-    break;
+  case KernelEntry::Kind::NativeShapeFunction: break; // handled above
   case KernelEntry::Kind::AllocatingBuiltin: {
     for (size_t K2 = 0; K2 < Ins.size(); ++K2)
       if (!Ins[K2].hasData())

@@ -8,7 +8,12 @@
 // frame reuse, kernel-argument marshalling included). Times are the thread's
 // CPU time, best of R runs.
 //
-//   bench_vm_dispatch [--iterations N] [--repeat R] [-O0..-O3] [--dump]
+//   bench_vm_dispatch [--iterations N] [--repeat R] [-O0..-O3]
+//                     [--codegen off|jit] [--dump]
+//
+// With --codegen off (the default) the loop runs the builtin kernels; with
+// --codegen jit, generated ones. Either way the kernels' own time is that
+// of the same kernels called directly.
 //
 // --dump prints the loop's bytecode instead of timing it.
 //
@@ -17,6 +22,7 @@
 #include "ir/TypeInference.h"
 #include "kernels/Error.h"
 #include "kernels/Kernel.h"
+#include "kernels/NativeKernelAbi.h"
 #include "vm/VirtualMachine.h"
 #include "vm/compiler/Compiler.h"
 
@@ -86,10 +92,41 @@ static double kernelSecondsPerIteration(int64_t N, int Repeat) {
   return S / (double)N;
 }
 
+/// CPU seconds per iteration of the generated kernels @loop calls, each
+/// called directly on scalar buffers (what the VM pays for the kernels
+/// themselves when the loop runs generated code).
+static double nativeSecondsPerIteration(const vm::Executable &Exe, int64_t N,
+                                        int Repeat) {
+  std::vector<const vm::NativeKernel *> Called;
+  for (const vm::Instruction &I : Exe.functions[Exe.function("loop")].code)
+    if (I.op == vm::Opcode::InvokeKernel &&
+        Exe.kernels[I.c].kind == vm::KernelEntry::Kind::Native)
+      Called.push_back(&Exe.nativeKernels[Exe.kernels[I.c].native]);
+  std::vector<std::vector<Tensor>> Buffers;
+  std::vector<std::vector<void *>> Pointers;
+  for (const vm::NativeKernel *K : Called) {
+    Buffers.emplace_back();
+    Pointers.emplace_back();
+    for (const vm::NativeKernel::Buffer &B : K->buffers) {
+      Buffers.back().push_back(Tensor::zeros(B.dims, B.dtype));
+      Pointers.back().push_back(Buffers.back().back().rawData());
+    }
+  }
+  const RivetKernelRuntime *RT = &kernelRuntime();
+  int64_t Sizes[1] = {0};
+  double S = bestOf(Repeat, [&] {
+    for (int64_t I = 0; I < N; ++I)
+      for (size_t K = 0; K < Called.size(); ++K)
+        Called[K]->fn(Pointers[K].data(), Sizes, RT);
+  });
+  return S / (double)N;
+}
+
 int main(int Argc, char **Argv) {
   int64_t N = 1000000;
   int Repeat = 5;
   int Level = 3;
+  vm::NativeCode Codegen = vm::NativeCode::Off;
   bool Dump = false;
   for (int I = 1; I < Argc; ++I) {
     if (!std::strcmp(Argv[I], "--dump"))
@@ -101,9 +138,15 @@ int main(int Argc, char **Argv) {
     else if (std::strlen(Argv[I]) == 3 && !std::strncmp(Argv[I], "-O", 2) &&
              Argv[I][2] >= '0' && Argv[I][2] <= '3')
       Level = Argv[I][2] - '0';
+    else if (!std::strcmp(Argv[I], "--codegen") && I + 1 < Argc &&
+             (!std::strcmp(Argv[I + 1], "off") ||
+              !std::strcmp(Argv[I + 1], "jit")))
+      Codegen = !std::strcmp(Argv[++I], "jit") ? vm::NativeCode::Jit
+                                               : vm::NativeCode::Off;
     else {
       std::fprintf(stderr, "usage: bench_vm_dispatch [--iterations N] "
-                           "[--repeat R] [-O0..-O3] [--dump]\n");
+                           "[--repeat R] [-O0..-O3] [--codegen off|jit] "
+                           "[--dump]\n");
       return 2;
     }
   }
@@ -112,6 +155,7 @@ int main(int Argc, char **Argv) {
     ir::inferTypes(M);
     vm::CompileOptions Opts;
     Opts.optLevel = Level;
+    Opts.codegen.mode = Codegen;
     std::shared_ptr<vm::Executable> Exe = vm::compile(M, Opts);
     if (Dump) {
       std::printf("%s", Exe->disassemble().c_str());
@@ -130,20 +174,24 @@ int main(int Argc, char **Argv) {
     float Acc = vm::asTensor(Result, "result").data<float>()[0];
     if (Acc != (float)N && N < (1 << 24))
       fail("wrong result {} (expected {})", Acc, N);
-    double KernelPerIter = kernelSecondsPerIteration(N, Repeat);
+    double KernelPerIter = Codegen == vm::NativeCode::Off
+                               ? kernelSecondsPerIteration(N, Repeat)
+                               : nativeSecondsPerIteration(*Exe, N, Repeat);
     double VmPerIter = VmSeconds / (double)N;
     double InstrPerIter = Instructions / (double)N;
     double NsPerInstr = (VmPerIter - KernelPerIter) * 1e9 / InstrPerIter;
-    std::printf("{\"iterations\": %lld, \"opt_level\": %d, "
-                "\"instructions_per_iteration\": %.2f, "
-                "\"vm_ns_per_iteration\": %.2f, "
-                "\"kernel_ns_per_iteration\": %.2f, "
-                "\"overhead_ns_per_iteration\": %.2f, "
-                "\"ns_per_instruction\": %.2f, "
-                "\"peak_bytes_in_use\": %zu}\n",
-                (long long)N, Level, InstrPerIter, VmPerIter * 1e9,
-                KernelPerIter * 1e9, (VmPerIter - KernelPerIter) * 1e9,
-                NsPerInstr, VM.peakBytesInUse());
+    std::printf(
+        "{\"iterations\": %lld, \"opt_level\": %d, "
+        "\"codegen\": \"%s\", "
+        "\"instructions_per_iteration\": %.2f, "
+        "\"vm_ns_per_iteration\": %.2f, "
+        "\"kernel_ns_per_iteration\": %.2f, "
+        "\"overhead_ns_per_iteration\": %.2f, "
+        "\"ns_per_instruction\": %.2f, "
+        "\"peak_bytes_in_use\": %zu}\n",
+        (long long)N, Level, Codegen == vm::NativeCode::Off ? "off" : "jit",
+        InstrPerIter, VmPerIter * 1e9, KernelPerIter * 1e9,
+        (VmPerIter - KernelPerIter) * 1e9, NsPerInstr, VM.peakBytesInUse());
     return 0;
   } catch (const Error &E) {
     std::fprintf(stderr, "error: %s\n", E.what());

@@ -104,8 +104,10 @@ def time_rivet(rivet, model, workdir, trips, executor, min_time):
     for m in trips:
         mpath = os.path.join(workdir, f"M_{m}.npy")
         np.save(mpath, np.array(m, np.int64))
+        # One intra-op thread, as ONNX Runtime gets below.
         r = rivet_bench(rivet, model, ["--input", f"M={mpath}", "--input", f"acc0={acc0}", "--executor", executor,
-                                       "--warmup", "1", "--repeat", "3", "--min-time", str(min_time)])
+                                       "--threads", "1", "--warmup", "1", "--repeat", "3",
+                                       "--min-time", str(min_time)])
         ms[m] = r["median_ms"]
     return ms
 

@@ -2,9 +2,10 @@
 //
 // Times @main on the VM (default) or the reference interpreter with random
 // (or given) inputs and prints one JSON object. Runs at least --repeat times
-// and for at least --min-time seconds, after --warmup untimed runs; with
-// --threads T, T threads each run their own engine (VMs share the one
-// executable) and every run's latency counts.
+// and for at least --min-time seconds, after --warmup untimed runs. Kernels
+// use --threads N intra-op threads; with --concurrency C, C threads each run
+// their own engine (VMs share the one executable) and every run's latency
+// counts.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -35,12 +36,17 @@ const char *const BenchUsage =
     "  --warmup N              untimed runs first (default 3)\n"
     "  --repeat N              at least N timed runs (default 10)\n"
     "  --min-time S            and at least S seconds of them (default 0.5)\n"
-    "  --threads T             T threads, one engine each (default 1)\n"
+    "  --threads N             intra-op threads (default: every core, or\n"
+    "                          $RIVET_NUM_THREADS; 0: every core)\n"
+    "  --concurrency C         C threads, one engine each (default 1)\n"
     "  --executor vm|interp    the VM (default) or the reference interpreter\n"
     "  -O0 .. -O3              optimization level of the VM (default -O3)\n"
     "  --no-memory-plan        compile without the memory planner\n"
     "  --print-after PASS, --disable-pass PASS, --enable-pass PASS,\n"
-    "  --time-passes           the pass flags of rivet compile --help\n";
+    "  --time-passes           the pass flags of rivet compile --help\n"
+    "  --codegen off|jit|so    native kernels for fused groups: none, JIT\n"
+    "                          (default) or a shared object\n"
+    "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n";
 
 namespace {
 
@@ -72,10 +78,12 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   std::vector<std::string> Args = ArgsIn;
   std::optional<int> Level = takeOptLevel(Args);
   std::vector<FlagSpec> Flags = inputFlags();
-  for (const char *F : {"warmup", "repeat", "min-time", "threads", "executor"})
+  for (const char *F :
+       {"warmup", "repeat", "min-time", "concurrency", "executor"})
     Flags.push_back({F, true, false});
   for (const FlagSpec &F : compileFlags())
     Flags.push_back(F);
+  Flags.push_back(threadsFlag());
   Flags.push_back({"help", false, false});
   ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -91,9 +99,10 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   uint64_t Warmup = parseUnsigned(P.get("warmup", "3"), "warmup");
   uint64_t Repeat =
       std::max<uint64_t>(1, parseUnsigned(P.get("repeat", "10"), "repeat"));
-  uint64_t Threads = parseUnsigned(P.get("threads", "1"), "threads");
-  if (Threads < 1 || Threads > 256)
-    throw UsageError("option '--threads' expects 1 to 256");
+  uint64_t Concurrency =
+      parseUnsigned(P.get("concurrency", "1"), "concurrency");
+  if (Concurrency < 1 || Concurrency > 256)
+    throw UsageError("option '--concurrency' expects 1 to 256");
   double MinTime = 0.5;
   {
     std::string T = P.get("min-time", "0.5");
@@ -104,18 +113,19 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
           "option '--min-time' expects seconds (0 to 3600), got '{}'", T));
   }
   InputOptions Opts = inputOptionsFrom(P);
+  int IntraOpThreads = applyThreadsFlag(P);
+  vm::CompileOptions CO = compileOptionsFrom(Level, P, vm::NativeCode::Jit);
   Opts.random = true; // bench generates whatever is not given
 
   Program Prog = loadProgram(P.positional[0]);
   if (Kind == ExecutorKind::Interp && Prog.isExecutable())
     fail("{}: a .rvx file runs on the VM only (--executor vm)", Prog.path);
   std::vector<Tensor> Inputs = prepareProgramInputs(Prog, Opts);
-  vm::CompileOptions CO = compileOptionsFrom(Level, P);
   if (Kind == ExecutorKind::VM)
     compileProgram(Prog, CO);
   reportPassTimes(CO);
 
-  std::vector<ThreadResult> Results(Threads);
+  std::vector<ThreadResult> Results(Concurrency);
   auto Body = [&](ThreadResult &R) {
     runWithStack(BigStackBytes, [&] {
       Engine E(Prog, Kind);
@@ -144,7 +154,7 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
     });
   };
   Clock::time_point WallStart = Clock::now();
-  if (Threads == 1) {
+  if (Concurrency == 1) {
     Body(Results[0]);
   } else {
     std::vector<std::thread> Pool;
@@ -187,10 +197,13 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   J += fmt::format("\"model\": {}, ", jsonString(Prog.path));
   J += fmt::format("\"executor\": \"{}\", ", executorName(Kind));
   if (Kind == ExecutorKind::VM && !Prog.isExecutable())
-    J += fmt::format("\"opt_level\": {}, \"memory_plan\": {}, ", CO.optLevel,
-                     CO.planMemory ? "true" : "false");
-  J += fmt::format("\"threads\": {}, \"warmup\": {}, \"repeat\": {}, ", Threads,
-                   Warmup, N);
+    J += fmt::format("\"opt_level\": {}, \"memory_plan\": {}, "
+                     "\"codegen\": \"{}\", ",
+                     CO.optLevel, CO.planMemory ? "true" : "false",
+                     codegenName(CO.codegen.mode));
+  J += fmt::format("\"threads\": {}, \"concurrency\": {}, \"warmup\": {}, "
+                   "\"repeat\": {}, ",
+                   IntraOpThreads, Concurrency, Warmup, N);
   J += fmt::format("\"median_ms\": {:.6f}, \"min_ms\": {:.6f}, "
                    "\"max_ms\": {:.6f}, \"mean_ms\": {:.6f}, "
                    "\"stddev_ms\": {:.6f}, \"total_s\": {:.3f}",

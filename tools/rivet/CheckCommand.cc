@@ -37,7 +37,12 @@ const char *const CheckUsage =
     "  -O0 .. -O3              optimization level of the VM (default -O3)\n"
     "  --no-memory-plan        compile without the memory planner\n"
     "  --print-after PASS, --disable-pass PASS, --enable-pass PASS,\n"
-    "  --time-passes           the pass flags of rivet compile --help\n";
+    "  --time-passes           the pass flags of rivet compile --help\n"
+    "  --codegen off|jit|so    native kernels for fused groups: none, JIT\n"
+    "                          (default) or a shared object\n"
+    "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n"
+    "  --threads N             intra-op threads (default: every core, or\n"
+    "                          $RIVET_NUM_THREADS; 0: every core)\n";
 
 namespace {
 
@@ -108,6 +113,7 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
   Flags.push_back({"rtol", true, false});
   Flags.push_back({"atol", true, false});
   Flags.push_back({"expected", true, false});
+  Flags.push_back(threadsFlag());
   for (const FlagSpec &F : compileFlags())
     Flags.push_back(F);
   Flags.push_back({"help", false, false});
@@ -123,6 +129,8 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
   double Rtol = parseTolerance(P.get("rtol", "1e-4"), "rtol");
   double Atol = parseTolerance(P.get("atol", "1e-5"), "atol");
   InputOptions Opts = inputOptionsFrom(P);
+  applyThreadsFlag(P);
+  vm::CompileOptions CO = compileOptionsFrom(Level, P, vm::NativeCode::Jit);
   if (isRvxPath(P.positional[0]))
     fail("{}: check compares the VM with the reference interpreter, which "
          "needs the model (.onnx or .rvir), not a .rvx file",
@@ -130,7 +138,6 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
 
   Program Prog = loadProgram(P.positional[0]);
   std::vector<Tensor> Inputs = prepareProgramInputs(Prog, Opts);
-  vm::CompileOptions CO = compileOptionsFrom(Level, P);
   compileProgram(Prog, CO);
   reportPassTimes(CO);
 

@@ -28,7 +28,13 @@ const char *const CompileUsage =
     "                          repeatable\n"
     "  --disable-pass PASS     never run PASS (repeatable)\n"
     "  --enable-pass PASS      run PASS whatever the level (repeatable)\n"
-    "  --time-passes           print each pass's time to stderr\n";
+    "  --time-passes           print each pass's time to stderr\n"
+    "  --codegen off|jit|so    native kernels for fused groups: none, or a\n"
+    "                          shared object in the .rvx (default so; jit\n"
+    "                          executables cannot be saved)\n"
+    "  --cpu NAME              target CPU of the native code (default: the\n"
+    "                          host's), e.g. skylake-avx512, x86-64-v3\n"
+    "  --mattr +F,-G           target features added or removed (LLVM names)\n";
 
 int compileCommand(const std::vector<std::string> &ArgsIn) {
   std::vector<std::string> Args = ArgsIn;
@@ -60,8 +66,12 @@ int compileCommand(const std::vector<std::string> &ArgsIn) {
     fail("{}: already an executable; compile takes a .onnx or .rvir file",
          P.positional[0]);
 
+  vm::CompileOptions Opts =
+      compileOptionsFrom(Level, P, vm::NativeCode::SharedObject);
+  if (Opts.codegen.mode == vm::NativeCode::Jit)
+    throw UsageError("compile: --codegen jit code lives in this process only "
+                     "and cannot be saved; use --codegen so or off");
   Program Prog = loadProgram(P.positional[0]);
-  vm::CompileOptions Opts = compileOptionsFrom(Level, P);
   std::shared_ptr<vm::Executable> Exe = compileProgram(Prog, Opts);
   reportPassTimes(Opts);
   Exe->save(Out);
@@ -69,10 +79,11 @@ int compileCommand(const std::vector<std::string> &ArgsIn) {
   for (const vm::VMFunction &F : Exe->functions)
     Instrs += F.code.size();
   std::printf("%s: %zu functions, %zu instructions, %zu kernels, %zu "
-              "constants (-O%d%s) -> %s (%ju bytes)\n",
+              "constants (-O%d%s, codegen %s) -> %s (%ju bytes)\n",
               Prog.path.c_str(), Exe->functions.size(), Instrs,
               Exe->kernels.size(), Exe->constants.size(), Opts.optLevel,
-              Opts.planMemory ? "" : ", no memory plan", Out.c_str(),
+              Opts.planMemory ? "" : ", no memory plan",
+              codegenName(Opts.codegen.mode), Out.c_str(),
               (uintmax_t)std::filesystem::file_size(Out));
   return 0;
 }

@@ -42,6 +42,8 @@ const char *const DumpUsage =
     "  --no-memory-plan        compile without the memory planner\n"
     "  --print-after PASS, --disable-pass PASS, --enable-pass PASS,\n"
     "  --time-passes           the pass flags of rivet compile --help\n"
+    "  --codegen off|jit|so, --cpu NAME, --mattr +F,-G   native code of\n"
+    "                          --bytecode (default so, as compile)\n"
     "  --peak-memory           with --bytecode: run once and print the VM\n"
     "                          pool's peak bytes in use (needs the inputs:\n"
     "                          --input NAME=FILE.npy, --random-inputs,\n"
@@ -77,7 +79,9 @@ static std::string describeFusedGroups(const ir::Module &M) {
 static int dumpBytecode(const std::string &Path, std::optional<int> Level,
                         const ParsedArgs &P) {
   Program Prog = loadProgram(Path);
-  vm::CompileOptions CO = compileOptionsFrom(Level, P);
+  // What `rivet compile` would write (a shared object), unless told.
+  vm::CompileOptions CO =
+      compileOptionsFrom(Level, P, vm::NativeCode::SharedObject);
   std::shared_ptr<vm::Executable> Exe = compileProgram(Prog, CO);
   reportPassTimes(CO);
   std::string Out = Exe->disassemble();
@@ -134,7 +138,7 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
   ir::Module &M = L.module;
   std::string Groups;
   if (P.has("optimized") || P.has("fused")) {
-    vm::CompileOptions CO = compileOptionsFrom(Level, P);
+    vm::CompileOptions CO = compileOptionsFrom(Level, P, vm::NativeCode::Jit);
     ir::PassContext Ctx = CO.passes;
     Ctx.optLevel = CO.optLevel;
     if (P.has("optimized"))

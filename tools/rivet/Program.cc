@@ -4,6 +4,7 @@
 #include "kernels/Error.h"
 #include "kernels/Npy.h"
 #include "kernels/Random.h"
+#include "kernels/Threading.h"
 
 #include <fmt/format.h>
 
@@ -83,7 +84,10 @@ std::vector<FlagSpec> compileFlags() {
           {"print-after", true, true},
           {"disable-pass", true, true},
           {"enable-pass", true, true},
-          {"time-passes", false, false}};
+          {"time-passes", false, false},
+          {"codegen", true, false},
+          {"cpu", true, false},
+          {"mattr", true, false}};
 }
 
 const char *const CompileFlagsUsage =
@@ -93,10 +97,72 @@ const char *const CompileFlagsUsage =
     "repeatable\n"
     "  --disable-pass PASS     never run PASS; repeatable\n"
     "  --enable-pass PASS      run PASS whatever the level; repeatable\n"
-    "  --time-passes           print each pass's time to stderr\n";
+    "  --time-passes           print each pass's time to stderr\n"
+    "  --codegen off|jit|so    native kernels for fused groups: none, JIT\n"
+    "                          compiled in process, or a shared object\n"
+    "  --cpu NAME              target CPU of native code (default: the host)\n"
+    "  --mattr +F,-G           target features added/removed (LLVM names)\n";
+
+namespace {
+
+vm::NativeCode parseCodegen(const std::string &Text) {
+  if (Text == "off")
+    return vm::NativeCode::Off;
+  if (Text == "jit")
+    return vm::NativeCode::Jit;
+  if (Text == "so")
+    return vm::NativeCode::SharedObject;
+  throw UsageError(
+      fmt::format("option '--codegen' expects off, jit or so, got '{}'", Text));
+}
+
+bool isTargetNameChar(char C) {
+  return std::isalnum((unsigned char)C) || C == '-' || C == '_' || C == '.';
+}
+
+/// An LLVM CPU name: "skylake-avx512", "x86-64-v3", "native" is not one
+/// (the default already is the host).
+std::string parseCpu(const std::string &Text) {
+  if (Text.empty() || !std::all_of(Text.begin(), Text.end(), isTargetNameChar))
+    throw UsageError(
+        fmt::format("option '--cpu' expects a CPU name (e.g. skylake-avx512 "
+                    "or x86-64-v3), got '{}'",
+                    Text));
+  return Text;
+}
+
+/// A comma-separated list of "+feature" and "-feature".
+std::string parseFeatures(const std::string &Text) {
+  size_t Begin = 0;
+  do {
+    size_t End = Text.find(',', Begin);
+    std::string Item = Text.substr(
+        Begin, End == std::string::npos ? std::string::npos : End - Begin);
+    if (Item.size() < 2 || (Item[0] != '+' && Item[0] != '-') ||
+        !std::all_of(Item.begin() + 1, Item.end(), isTargetNameChar))
+      throw UsageError(fmt::format(
+          "option '--mattr' expects +feature/-feature items separated by "
+          "commas (e.g. +avx2,-avx512f), got '{}'",
+          Text));
+    Begin = End == std::string::npos ? Text.size() + 1 : End + 1;
+  } while (Begin <= Text.size());
+  return Text;
+}
+
+} // namespace
+
+const char *codegenName(vm::NativeCode Mode) {
+  switch (Mode) {
+  case vm::NativeCode::Off: return "off";
+  case vm::NativeCode::Jit: return "jit";
+  case vm::NativeCode::SharedObject: return "so";
+  }
+  return "?";
+}
 
 vm::CompileOptions compileOptionsFrom(std::optional<int> Level,
-                                      const ParsedArgs &P) {
+                                      const ParsedArgs &P,
+                                      vm::NativeCode DefaultCodegen) {
   vm::CompileOptions O;
   O.optLevel = Level.value_or(3);
   O.planMemory = !P.has("no-memory-plan");
@@ -112,7 +178,26 @@ vm::CompileOptions compileOptionsFrom(std::optional<int> Level,
   for (const std::string &N : P.all("enable-pass"))
     O.passes.enabled.insert(Known(N, "enable-pass"));
   O.passes.timePasses = P.has("time-passes");
+  O.codegen.mode =
+      P.has("codegen") ? parseCodegen(P.get("codegen", "")) : DefaultCodegen;
+  if (P.has("cpu"))
+    O.codegen.cpu = parseCpu(P.get("cpu", ""));
+  if (P.has("mattr"))
+    O.codegen.features = parseFeatures(P.get("mattr", ""));
   return O;
+}
+
+FlagSpec threadsFlag() { return {"threads", true, false}; }
+
+int applyThreadsFlag(const ParsedArgs &P) {
+  if (P.has("threads")) {
+    uint64_t N = parseUnsigned(P.get("threads", ""), "threads");
+    if (N > 1024)
+      throw UsageError(fmt::format(
+          "option '--threads' expects 0 (every core) to 1024, got {}", N));
+    setNumThreads((int)N);
+  }
+  return numThreads();
 }
 
 void reportPassTimes(const vm::CompileOptions &Opts) {

@@ -54,15 +54,27 @@ std::shared_ptr<vm::Executable> compileProgram(Program &P,
 /// Removes "-O0".."-O3" from Args and returns the level given (the last one),
 /// if any; throws UsageError for another "-O..." spelling.
 std::optional<int> takeOptLevel(std::vector<std::string> &Args);
-/// The flags of every command that compiles: --no-memory-plan and the pass
+/// The flags of every command that compiles: --no-memory-plan, the pass
 /// flags (--print-after PASS|all, --disable-pass PASS, --enable-pass PASS,
-/// --time-passes), and their usage text.
+/// --time-passes) and the native-code flags (--codegen off|jit|so, --cpu
+/// NAME, --mattr FEATURES), and their usage text.
 std::vector<FlagSpec> compileFlags();
 extern const char *const CompileFlagsUsage;
-/// The compile options of a command: Level (default 3) and compileFlags().
-/// Unknown pass names are UsageErrors.
+/// The compile options of a command: Level (default 3) and compileFlags();
+/// DefaultCodegen where --codegen is absent. Unknown pass names and
+/// malformed codegen values are UsageErrors.
 vm::CompileOptions compileOptionsFrom(std::optional<int> Level,
-                                      const ParsedArgs &P);
+                                      const ParsedArgs &P,
+                                      vm::NativeCode DefaultCodegen);
+/// The spelling of a --codegen value: "off", "jit" or "so".
+const char *codegenName(vm::NativeCode Mode);
+
+/// --threads N: the intra-op thread count of the commands that run.
+FlagSpec threadsFlag();
+/// Applies --threads N (rivet::setNumThreads; 0: one per hardware thread)
+/// when given; otherwise the runtime's default stands (RIVET_NUM_THREADS,
+/// else every hardware thread). Returns the thread count in effect.
+int applyThreadsFlag(const ParsedArgs &P);
 /// With --time-passes: prints the passes' times (from the options'
 /// PassContext) to stderr.
 void reportPassTimes(const vm::CompileOptions &Opts);

@@ -33,6 +33,11 @@ const char *const RunUsage =
     "  --no-memory-plan        compile without the memory planner\n"
     "  --print-after PASS, --disable-pass PASS, --enable-pass PASS,\n"
     "  --time-passes           the pass flags of rivet compile --help\n"
+    "  --codegen off|jit|so    native kernels for fused groups: none, JIT\n"
+    "                          (default) or a shared object\n"
+    "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n"
+    "  --threads N             intra-op threads (default: every core, or\n"
+    "                          $RIVET_NUM_THREADS; 0: every core)\n"
     "  --output-dir DIR        where output_<i>.npy go (default .)\n";
 
 static void writeOutputs(const std::vector<NamedOutput> &Outputs,
@@ -67,6 +72,7 @@ int runCommand(const std::vector<std::string> &ArgsIn) {
   std::vector<FlagSpec> Flags = inputFlags();
   Flags.push_back({"executor", true, false});
   Flags.push_back({"output-dir", true, false});
+  Flags.push_back(threadsFlag());
   for (const FlagSpec &F : compileFlags())
     Flags.push_back(F);
   Flags.push_back({"help", false, false});
@@ -82,13 +88,14 @@ int runCommand(const std::vector<std::string> &ArgsIn) {
   ExecutorKind Kind = parseExecutor(P.get("executor", "vm"), "run");
   InputOptions Opts = inputOptionsFrom(P);
   std::filesystem::path OutDir = P.get("output-dir", ".");
+  applyThreadsFlag(P);
+  vm::CompileOptions CO = compileOptionsFrom(Level, P, vm::NativeCode::Jit);
 
   Program Prog = loadProgram(P.positional[0]);
   if (Kind == ExecutorKind::Interp && Prog.isExecutable())
     fail("{}: a .rvx file runs on the VM only (--executor vm)", Prog.path);
   std::vector<Tensor> Inputs = prepareProgramInputs(Prog, Opts);
   if (Kind == ExecutorKind::VM) {
-    vm::CompileOptions CO = compileOptionsFrom(Level, P);
     compileProgram(Prog, CO);
     reportPassTimes(CO);
   }

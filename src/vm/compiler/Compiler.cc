@@ -10,11 +10,15 @@
 //===----------------------------------------------------------------------===//
 #include "vm/compiler/Compiler.h"
 
+#include "ir/Printer.h"
 #include "ir/TypeInference.h"
+#include "ir/Visitor.h"
 #include "kernels/Error.h"
 #include "vm/compiler/InlinePrimitives.h"
 #include "vm/compiler/Lowering.h"
+
 #include "vm/compiler/NativeKernels.h"
+#include <set>
 
 #include <optional>
 
@@ -54,13 +58,42 @@ ParamInfo paramInfo(const ir::Var &P, const std::string &Name) {
   return Info;
 }
 
+/// M without the prelude functions that no other function calls: every
+/// module carries the whole prelude, and each of its functions would
+/// otherwise be lowered (and its fused groups compiled to native code).
+ir::Module withoutUnusedPrelude(const ir::Module &M) {
+  std::set<std::string> Keep;
+  std::vector<std::string> Work;
+  for (const std::string &Name : M.functionNames())
+    if (!ir::isPreludeName(Name) && Keep.insert(Name).second)
+      Work.push_back(Name);
+  while (!Work.empty()) {
+    std::string Name = std::move(Work.back());
+    Work.pop_back();
+    ir::postOrderVisit(M.function(Name), [&](const ir::Expr &E) {
+      if (const auto *G = E->as<ir::GlobalVarNode>())
+        if (M.hasFunction(G->name) && Keep.insert(G->name).second)
+          Work.push_back(G->name);
+    });
+  }
+  if (Keep.size() == M.functionNames().size())
+    return M;
+  ir::Module R;
+  for (const std::string &Adt : M.typeDataNames())
+    R.addTypeData(M.typeData(Adt));
+  for (const std::string &Name : M.functionNames())
+    if (Keep.count(Name))
+      R.addFunction(Name, M.function(Name));
+  return R;
+}
+
 } // namespace
 
 std::shared_ptr<Executable> compile(const ir::Module &M,
                                     const CompileOptions &Opts) {
   if (!M.hasFunction("main"))
     fail("vm compiler: the module has no @main function");
-  ir::Module Optimized = M;
+  ir::Module Optimized = withoutUnusedPrelude(M);
   if (needsInference(Optimized))
     ir::inferTypes(Optimized);
   ir::PassContext Passes = Opts.passes;

@@ -175,8 +175,8 @@ def @main(%x: Tensor[(1, 2, 5, 5), float32], %s: Tensor[(2, 1, 1), float32]) {
 
 TEST(AnchorSelection, MatMulAndDenseTails) {
   const char *MatMul = R"(
-def @main(%a: Tensor[(2, 3, 4), float32], %b: Tensor[(4, 5), float32], %c: Tensor[(5,), float32]) {
-  fn (%p0: Tensor[(2, 3, 4), float32], %p1: Tensor[(4, 5), float32], %p2: Tensor[(5,), float32], Primitive=1) {
+def @main(%a: Tensor[(2, 64, 32), float32], %b: Tensor[(32, 32), float32], %c: Tensor[(32,), float32]) {
+  fn (%p0: Tensor[(2, 64, 32), float32], %p1: Tensor[(32, 32), float32], %p2: Tensor[(32,), float32], Primitive=1) {
     let %m = matmul(%p0, %p1);
     let %s = add(%p2, %m);
     let %t = tanh(%s);
@@ -192,8 +192,8 @@ def @main(%a: Tensor[(2, 3, 4), float32], %b: Tensor[(4, 5), float32], %c: Tenso
   expectKernelMatchesInterpreter(MatMul);
 
   const char *Dense = R"(
-def @main(%x: Tensor[(3, 8), float32], %w: Tensor[(6, 8), float32]) {
-  fn (%p0: Tensor[(3, 8), float32], %p1: Tensor[(6, 8), float32], Primitive=1) {
+def @main(%x: Tensor[(64, 32), float32], %w: Tensor[(32, 32), float32]) {
+  fn (%p0: Tensor[(64, 32), float32], %p1: Tensor[(32, 32), float32], Primitive=1) {
     let %d = dense(%p0, %p1);
     relu(%d)
   }(%x, %w)
@@ -207,8 +207,8 @@ def @main(%x: Tensor[(3, 8), float32], %w: Tensor[(6, 8), float32]) {
 
 TEST(AnchorSelection, AnchorAlone) {
   const char *Text = R"(
-def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 5), float32]) {
-  fn (%p0: Tensor[(3, 4), float32], %p1: Tensor[(4, 5), float32], Primitive=1) {
+def @main(%a: Tensor[(64, 32), float32], %b: Tensor[(32, 32), float32]) {
+  fn (%p0: Tensor[(64, 32), float32], %p1: Tensor[(32, 32), float32], Primitive=1) {
     matmul(%p0, %p1)
   }(%a, %b)
 }
@@ -219,11 +219,30 @@ def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 5), float32]) {
   expectKernelMatchesInterpreter(Text);
 }
 
-TEST(AnchorSelection, RejectsWhatOneKernelCannotDo) {
-  // A tail operator that is not a post-op.
+TEST(AnchorSelection, SmallStaticMatMulsAreLeftToCodegen) {
+  // 3x4 by 4x5: less work than a oneDNN call costs.
   EXPECT_FALSE(select(R"(
 def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 5), float32]) {
   fn (%p0: Tensor[(3, 4), float32], %p1: Tensor[(4, 5), float32], Primitive=1) {
+    matmul(%p0, %p1)
+  }(%a, %b)
+}
+)"));
+  // The same with a dynamic batch: the work is unknown, oneDNN takes it.
+  EXPECT_TRUE(select(R"(
+def @main(%a: Tensor[(n, 3, 4), float32], %b: Tensor[(4, 5), float32]) {
+  fn (%p0: Tensor[(n, 3, 4), float32], %p1: Tensor[(4, 5), float32], Primitive=1) {
+    matmul(%p0, %p1)
+  }(%a, %b)
+}
+)"));
+}
+
+TEST(AnchorSelection, RejectsWhatOneKernelCannotDo) {
+  // A tail operator that is not a post-op.
+  EXPECT_FALSE(select(R"(
+def @main(%a: Tensor[(64, 32), float32], %b: Tensor[(32, 32), float32]) {
+  fn (%p0: Tensor[(64, 32), float32], %p1: Tensor[(32, 32), float32], Primitive=1) {
     let %m = matmul(%p0, %p1);
     exp(%m)
   }(%a, %b)
@@ -231,8 +250,8 @@ def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 5), float32]) {
 )"));
   // An operand computed inside the group.
   EXPECT_FALSE(select(R"(
-def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 5), float32], %c: Tensor[(5,), float32]) {
-  fn (%p0: Tensor[(3, 4), float32], %p1: Tensor[(4, 5), float32], %p2: Tensor[(5,), float32], Primitive=1) {
+def @main(%a: Tensor[(64, 32), float32], %b: Tensor[(32, 32), float32], %c: Tensor[(32,), float32]) {
+  fn (%p0: Tensor[(64, 32), float32], %p1: Tensor[(32, 32), float32], %p2: Tensor[(32,), float32], Primitive=1) {
     let %m = matmul(%p0, %p1);
     let %r = relu(%p2);
     add(%m, %r)
@@ -241,8 +260,8 @@ def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 5), float32], %c: Tensor[(
 )"));
   // The anchor's value used twice.
   EXPECT_FALSE(select(R"(
-def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 5), float32]) {
-  fn (%p0: Tensor[(3, 4), float32], %p1: Tensor[(4, 5), float32], Primitive=1) {
+def @main(%a: Tensor[(64, 32), float32], %b: Tensor[(32, 32), float32]) {
+  fn (%p0: Tensor[(64, 32), float32], %p1: Tensor[(32, 32), float32], Primitive=1) {
     let %m = matmul(%p0, %p1);
     multiply(%m, %m)
   }(%a, %b)
@@ -250,8 +269,8 @@ def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 5), float32]) {
 )"));
   // An operand that would grow the output.
   EXPECT_FALSE(select(R"(
-def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 5), float32], %c: Tensor[(2, 3, 5), float32]) {
-  fn (%p0: Tensor[(3, 4), float32], %p1: Tensor[(4, 5), float32], %p2: Tensor[(2, 3, 5), float32], Primitive=1) {
+def @main(%a: Tensor[(64, 32), float32], %b: Tensor[(32, 32), float32], %c: Tensor[(2, 64, 32), float32]) {
+  fn (%p0: Tensor[(64, 32), float32], %p1: Tensor[(32, 32), float32], %p2: Tensor[(2, 64, 32), float32], Primitive=1) {
     let %m = matmul(%p0, %p1);
     add(%m, %p2)
   }(%a, %b, %c)
@@ -259,8 +278,8 @@ def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 5), float32], %c: Tensor[(
 )"));
   // Not float32.
   EXPECT_FALSE(select(R"(
-def @main(%a: Tensor[(3, 4), float64], %b: Tensor[(4, 5), float64]) {
-  fn (%p0: Tensor[(3, 4), float64], %p1: Tensor[(4, 5), float64], Primitive=1) {
+def @main(%a: Tensor[(64, 32), float64], %b: Tensor[(32, 32), float64]) {
+  fn (%p0: Tensor[(64, 32), float64], %p1: Tensor[(32, 32), float64], Primitive=1) {
     let %m = matmul(%p0, %p1);
     relu(%m)
   }(%a, %b)
@@ -268,8 +287,8 @@ def @main(%a: Tensor[(3, 4), float64], %b: Tensor[(4, 5), float64]) {
 )"));
   // No anchor: an elementwise group.
   EXPECT_FALSE(select(R"(
-def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(3, 4), float32]) {
-  fn (%p0: Tensor[(3, 4), float32], %p1: Tensor[(3, 4), float32], Primitive=1) {
+def @main(%a: Tensor[(64, 32), float32], %b: Tensor[(64, 32), float32]) {
+  fn (%p0: Tensor[(64, 32), float32], %p1: Tensor[(64, 32), float32], Primitive=1) {
     let %s = add(%p0, %p1);
     relu(%s)
   }(%a, %b)
@@ -277,8 +296,8 @@ def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(3, 4), float32]) {
 )"));
   // Not a Primitive function.
   EXPECT_FALSE(select(R"(
-def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 5), float32]) {
-  fn (%p0: Tensor[(3, 4), float32], %p1: Tensor[(4, 5), float32]) {
+def @main(%a: Tensor[(64, 32), float32], %b: Tensor[(32, 32), float32]) {
+  fn (%p0: Tensor[(64, 32), float32], %p1: Tensor[(32, 32), float32]) {
     matmul(%p0, %p1)
   }(%a, %b)
 }

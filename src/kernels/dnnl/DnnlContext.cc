@@ -46,15 +46,12 @@ std::string dimsKey(const dnnl::memory::dims &D) {
   return fmt::format("{}", fmt::join(D, "x"));
 }
 
-/// A printable identity of a memory descriptor (its C struct bytes are
-/// plain data: layout, dims, strides, blocking).
+/// The identity of a memory descriptor for cache keys: its C struct's bytes
+/// (plain data: layout, dims, strides, blocking; zero-initialized by
+/// oneDNN), as they are. Formatting them (one fmt call per byte) cost more
+/// than the reorders they keyed on small tensors.
 std::string descKey(const dnnl::memory::desc &D) {
-  const auto *P = reinterpret_cast<const unsigned char *>(&D.data);
-  std::string S;
-  S.reserve(sizeof(D.data) * 2);
-  for (size_t I = 0; I < sizeof(D.data); ++I)
-    S += fmt::format("{:02x}", P[I]);
-  return S;
+  return std::string(reinterpret_cast<const char *>(&D.data), sizeof(D.data));
 }
 
 } // namespace

@@ -61,15 +61,47 @@ dnnl::engine &engine() {
   return E;
 }
 
-dnnl::stream &threadStream() {
-  thread_local dnnl::stream S(engine());
+/// Applies numThreads() to this thread's OpenMP setting when it changed.
+/// oneDNN reads it both when it creates a primitive (which then keeps its
+/// thread count: a primitive created with 2 threads opens a 2-thread region
+/// on every call) and when it executes one.
+static thread_local bool SingleThreaded = false; // inside a small WorkScope
+
+static int effectiveThreads() { return SingleThreaded ? 1 : numThreads(); }
+
+static void applyThreadSetting() {
   thread_local unsigned Applied = ~0u;
   unsigned Gen = numThreadsGeneration();
   if (Applied != Gen) {
     if (omp_set_num_threads)
-      omp_set_num_threads(numThreads());
+      omp_set_num_threads(effectiveThreads());
     Applied = Gen;
   }
+}
+
+/// Multiply-adds below which a second thread costs more than it saves
+/// (~10 us of work at one core's speed; waking a sleeping thread and
+/// joining it costs several us).
+constexpr int64_t kMinParallelWork = 1 << 18;
+
+WorkScope::WorkScope(int64_t Work) {
+  if (Work >= kMinParallelWork || numThreads() == 1 || !omp_set_num_threads)
+    return;
+  applyThreadSetting();
+  SingleThreaded = Limited = true;
+  omp_set_num_threads(1);
+}
+
+WorkScope::~WorkScope() {
+  if (!Limited)
+    return;
+  SingleThreaded = false;
+  omp_set_num_threads(numThreads());
+}
+
+dnnl::stream &threadStream() {
+  thread_local dnnl::stream S(engine());
+  applyThreadSetting();
   return S;
 }
 
@@ -185,7 +217,8 @@ void addPostOpArgs(const PostOpPlan &Plan,
 std::shared_ptr<const CachedPrimitive>
 findPrimitive(const std::string &Key,
               const std::function<CachedPrimitive()> &Create) {
-  std::string Full = fmt::format("{}|t{}", Key, numThreads());
+  applyThreadSetting();
+  std::string Full = fmt::format("{}|t{}", Key, effectiveThreads());
   PrimitiveCache &C = primitiveCache();
   {
     std::lock_guard<std::mutex> G(C.Lock);

@@ -29,6 +29,20 @@
 
 namespace rivet::dnnlctx {
 
+/// While alive, oneDNN primitives created and run on this thread use one
+/// thread when Work (multiply-adds) is too little to pay for waking a
+/// second one; otherwise numThreads(). Wrap each anchor call in one.
+class WorkScope {
+public:
+  explicit WorkScope(int64_t Work);
+  ~WorkScope();
+  WorkScope(const WorkScope &) = delete;
+  WorkScope &operator=(const WorkScope &) = delete;
+
+private:
+  bool Limited = false;
+};
+
 /// The process-wide CPU engine.
 dnnl::engine &engine();
 /// This thread's stream; also applies numThreads() to oneDNN's OpenMP

@@ -81,6 +81,7 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
   memory::desc SrcPlain = plainDesc(SrcDims), DstPlain = plainDesc(DstDims),
                WPlain = plainDesc(WDims);
   memory::desc BiasDesc = B ? plainDesc({M}) : memory::desc();
+  WorkScope Scope(Out.numel() * (W.numel() / std::max<int64_t>(M, 1)));
   std::string Key = fmt::format(
       "conv|{}|{}|{}|s{}|d{}|l{}|r{}|b{}|{}", fmt::join(SrcDims, "x"),
       fmt::join(WDims, "x"), fmt::join(DstDims, "x"), fmt::join(Strides, ","),

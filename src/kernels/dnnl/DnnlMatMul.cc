@@ -35,6 +35,8 @@ bool runMatMul(const Tensor &Src, const memory::desc &SrcD, const Tensor &Wts,
                const memory::desc &WtsD, const Tensor *Bias,
                const memory::desc &BiasD, Tensor &Out, const memory::desc &DstD,
                float Alpha, const PostOpPlan &Plan) {
+  memory::dims SrcDims = SrcD.dims();
+  WorkScope Scope(SrcDims.empty() ? 0 : (int64_t)Out.numel() * SrcDims.back());
   std::string Key =
       fmt::format("matmul|{}|{}|{}|{}|a{}|{}", descKey(SrcD), descKey(WtsD),
                   Bias ? descKey(BiasD) : "-", descKey(DstD), Alpha, Plan.key);

@@ -228,10 +228,18 @@ def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 5), float32]) {
   }(%a, %b)
 }
 )"));
-  // The same with a dynamic batch: the work is unknown, oneDNN takes it.
-  EXPECT_TRUE(select(R"(
+  // The same with a dynamic batch: rows this small stay generated too.
+  EXPECT_FALSE(select(R"(
 def @main(%a: Tensor[(n, 3, 4), float32], %b: Tensor[(4, 5), float32]) {
   fn (%p0: Tensor[(n, 3, 4), float32], %p1: Tensor[(4, 5), float32], Primitive=1) {
+    matmul(%p0, %p1)
+  }(%a, %b)
+}
+)"));
+  // Rows of 64x64 multiply-adds each: oneDNN, whatever the batch.
+  EXPECT_TRUE(select(R"(
+def @main(%a: Tensor[(n, 64), float32], %b: Tensor[(64, 64), float32]) {
+  fn (%p0: Tensor[(n, 64), float32], %p1: Tensor[(64, 64), float32], Primitive=1) {
     matmul(%p0, %p1)
   }(%a, %b)
 }

@@ -60,6 +60,8 @@ const std::set<std::string> *anchorAttrNames(const std::string &Op) {
 /// Multiply-adds below which a static dense/matmul is not worth a oneDNN
 /// call (measured: a 256x16 by 16x16 matmul ran ~3x faster generated).
 constexpr int64_t kMinAnchorWork = 1 << 16;
+/// The same for the static extents of a matmul with dynamic ones.
+constexpr int64_t kMinAnchorRowWork = 1 << 12;
 
 } // namespace
 
@@ -121,16 +123,18 @@ std::optional<AnchorCall> selectAnchor(const Expr &FnE,
     if (!T || T->dtype != DType::Float32)
       return std::nullopt;
   }
-  // A small static matmul costs less as a generated loop nest than the
-  // fixed cost of a oneDNN call (primitive lookup, stream, argument maps).
+  // A small matmul costs less as a generated loop nest than the fixed cost
+  // of a oneDNN call (primitive lookup, memory objects, stream). With
+  // dynamic extents the static part of the work decides: a few rows of a
+  // small matrix each (an RNN step's batch, a short sequence).
   if (Anchor != "conv") {
     const TensorTypeNode *A = tensorType(AC.args[0]);
-    if (A && A->shape && !A->shape->empty() && OutT->isStatic() &&
-        A->shape->back().isConst()) {
+    if (A && A->shape && !A->shape->empty() && A->shape->back().isConst()) {
       int64_t Work = A->shape->back().value;
       for (const Dim &D : *OutT->shape)
-        Work *= D.value;
-      if (Work < kMinAnchorWork)
+        if (D.isConst())
+          Work *= D.value;
+      if (Work < (OutT->isStatic() ? kMinAnchorWork : kMinAnchorRowWork))
         return std::nullopt;
     }
   }

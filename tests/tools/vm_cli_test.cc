@@ -333,7 +333,15 @@ TEST_F(VmCli, DumpBytecode) {
             0);
   RunResult F = runRivet({"dump", Rvx.string(), "--bytecode"});
   ASSERT_EQ(F.exitCode, 0) << F.output;
-  EXPECT_EQ(F.output, R.output);
+  // Compiled here, the dump also says why groups stayed builtin (the .rvx
+  // does not record it): rnn_loop's shape_of has no compute rule.
+  const std::string Refused = "\nfused groups left to builtin kernels:\n";
+  size_t At = R.output.find(Refused);
+  ASSERT_NE(At, std::string::npos) << R.output;
+  EXPECT_TRUE(contains(R.output.substr(At), "group of shape_of: operator "
+                                            "'shape_of' has no compute rule"))
+      << R.output;
+  EXPECT_EQ(F.output, R.output.substr(0, At));
   RunResult I = runRivet({"dump", Rvx.string(), "--ir"});
   EXPECT_EQ(I.exitCode, 1) << I.output;
   EXPECT_TRUE(contains(I.output, "--bytecode")) << I.output;

@@ -87,6 +87,13 @@ static int dumpBytecode(const std::string &Path, std::optional<int> Level,
   std::string Out = Exe->disassemble();
   if (!Out.empty() && Out.back() != '\n')
     Out += '\n';
+  // Why fused groups stay on builtin kernels: the first thing to look at
+  // when a model is slower than expected. Only known when compiled here.
+  if (!Exe->nativeRefusals.empty()) {
+    Out += "\nfused groups left to builtin kernels:\n";
+    for (const std::string &R : Exe->nativeRefusals)
+      Out += "  " + R + "\n";
+  }
   std::fputs(Out.c_str(), stdout);
   if (!P.has("peak-memory"))
     return 0;

@@ -306,6 +306,33 @@ int64_t exprWork(const LoopExpr &E) {
 
 } // namespace
 
+void LoopUses::expr(const LoopExpr &E) {
+  if (E->kind == LoopExprKind::Var)
+    vars.insert(E->id);
+  else if (E->kind == LoopExprKind::Local)
+    locals.insert(E->id);
+  for (const LoopExpr &A : E->args)
+    expr(A);
+}
+
+void LoopUses::stmt(const LoopStmt &S) {
+  hasLoop |= S->kind == LoopStmtKind::For;
+  if (S->kind == LoopStmtKind::Declare)
+    declared.insert(S->id);
+  if (S->extent)
+    expr(S->extent);
+  if (S->value)
+    expr(S->value);
+  for (const LoopExpr &I : S->indices)
+    expr(I);
+  stmts(S->body);
+}
+
+void LoopUses::stmts(const std::vector<LoopStmt> &Ss) {
+  for (const LoopStmt &S : Ss)
+    stmt(S);
+}
+
 LoopExpr loopWork(const std::vector<LoopStmt> &Body) {
   LoopExpr Work = intConst(0);
   int64_t Scalar = 0;

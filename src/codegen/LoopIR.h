@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -206,6 +207,17 @@ constexpr int64_t kParallelChunkWork = 32768;
 /// declaration or assignment counts one plus its value's operations and
 /// loads, a math function (exp, tanh, ...) counting 8.
 LoopExpr loopWork(const std::vector<LoopStmt> &Body);
+
+/// What expressions and statements read and declare: the loop variables
+/// and locals they read, the locals they declare, whether a loop is among
+/// them. Accumulates over every call.
+struct LoopUses {
+  std::set<int> vars, locals, declared;
+  bool hasLoop = false;
+  void expr(const LoopExpr &E);
+  void stmt(const LoopStmt &S);
+  void stmts(const std::vector<LoopStmt> &Ss);
+};
 
 /// Human-readable text of a kernel (tests, `rivet dump`).
 std::string printLoopKernel(const LoopKernel &K);

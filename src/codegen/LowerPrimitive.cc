@@ -15,29 +15,6 @@ namespace {
 
 using Ix = std::vector<LoopExpr>;
 
-/// Collects the loop variables and locals an expression or statement reads.
-struct Uses {
-  std::set<int> vars, locals;
-  void expr(const LoopExpr &E) {
-    if (E->kind == LoopExprKind::Var)
-      vars.insert(E->id);
-    else if (E->kind == LoopExprKind::Local)
-      locals.insert(E->id);
-    for (const LoopExpr &A : E->args)
-      expr(A);
-  }
-  void stmt(const LoopStmt &S) {
-    if (S->extent)
-      expr(S->extent);
-    if (S->value)
-      expr(S->value);
-    for (const LoopExpr &I : S->indices)
-      expr(I);
-    for (const LoopStmt &B : S->body)
-      stmt(B);
-  }
-};
-
 class Lowering;
 
 /// The ComputeContext of one operator call inside the group.
@@ -329,9 +306,8 @@ private:
   /// Places top-level reduction statements at the shallowest output depth
   /// where every loop variable and local they read is defined.
   void addPending(std::vector<LoopStmt> Stmts, const std::vector<int> &Locals) {
-    Uses U;
-    for (const LoopStmt &S : Stmts)
-      U.stmt(S);
+    LoopUses U;
+    U.stmts(Stmts);
     size_t Depth = 0;
     for (int V : U.vars)
       if ((size_t)V < OutRank)

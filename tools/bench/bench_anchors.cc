@@ -7,6 +7,7 @@
 // Usage: bench_anchors [--quick]
 //
 //===----------------------------------------------------------------------===//
+#include "BenchTiming.h"
 #include "kernels/Kernel.h"
 #include "kernels/Random.h"
 #include "kernels/Threading.h"
@@ -24,20 +25,9 @@
 #include <thread>
 
 using namespace rivet;
+using bench::nowSeconds;
 
 namespace {
-
-double nowSeconds() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-double processCpuSeconds() {
-  timespec T;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &T);
-  return (double)T.tv_sec + (double)T.tv_nsec * 1e-9;
-}
 
 /// CPU seconds of the last medianSeconds call's runs, per run: on a shared
 /// machine wall time includes waiting for a core, CPU time does not.
@@ -45,17 +35,7 @@ double LastCpuSeconds = 0;
 
 /// Median seconds of Reps runs of Fn (after one warm-up run).
 template <typename F> double medianSeconds(int Reps, F &&Fn) {
-  Fn();
-  std::vector<double> T;
-  double Cpu = processCpuSeconds();
-  for (int I = 0; I < Reps; ++I) {
-    double S = nowSeconds();
-    Fn();
-    T.push_back(nowSeconds() - S);
-  }
-  LastCpuSeconds = (processCpuSeconds() - Cpu) / Reps;
-  std::sort(T.begin(), T.end());
-  return T[T.size() / 2];
+  return bench::medianSeconds(Reps, Fn, &LastCpuSeconds);
 }
 
 /// Clock (GHz) and flops per cycle per core from /proc/cpuinfo.

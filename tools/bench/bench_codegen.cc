@@ -11,6 +11,7 @@
 // Usage: OMP_WAIT_POLICY=passive bench_codegen [--quick]
 //
 //===----------------------------------------------------------------------===//
+#include "BenchTiming.h"
 #include "codegen/LowerPrimitive.h"
 #include "codegen/NativeKernel.h"
 #include "ir/Parser.h"
@@ -31,27 +32,10 @@
 #include <thread>
 
 using namespace rivet;
+using bench::medianSeconds;
+using bench::nowSeconds;
 
 namespace {
-
-double nowSeconds() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-/// Median seconds of Reps runs of Fn (after one warm-up run).
-template <typename F> double medianSeconds(int Reps, F &&Fn) {
-  Fn();
-  std::vector<double> T;
-  for (int I = 0; I < Reps; ++I) {
-    double S = nowSeconds();
-    Fn();
-    T.push_back(nowSeconds() - S);
-  }
-  std::sort(T.begin(), T.end());
-  return T[T.size() / 2];
-}
 
 /// The base clock in GHz: the "@ X.XXGHz" of the model name when it has
 /// one, else /proc/cpuinfo's current "cpu MHz" of the first core.

@@ -31,35 +31,6 @@ using llvm::IRBuilder;
 using llvm::Type;
 using llvm::Value;
 
-/// The loop variables and locals that statements read, and the locals they
-/// declare.
-struct StmtUses {
-  std::set<int> vars, locals, declared;
-  bool hasLoop = false;
-  void expr(const LoopExpr &E) {
-    if (E->kind == LoopExprKind::Var)
-      vars.insert(E->id);
-    else if (E->kind == LoopExprKind::Local)
-      locals.insert(E->id);
-    for (const LoopExpr &A : E->args)
-      expr(A);
-  }
-  void stmts(const std::vector<LoopStmt> &Ss) {
-    for (const LoopStmt &S : Ss) {
-      hasLoop |= S->kind == LoopStmtKind::For;
-      if (S->kind == LoopStmtKind::Declare)
-        declared.insert(S->id);
-      if (S->extent)
-        expr(S->extent);
-      if (S->value)
-        expr(S->value);
-      for (const LoopExpr &I : S->indices)
-        expr(I);
-      stmts(S->body);
-    }
-  }
-};
-
 bool hasParallelLoop(const std::vector<LoopStmt> &Body) {
   for (const LoopStmt &S : Body)
     if (S->kind == LoopStmtKind::For &&
@@ -262,7 +233,7 @@ private:
   /// Grain: the iterations that make kParallelChunkWork scalar operations
   /// by loopWork of the body (at run time when its extents are symbolic).
   void emitParallelFor(const LoopStmtNode &S) {
-    StmtUses U;
+    LoopUses U;
     U.stmts(S.body);
     std::vector<int> CapVars, CapLocals;
     for (int V : U.vars)
@@ -308,7 +279,7 @@ private:
   /// The fewest iterations of S worth a chunk of their own.
   Value *grainOf(const LoopStmtNode &S) {
     LoopExpr Work = loopWork(S.body);
-    StmtUses W;
+    LoopUses W;
     W.expr(Work);
     for (int V : W.vars)
       if (!Vars.count(V))
@@ -354,7 +325,7 @@ private:
     for (int L : CapLocals)
       B.CreateStore(Iters->getArg(Arg++), Locals.at((size_t)L));
     Value *Begin = Iters->getArg(Arg), *End = Iters->getArg(Arg + 1);
-    StmtUses U;
+    LoopUses U;
     U.stmts(S.body);
     emitLoop(S, Begin, End,
              U.hasLoop ? nullptr : loopMetadata(LoopKind::Vectorized));

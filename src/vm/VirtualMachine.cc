@@ -724,17 +724,11 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
     if (NCap + NArgs != G.numParams)
       fail("@{} takes {} arguments, given {}", G.name, G.numParams,
            NCap + NArgs);
-    // The arguments are set aside first (they may come from any register);
-    // a few fit on the stack.
-    constexpr size_t kFew = 8;
-    ObjectRef Few[kFew];
+    // The arguments are set aside first (they may come from any register),
+    // in a member buffer: a local array would be zeroed on every call.
     size_t NAll = NCap + NArgs;
-    ObjectRef *Args = Few;
-    if (NAll > kFew) {
-      ArgScratch.clear();
-      ArgScratch.resize(NAll);
-      Args = ArgScratch.data();
-    }
+    ArgScratch.resize(NAll);
+    ObjectRef *Args = ArgScratch.data();
     for (size_t K = 0; K < NCap; ++K)
       Args[K] = (*Captured)[K];
     // The frame dies: an argument register read for the last time is moved.
@@ -755,8 +749,7 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
     }
     for (size_t K = 0; K < NAll; ++K)
       R[K] = std::move(Args[K]);
-    if (Args != Few)
-      ArgScratch.clear();
+    ArgScratch.clear(); // empty references: nothing to release
     PeakRegs = std::max(PeakRegs, Regs.size());
     Frames.back().Func = Callee;
     F = &G;
@@ -764,166 +757,226 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
     Pc = 0;
   };
 
+  // Where the compiler has computed goto, each instruction ends with its own
+  // jump to the next one's case (threaded dispatch: one indirect branch per
+  // opcode predicts better than the switch's shared one); elsewhere it goes
+  // round the switch. verify() checked every opcode against the table.
+#if defined(__GNUC__)
+  static const void *const Dispatch[] = {
+      &&DoMove,           &&DoRet,           &&DoInvoke,
+      &&DoTailInvoke,     &&DoInvokeClosure, &&DoTailInvokeClosure,
+      &&DoInvokeKernel,   &&DoAllocStorage,  &&DoAllocTensor,
+      &&DoAllocTensorReg, &&DoAllocADT,      &&DoAllocClosure,
+      &&DoGetField,       &&DoGetTag,        &&DoIf,
+      &&DoGoto,           &&DoLoadConst,     &&DoLoadConsti,
+      &&DoShapeOf,        &&DoReshapeTensor, &&DoDeviceCopy,
+      &&DoKillRegister,   &&DoFatal,
+  };
+  static_assert(sizeof(Dispatch) / sizeof(Dispatch[0]) ==
+                (size_t)Opcode::Fatal + 1);
+#define VM_CASE(Op)                                                            \
+  case Opcode::Op:                                                             \
+    Do##Op:
+#define VM_NEXT                                                                \
+  do {                                                                         \
+    IP = &Code[Pc++];                                                          \
+    ++Count;                                                                   \
+    goto *Dispatch[(size_t)IP->op];                                            \
+  } while (false)
+#else
+#define VM_CASE(Op) case Opcode::Op:
+#define VM_NEXT continue
+#endif
+
   try {
     for (;;) {
-      const Instruction &I = Code[Pc++];
+      const Instruction *IP = &Code[Pc++];
       ++Count;
-      switch (I.op) {
-      case Opcode::Move: R[I.dst] = R[I.a]; break;
-
-      case Opcode::Ret: {
-        ObjectRef V = std::move(R[I.a]);
-        if (!V)
-          fail("returns an empty register %{}", I.a);
-        RegIndex Dst = Frames.back().RetDst;
-        Frames.pop_back();
-        Regs.resize(Base);
-        if (Frames.empty()) {
-          Executed += Count;
-          return V;
+      switch (IP->op) {
+        VM_CASE(Move) {
+          R[IP->dst] = R[IP->a];
+          VM_NEXT;
         }
-        const Frame &Caller = Frames.back();
-        F = &E.functions[Caller.Func];
-        Code = F->code.data();
-        Base = Caller.Base;
-        Pc = Caller.Pc;
-        R = Regs.data() + Base;
-        R[Dst] = std::move(V);
-        break;
-      }
 
-      case Opcode::Invoke:
-        Enter(I.c, nullptr, F->pool.data() + I.a, I.b, I.dst);
-        break;
-
-      case Opcode::TailInvoke:
-        TailEnter(I.c, nullptr, F->pool.data() + I.a, I.b);
-        break;
-
-      case Opcode::InvokeClosure: {
-        ObjectRef Clo = R[I.c]; // the callee's frame may outlive the register
-        const ClosureObj &C = asClosure(Clo);
-        Enter(C.func, &C.captured, F->pool.data() + I.a, I.b, I.dst);
-        break;
-      }
-
-      case Opcode::TailInvokeClosure: {
-        ObjectRef Clo = R[I.c];
-        const ClosureObj &C = asClosure(Clo);
-        TailEnter(C.func, &C.captured, F->pool.data() + I.a, I.b);
-        break;
-      }
-
-      case Opcode::InvokeKernel: kernelCall(I, *F, R); break;
-
-      case Opcode::AllocStorage: {
-        int64_t Size = I.imm;
-        if (I.d == 1) {
-          const Tensor &S = asTensor(R[I.a], "storage size");
-          if (S.numel() != 1)
-            fail("the storage size must be a scalar, got {}", S.typeString());
-          Size = S.elementAsInt(0);
-          if (Size < 0)
-            fail("negative storage size {}", Size);
+        VM_CASE(Ret) {
+          ObjectRef V = std::move(R[IP->a]);
+          if (!V)
+            fail("returns an empty register %{}", IP->a);
+          RegIndex Dst = Frames.back().RetDst;
+          Frames.pop_back();
+          Regs.resize(Base);
+          if (Frames.empty()) {
+            Executed += Count;
+            return V;
+          }
+          const Frame &Caller = Frames.back();
+          F = &E.functions[Caller.Func];
+          Code = F->code.data();
+          Base = Caller.Base;
+          Pc = Caller.Pc;
+          R = Regs.data() + Base;
+          R[Dst] = std::move(V);
+          VM_NEXT;
         }
-        R[I.dst] = allocStorage(
-            FirstInstruction[(size_t)(F - E.functions.data())] + Pc - 1,
-            (size_t)Size);
-        break;
-      }
 
-      case Opcode::AllocTensor: {
-        const int64_t *Sh = F->shapes.data() + I.b;
-        R[I.dst] = allocTensor(
-            FirstInstruction[(size_t)(F - E.functions.data())] + Pc - 1, R[I.a],
-            (size_t)I.imm, Sh, I.d, (DType)I.c);
-        break;
-      }
-
-      case Opcode::AllocTensorReg: {
-        Shape Sh = asTensor(R[I.b], "shape").toIntVector();
-        DType T = (DType)I.c;
-        if (I.a == kNoStorage) {
-          size_t N = (size_t)numElements(Sh);
-          if (N > SIZE_MAX / dtypeSize(T))
-            fail("tensor of shape {} is too large", shapeToString(Sh));
-          R[I.dst] =
-              makeTensor(Tensor(Pool->allocate(N * dtypeSize(T)), 0, Sh, T));
-        } else {
-          R[I.dst] =
-              makeTensor(Tensor(asStorage(R[I.a]), (size_t)I.imm, Sh, T));
+        VM_CASE(Invoke) {
+          Enter(IP->c, nullptr, F->pool.data() + IP->a, IP->b, IP->dst);
+          VM_NEXT;
         }
-        break;
-      }
 
-      case Opcode::AllocADT: {
-        std::vector<ObjectRef> Fields;
-        Fields.reserve(I.b);
-        const uint32_t *Ops = F->pool.data() + I.a;
-        for (uint32_t K = 0; K < I.b; ++K)
-          Fields.push_back(R[Ops[K]]);
-        R[I.dst] = std::make_shared<ADTObj>((int32_t)I.c, std::move(Fields));
-        break;
-      }
+        VM_CASE(TailInvoke) {
+          TailEnter(IP->c, nullptr, F->pool.data() + IP->a, IP->b);
+          VM_NEXT;
+        }
 
-      case Opcode::AllocClosure: {
-        std::vector<ObjectRef> Captured;
-        Captured.reserve(I.b);
-        const uint32_t *Ops = F->pool.data() + I.a;
-        for (uint32_t K = 0; K < I.b; ++K)
-          Captured.push_back(R[Ops[K]]);
-        R[I.dst] = std::make_shared<ClosureObj>(I.c, std::move(Captured));
-        break;
-      }
+        VM_CASE(InvokeClosure) {
+          ObjectRef Clo =
+              R[IP->c]; // the callee's frame may outlive the register
+          const ClosureObj &C = asClosure(Clo);
+          Enter(C.func, &C.captured, F->pool.data() + IP->a, IP->b, IP->dst);
+          VM_NEXT;
+        }
 
-      case Opcode::GetField: {
-        const ADTObj &A = asADT(R[I.a], "GetField");
-        if ((uint64_t)I.imm >= A.fields.size())
-          fail("field {} of a value with {} fields", I.imm, A.fields.size());
-        R[I.dst] = A.fields[(size_t)I.imm];
-        break;
-      }
+        VM_CASE(TailInvokeClosure) {
+          ObjectRef Clo = R[IP->c];
+          const ClosureObj &C = asClosure(Clo);
+          TailEnter(C.func, &C.captured, F->pool.data() + IP->a, IP->b);
+          VM_NEXT;
+        }
 
-      case Opcode::GetTag:
-        R[I.dst] = intScalar(asADT(R[I.a], "GetTag").tag);
-        break;
+        VM_CASE(InvokeKernel) {
+          kernelCall(*IP, *F, R);
+          VM_NEXT;
+        }
 
-      case Opcode::If:
-        if (!scalarsEqual(R[I.a], R[I.b]))
-          Pc = Pc - 1 + (size_t)I.imm;
-        break;
+        VM_CASE(AllocStorage) {
+          int64_t Size = IP->imm;
+          if (IP->d == 1) {
+            const Tensor &S = asTensor(R[IP->a], "storage size");
+            if (S.numel() != 1)
+              fail("the storage size must be a scalar, got {}", S.typeString());
+            Size = S.elementAsInt(0);
+            if (Size < 0)
+              fail("negative storage size {}", Size);
+          }
+          R[IP->dst] = allocStorage(
+              FirstInstruction[(size_t)(F - E.functions.data())] + Pc - 1,
+              (size_t)Size);
+          VM_NEXT;
+        }
 
-      case Opcode::Goto: Pc = Pc - 1 + (size_t)I.imm; break;
+        VM_CASE(AllocTensor) {
+          const int64_t *Sh = F->shapes.data() + IP->b;
+          R[IP->dst] = allocTensor(
+              FirstInstruction[(size_t)(F - E.functions.data())] + Pc - 1,
+              R[IP->a], (size_t)IP->imm, Sh, IP->d, (DType)IP->c);
+          VM_NEXT;
+        }
 
-      case Opcode::LoadConst: R[I.dst] = Constants[I.c]; break;
+        VM_CASE(AllocTensorReg) {
+          Shape Sh = asTensor(R[IP->b], "shape").toIntVector();
+          DType T = (DType)IP->c;
+          if (IP->a == kNoStorage) {
+            size_t N = (size_t)numElements(Sh);
+            if (N > SIZE_MAX / dtypeSize(T))
+              fail("tensor of shape {} is too large", shapeToString(Sh));
+            R[IP->dst] =
+                makeTensor(Tensor(Pool->allocate(N * dtypeSize(T)), 0, Sh, T));
+          } else {
+            R[IP->dst] =
+                makeTensor(Tensor(asStorage(R[IP->a]), (size_t)IP->imm, Sh, T));
+          }
+          VM_NEXT;
+        }
 
-      case Opcode::LoadConsti: R[I.dst] = intScalar(I.imm); break;
+        VM_CASE(AllocADT) {
+          std::vector<ObjectRef> Fields;
+          Fields.reserve(IP->b);
+          const uint32_t *Ops = F->pool.data() + IP->a;
+          for (uint32_t K = 0; K < IP->b; ++K)
+            Fields.push_back(R[Ops[K]]);
+          R[IP->dst] =
+              std::make_shared<ADTObj>((int32_t)IP->c, std::move(Fields));
+          VM_NEXT;
+        }
 
-      case Opcode::ShapeOf:
-        R[I.dst] = shapeTensor(asTensor(R[I.a], "ShapeOf").shape());
-        break;
+        VM_CASE(AllocClosure) {
+          std::vector<ObjectRef> Captured;
+          Captured.reserve(IP->b);
+          const uint32_t *Ops = F->pool.data() + IP->a;
+          for (uint32_t K = 0; K < IP->b; ++K)
+            Captured.push_back(R[Ops[K]]);
+          R[IP->dst] = std::make_shared<ClosureObj>(IP->c, std::move(Captured));
+          VM_NEXT;
+        }
 
-      case Opcode::ReshapeTensor: {
-        const Tensor &T = asTensor(R[I.a], "ReshapeTensor");
-        Shape Sh = asTensor(R[I.b], "ReshapeTensor shape").toIntVector();
-        R[I.dst] = makeTensor(T.reshape(Sh));
-        break;
-      }
+        VM_CASE(GetField) {
+          const ADTObj &A = asADT(R[IP->a], "GetField");
+          if ((uint64_t)IP->imm >= A.fields.size())
+            fail("field {} of a value with {} fields", IP->imm,
+                 A.fields.size());
+          R[IP->dst] = A.fields[(size_t)IP->imm];
+          VM_NEXT;
+        }
 
-      case Opcode::DeviceCopy:
-        asTensor(R[I.a], "DeviceCopy");
-        if (I.c != 0)
-          fail("device {} is not available in this runtime (only the CPU, "
-               "device 0)",
-               I.c);
-        R[I.dst] = R[I.a]; // CPU to CPU: tensors are immutable, share it
-        break;
+        VM_CASE(GetTag) {
+          R[IP->dst] = intScalar(asADT(R[IP->a], "GetTag").tag);
+          VM_NEXT;
+        }
 
-      case Opcode::KillRegister: R[I.dst].reset(); break;
+        VM_CASE(If) {
+          if (!scalarsEqual(R[IP->a], R[IP->b]))
+            Pc = Pc - 1 + (size_t)IP->imm;
+          VM_NEXT;
+        }
 
-      case Opcode::Fatal: fail("{}", E.strings[I.c]);
+        VM_CASE(Goto) {
+          Pc = Pc - 1 + (size_t)IP->imm;
+          VM_NEXT;
+        }
+
+        VM_CASE(LoadConst) {
+          R[IP->dst] = Constants[IP->c];
+          VM_NEXT;
+        }
+
+        VM_CASE(LoadConsti) {
+          R[IP->dst] = intScalar(IP->imm);
+          VM_NEXT;
+        }
+
+        VM_CASE(ShapeOf) {
+          R[IP->dst] = shapeTensor(asTensor(R[IP->a], "ShapeOf").shape());
+          VM_NEXT;
+        }
+
+        VM_CASE(ReshapeTensor) {
+          const Tensor &T = asTensor(R[IP->a], "ReshapeTensor");
+          Shape Sh = asTensor(R[IP->b], "ReshapeTensor shape").toIntVector();
+          R[IP->dst] = makeTensor(T.reshape(Sh));
+          VM_NEXT;
+        }
+
+        VM_CASE(DeviceCopy) {
+          asTensor(R[IP->a], "DeviceCopy");
+          if (IP->c != 0)
+            fail("device {} is not available in this runtime (only the CPU, "
+                 "device 0)",
+                 IP->c);
+          R[IP->dst] = R[IP->a]; // CPU to CPU: tensors are immutable, share it
+          VM_NEXT;
+        }
+
+        VM_CASE(KillRegister) {
+          R[IP->dst].reset();
+          VM_NEXT;
+        }
+
+        VM_CASE(Fatal) { fail("{}", E.strings[IP->c]); }
       }
     }
+#undef VM_CASE
+#undef VM_NEXT
   } catch (const std::exception &Err) {
     Executed += Count;
     const Instruction &I = Code[Pc - 1];

@@ -1,48 +1,14 @@
 //===- image_relations_test.cc - Relations of image, RNN, signal ops ------===//
-#include "ir/Op.h"
-#include "ir/Type.h"
-#include "kernels/Error.h"
 
-#include <gtest/gtest.h>
+#include "support/RelationTest.h"
 
 using namespace rivet;
 using namespace rivet::ir;
+using namespace rivet::reltest;
 
 namespace {
 
-Dim c(int64_t V) { return Dim::constant(V); }
-Dim s(const char *N) { return Dim::symbol(N); }
-Dim q() { return Dim::any(); }
-
-Type f32(std::vector<Dim> D) {
-  return tensorType(std::move(D), DType::Float32);
-}
-Type i64(std::vector<Dim> D) { return tensorType(std::move(D), DType::Int64); }
-Type i32(std::vector<Dim> D) { return tensorType(std::move(D), DType::Int32); }
 Type absent() { return f32({c(0)}); }
-
-std::string rel(const std::string &Op, std::vector<Type> Args, Attrs A = {}) {
-  Type T = OpRegistry::global().get(Op).relation(Args, A);
-  return T ? typeToString(T) : "null";
-}
-
-std::string relError(const std::string &Op, std::vector<Type> Args,
-                     Attrs A = {}) {
-  try {
-    rel(Op, std::move(Args), std::move(A));
-  } catch (const Error &E) {
-    return E.what();
-  }
-  return "";
-}
-
-#define EXPECT_REL_ERROR(Call, Substr)                                         \
-  do {                                                                         \
-    std::string Msg = Call;                                                    \
-    EXPECT_NE(Msg.find(Substr), std::string::npos)                             \
-        << "message: '" << Msg << "', expected to contain: '" << Substr        \
-        << "'";                                                                \
-  } while (false)
 
 TEST(ImageRelations, ResizeStatic) {
   Attrs Scales{{"scales", std::vector<double>{1, 1, 2, 1.5}}};

@@ -7,50 +7,16 @@
 // trilu): known dims are computed and checked, '?' and symbols propagate.
 //
 //===----------------------------------------------------------------------===//
-#include "ir/Op.h"
-#include "ir/Type.h"
-#include "kernels/Error.h"
 
-#include <gtest/gtest.h>
+#include "support/RelationTest.h"
 
 using namespace rivet;
 using namespace rivet::ir;
+using namespace rivet::reltest;
 
 namespace {
 
-Dim c(int64_t V) { return Dim::constant(V); }
-Dim s(const char *N) { return Dim::symbol(N); }
-Dim q() { return Dim::any(); }
-Type f32(std::vector<Dim> D) {
-  return tensorType(std::move(D), DType::Float32);
-}
-Type i64(std::vector<Dim> D) { return tensorType(std::move(D), DType::Int64); }
-Type b8(std::vector<Dim> D) { return tensorType(std::move(D), DType::Bool); }
-Type unknown() { return tensorTypeUnknownRank(DType::Float32); }
 using Ints = std::vector<int64_t>;
-
-std::string rel(const std::string &Op, std::vector<Type> Args, Attrs A = {}) {
-  Type T = OpRegistry::global().get(Op).relation(Args, A);
-  return T ? typeToString(T) : "null";
-}
-
-std::string relError(const std::string &Op, std::vector<Type> Args,
-                     Attrs A = {}) {
-  try {
-    rel(Op, std::move(Args), std::move(A));
-  } catch (const Error &E) {
-    return E.what();
-  }
-  return "";
-}
-
-#define EXPECT_REL_ERROR(Call, Substr)                                         \
-  do {                                                                         \
-    std::string Msg = Call;                                                    \
-    EXPECT_NE(Msg.find(Substr), std::string::npos)                             \
-        << "message: '" << Msg << "', expected to contain: '" << Substr        \
-        << "'";                                                                \
-  } while (false)
 
 } // namespace
 

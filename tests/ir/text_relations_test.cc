@@ -1,26 +1,14 @@
 //===- text_relations_test.cc - Relation of tfidf_vectorizer --------------===//
-#include "ir/Op.h"
-#include "ir/Type.h"
-#include "kernels/Error.h"
 
-#include <gtest/gtest.h>
+#include "support/RelationTest.h"
 
 using namespace rivet;
 using namespace rivet::ir;
+using namespace rivet::reltest;
 
 namespace {
 
 using Ints = std::vector<int64_t>;
-
-Dim c(int64_t V) { return Dim::constant(V); }
-Dim s(const char *N) { return Dim::symbol(N); }
-Dim q() { return Dim::any(); }
-
-Type i64(std::vector<Dim> D) { return tensorType(std::move(D), DType::Int64); }
-Type i32(std::vector<Dim> D) { return tensorType(std::move(D), DType::Int32); }
-Type f32(std::vector<Dim> D) {
-  return tensorType(std::move(D), DType::Float32);
-}
 
 Attrs tfidf(std::string Mode = "TF", int64_t Min = 1, int64_t Max = 2,
             Ints Counts = {0, 4}, Ints Indexes = {0, 1, 2, 3, 4, 5, 6}) {
@@ -46,13 +34,6 @@ std::string relError(std::vector<Type> Args, const Attrs &A) {
   }
   return "";
 }
-
-#define EXPECT_REL_ERROR(Call, Substr)                                         \
-  do {                                                                         \
-    std::string Msg = Call;                                                    \
-    EXPECT_NE(Msg.find(Substr), std::string::npos)                             \
-        << "message: '" << Msg << "', expected: '" << Substr << "'";           \
-  } while (false)
 
 TEST(TextRelations, TfIdfShapes) {
   EXPECT_EQ(rel({i64({c(12)})}, tfidf()), "Tensor[(7,), float32]");

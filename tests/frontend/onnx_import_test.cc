@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -221,6 +222,75 @@ TEST(OnnxImport, LoopOfAMillionIterationsRunsInConstantStack) {
   ir::Interpreter I(Mod);
   ir::Value R = I.call("main", {Tensor::scalar<int64_t>(1000000)});
   EXPECT_FLOAT_EQ(R.tensor().data<float>()[0], 1e6f);
+}
+
+/// An Elman-style loop as torch exports it: the body declares its state
+/// input (batch, 3) but names the new state's extents afresh (batch, fresh),
+/// and so does the Loop's output. InitDims is the initial value's declared
+/// type, BodyDims the body's state input.
+onnx::ModelProto stateLoop(std::vector<std::string> InitDims,
+                           std::vector<std::string> BodyDims) {
+  onnx::ModelProto M = newModel();
+  GraphBuilder G{M.mutable_graph()};
+  G.input("h0", onnx::TensorProto::FLOAT, InitDims);
+  G.input("trips", onnx::TensorProto::INT64, {});
+  auto *W = M.mutable_graph()->add_initializer();
+  W->set_name("w");
+  W->set_data_type(onnx::TensorProto::FLOAT);
+  W->add_dims(3);
+  W->add_dims(3);
+  for (int I = 0; I < 9; ++I)
+    W->add_float_data(I % 4 == 0 ? 0.5f : 0.0f); // 0.5 * identity
+  auto *L = G.node("Loop", {"trips", "", "h0"}, {"h_final"});
+  GraphBuilder B{graphAttr(L, "body")->mutable_g()};
+  B.input("i", onnx::TensorProto::INT64, {});
+  B.input("c", onnx::TensorProto::BOOL, {});
+  B.input("h", onnx::TensorProto::FLOAT, BodyDims);
+  B.node("MatMul", {"h", "w"}, {"hw"});
+  B.node("Tanh", {"hw"}, {"h_next"});
+  B.node("Identity", {"c"}, {"c_out"});
+  B.output("c_out", onnx::TensorProto::BOOL, {});
+  B.output("h_next", onnx::TensorProto::FLOAT, {"batch", "fresh_dim_1"});
+  G.output("h_final", onnx::TensorProto::FLOAT, {"batch", "fresh_dim_1"});
+  return M;
+}
+
+std::string mainResultType(const ir::Module &Mod) {
+  const ir::Type &T = Mod.function("main")->checkedType;
+  return ir::typeToString(T->as<ir::FuncTypeNode>()->ret);
+}
+
+TEST(OnnxImport, LoopStateKeepsTheBodysConstantExtents) {
+  // Joined with the body result's fresh symbol, the state's second extent
+  // would be unknown; the body's declaration keeps it 3 (and the matmul's
+  // reduction extent static).
+  ir::Module Mod = import(stateLoop({"batch", "3"}, {"batch", "3"}));
+  EXPECT_EQ(mainResultType(Mod), "Tensor[(batch, 3), float32]");
+  std::string Text = ir::printModule(Mod);
+  EXPECT_NE(Text.find("%h: Tensor[(batch, 3), float32]"), std::string::npos)
+      << Text;
+  // Two steps of h = tanh(0.5 h).
+  ir::Interpreter I(Mod);
+  std::vector<float> H = {1, -2, 0.5f, 3, 0, -1};
+  ir::Value R = I.call("main", {Tensor::fromVector<float>(H, {2, 3}),
+                                Tensor::scalar<int64_t>(2)});
+  for (float &V : H)
+    V = std::tanh(0.5f * std::tanh(0.5f * V));
+  EXPECT_TRUE(allClose(R.tensor(), Tensor::fromVector<float>(H, {2, 3})));
+}
+
+TEST(OnnxImport, LoopStateDeclarationsThatFixNothingAreNotTrusted) {
+  // A body declaration without a constant, or one that contradicts the
+  // initial value's, leaves the state's type to inference.
+  for (const auto &[Init, Body] : std::vector<
+           std::pair<std::vector<std::string>, std::vector<std::string>>>{
+           {{"batch", "3"}, {"batch", "n"}},
+           {{"batch", "3"}, {"batch", "?"}},
+           {{"batch", "3"}, {"batch", "4"}}}) {
+    ir::Module Mod = import(stateLoop(Init, Body));
+    EXPECT_EQ(mainResultType(Mod), "Tensor[(batch, fresh_dim_1), float32]")
+        << Body[1];
+  }
 }
 
 TEST(OnnxImport, UnknownOperatorNamesOpNodeAndOpset) {

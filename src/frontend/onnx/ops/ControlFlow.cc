@@ -3,11 +3,13 @@
 // If becomes an `if` whose branches are the imported subgraphs. Loop and Scan
 // become let-bound tail-recursive functions (the VM runs them in constant
 // stack); scan outputs are accumulated in a List, newest first, and stacked
-// once at the end with concat_list.
+// once at the end with concat_list. A Loop's carried tensors keep the
+// constant extents the body declares for them (static kernels in the step).
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/GraphImporter.h"
 #include "frontend/onnx/OnnxHelpers.h"
+#include "frontend/onnx/OnnxTensor.h"
 
 namespace rivet::frontend {
 namespace {
@@ -40,6 +42,71 @@ std::vector<Expr> convertIf(NodeContext &C) {
 }
 RIVET_REGISTER_ONNX_OP("If", 1, convertIf);
 
+/// The type of a loop-carried tensor as the body declares it, when that
+/// fixes an extent (a constant; the others named, none `?`) and the initial
+/// value's declared type does not contradict it; else null (inferred).
+/// Without it the state's type is the join of the initial value's and the
+/// body result's, and an exporter's fresh symbol on the result (torch's
+/// `Loop..._dim_1`) makes a constant extent unknown: the step's matmuls
+/// would then have a dynamic reduction extent.
+ir::Type loopCarriedType(NodeContext &C, const onnx::ValueInfoProto &In,
+                         size_t NodeInput) {
+  if (!In.has_type() || !In.type().has_tensor_type())
+    return nullptr;
+  ir::Type T =
+      typeFromProto(In.type(), C.graph().state().what + ": " + In.name());
+  const auto *TT = T ? T->as<ir::TensorTypeNode>() : nullptr;
+  if (!TT || !TT->shape)
+    return nullptr;
+  bool AnyConst = false;
+  for (const ir::Dim &D : *TT->shape) {
+    if (D.isAny())
+      return nullptr;
+    AnyConst |= D.isConst();
+  }
+  if (!AnyConst)
+    return nullptr;
+  if (ir::Type Init = C.declaredInputType(NodeInput)) {
+    const auto *IT = Init->as<ir::TensorTypeNode>();
+    if (!IT || IT->dtype != TT->dtype)
+      return nullptr;
+    if (IT->shape) {
+      if (IT->shape->size() != TT->shape->size())
+        return nullptr;
+      for (size_t A = 0; A < TT->shape->size(); ++A) {
+        const ir::Dim &D = (*TT->shape)[A], &E = (*IT->shape)[A];
+        if (D.isConst() && E.isConst() && D.value != E.value)
+          return nullptr;
+      }
+    }
+  }
+  return T;
+}
+
+/// Declared with the constant extents of Known where Declared has a symbol
+/// or `?`; Declared unchanged when the two disagree (type inference reports
+/// it), Known when nothing is declared.
+ir::Type refinedType(const ir::Type &Declared, const ir::Type &Known) {
+  if (!Declared)
+    return Known;
+  const auto *D = Declared->as<ir::TensorTypeNode>();
+  const auto *K = Known->as<ir::TensorTypeNode>();
+  if (!D || !K || D->dtype != K->dtype || !K->shape)
+    return Declared;
+  if (!D->shape)
+    return Known;
+  if (D->shape->size() != K->shape->size())
+    return Declared;
+  std::vector<ir::Dim> Dims;
+  for (size_t A = 0; A < D->shape->size(); ++A) {
+    const ir::Dim &DD = (*D->shape)[A], &KD = (*K->shape)[A];
+    if (DD.isConst() && KD.isConst() && DD.value != KD.value)
+      return Declared;
+    Dims.push_back(DD.isConst() || !KD.isConst() ? DD : KD);
+  }
+  return ir::tensorType(std::move(Dims), D->dtype);
+}
+
 /// Loop(M?, cond?, v_initial...) with body(iter, cond, v...) ->
 /// (cond, v..., scan...):
 ///   let %loop = fn (%i, %cond, %v..., %acc...) {
@@ -67,8 +134,12 @@ std::vector<Expr> convertLoop(NodeContext &C) {
   ir::Var Iter = ir::var("i", ir::scalarType(DType::Int64));
   ir::Var Cond = ir::var("cond", ir::scalarType(DType::Bool));
   std::vector<ir::Var> Vs, Accs;
-  for (size_t I = 0; I < N; ++I)
-    Vs.push_back(GraphImporter::makeVar(Body.input((int)I + 2).name()));
+  std::vector<ir::Type> CarriedTypes;
+  for (size_t I = 0; I < N; ++I) {
+    CarriedTypes.push_back(loopCarriedType(C, Body.input((int)I + 2), 2 + I));
+    Vs.push_back(GraphImporter::makeVar(Body.input((int)I + 2).name(),
+                                        CarriedTypes.back()));
+  }
   for (size_t I = 0; I < K; ++I)
     Accs.push_back(ir::var("acc" + std::to_string(I)));
   ir::Var Loop = ir::var("loop");
@@ -132,7 +203,17 @@ std::vector<Expr> convertLoop(NodeContext &C) {
     Init.push_back(C.construct("Nil", {}));
   Expr Result =
       ir::let(Loop, ir::function(Params, FnBody), ir::call(Loop, Init));
-  return C.bindTuple(Result, N + K);
+  std::vector<Expr> Outs = C.bindTuple(Result, N + K);
+  // A final value is the initial one or a body result: it has the carried
+  // type, whose constant extents beat the exporter's symbols.
+  for (size_t I = 0; I < N; ++I)
+    if (CarriedTypes[I] && C.hasOutput(I)) {
+      const std::string &Name = C.node().output((int)I);
+      Outs[I] =
+          C.bind(Outs[I], Name,
+                 refinedType(C.graph().declaredType(Name), CarriedTypes[I]));
+    }
+  return Outs;
 }
 RIVET_REGISTER_ONNX_OP("Loop", 1, convertLoop);
 

@@ -725,9 +725,11 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
       fail("@{} takes {} arguments, given {}", G.name, G.numParams,
            NCap + NArgs);
     // The arguments are set aside first (they may come from any register),
-    // in a member buffer: a local array would be zeroed on every call.
+    // in a member buffer of empty references (a local array would be zeroed
+    // on every call).
     size_t NAll = NCap + NArgs;
-    ArgScratch.resize(NAll);
+    if (ArgScratch.size() < NAll)
+      ArgScratch.resize(NAll);
     ObjectRef *Args = ArgScratch.data();
     for (size_t K = 0; K < NCap; ++K)
       Args[K] = (*Captured)[K];
@@ -740,16 +742,16 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
       else
         Args[NCap + K] = std::move(Arg);
     }
+    // The argument registers are assigned below; the others die now.
     size_t N = std::min<size_t>(F->numRegisters, G.numRegisters);
-    for (size_t K = 0; K < N; ++K)
+    for (size_t K = NAll; K < N; ++K)
       R[K].reset();
     if (F->numRegisters != G.numRegisters) {
       Regs.resize(Base + G.numRegisters);
       R = Regs.data() + Base;
     }
     for (size_t K = 0; K < NAll; ++K)
-      R[K] = std::move(Args[K]);
-    ArgScratch.clear(); // empty references: nothing to release
+      R[K] = std::move(Args[K]); // leaves Args[K] empty
     PeakRegs = std::max(PeakRegs, Regs.size());
     Frames.back().Func = Callee;
     F = &G;

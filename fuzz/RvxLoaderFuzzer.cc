@@ -73,7 +73,9 @@ void repairChecksums(std::vector<uint8_t> &B) {
     if (Pos + 8 <= B.size())
       std::memcpy(B.data() + Pos + 4, &Crc, 4);
   }
-  uint32_t Crc = rvx::crc32c(B.data() + 16, HeaderSize - 16);
+  uint32_t Version = 0;
+  readAt(B, rvx::kVersionOffset, Version);
+  uint32_t Crc = rvx::headerChecksum(B.data(), HeaderSize, Version);
   std::memcpy(B.data() + 12, &Crc, 4);
 }
 

@@ -49,6 +49,16 @@ ShapeRule ComputeRuleRegistry::findShapeRule(std::string_view Name) const {
   return It == shapeRuleMap().end() ? nullptr : It->second;
 }
 
+namespace {
+thread_local BroadcastCheckScope *ActiveChecks = nullptr;
+} // namespace
+
+BroadcastCheckScope::BroadcastCheckScope() : Outer(ActiveChecks) {
+  ActiveChecks = this;
+}
+
+BroadcastCheckScope::~BroadcastCheckScope() { ActiveChecks = Outer; }
+
 std::vector<LoopExpr> broadcastIndex(const TensorDesc &In,
                                      const TensorDesc &Out,
                                      const std::vector<LoopExpr> &OutIndices) {
@@ -60,11 +70,13 @@ std::vector<LoopExpr> broadcastIndex(const TensorDesc &In,
     const LoopExpr &E = In.shape[D];
     const LoopExpr &O = Out.shape[Lead + D];
     const LoopExpr &I = OutIndices[Lead + D];
-    if (sameExpr(E, O))
-      Ix.push_back(I);
-    else if (isIntConst(E, 1))
-      Ix.push_back(intConst(0));
-    else if (E->isConst())
+    if (sameExpr(E, O) || isIntConst(E, 1)) {
+      Ix.push_back(isIntConst(E, 1) ? intConst(0) : I);
+      continue;
+    }
+    if (ActiveChecks && !(E->isConst() && O->isConst()))
+      ActiveChecks->checks.push_back({O, E});
+    if (E->isConst())
       Ix.push_back(I); // a static extent other than 1 equals the output's
     else
       Ix.push_back(select(compare(LoopOp::EQ, E, intConst(1)), intConst(0), I));

@@ -102,10 +102,27 @@ struct ShapeRuleRegistrar {
 /// The index into an argument of shape In that NumPy broadcasting maps the
 /// output index OutIndices (of shape Out) to: leading axes drop, an extent-1
 /// axis reads index 0, and an extent not known to equal the output's reads
-/// index 0 at run time when it is 1.
+/// index 0 at run time when it is 1. Each such extent is recorded with the
+/// output's in the innermost BroadcastCheckScope of this thread: the read
+/// stays in bounds only when the two broadcast together.
 std::vector<LoopExpr> broadcastIndex(const TensorDesc &In,
                                      const TensorDesc &Out,
                                      const std::vector<LoopExpr> &OutIndices);
+/// While alive, collects (on its thread) the pairs {output extent, argument
+/// extent} that broadcastIndex reads assume broadcast together; lowering
+/// hands them to the kernel's caller, which checks them at run time.
+class BroadcastCheckScope {
+public:
+  BroadcastCheckScope();
+  ~BroadcastCheckScope();
+  BroadcastCheckScope(const BroadcastCheckScope &) = delete;
+  BroadcastCheckScope &operator=(const BroadcastCheckScope &) = delete;
+  std::vector<std::vector<LoopExpr>> checks;
+
+private:
+  BroadcastCheckScope *Outer;
+};
+
 /// The row-major flat offset of Indices in Shape, and its inverse.
 LoopExpr flattenIndex(const std::vector<LoopExpr> &Indices,
                       const std::vector<LoopExpr> &Shape);

@@ -36,10 +36,27 @@ template <LoopOp Op> LoopExpr arithRule(ComputeContext &Ctx, const Ix &Out) {
   return binary(Op, arg(Ctx, 0, Out), arg(Ctx, 1, Out));
 }
 
+/// Float division; integer division (truncating) only by a nonzero constant
+/// divisor: division by zero is a run-time error in the reference kernel,
+/// which generated code cannot raise (and would trap on). -1 negates, as
+/// the reference does (INT_MIN / -1 wraps instead of trapping).
 LoopExpr divideRule(ComputeContext &Ctx, const Ix &Out) {
-  // Integer division by zero is a run-time error in the reference kernel.
-  requireFloat(Ctx, Ctx.output().dtype);
-  return binary(LoopOp::Div, arg(Ctx, 0, Out), arg(Ctx, 1, Out));
+  DType T = Ctx.output().dtype;
+  if (isFloat(T)) {
+    requireFloat(Ctx, T);
+    return binary(LoopOp::Div, arg(Ctx, 0, Out), arg(Ctx, 1, Out));
+  }
+  if (T == DType::Bool || !isCodegenDType(T))
+    unsupported("divide: dtype {} has no generated code", dtypeName(T));
+  LoopExpr B = arg(Ctx, 1, Out);
+  if (!B->isConst() || B->intValue == 0)
+    unsupported("divide: dtype {} has generated code only for a nonzero "
+                "constant divisor (division by zero must fail)",
+                dtypeName(T));
+  LoopExpr A = arg(Ctx, 0, Out);
+  if (isSigned(T) && B->intValue == -1)
+    return unary(LoopOp::Neg, A);
+  return binary(LoopOp::Div, A, B);
 }
 
 LoopExpr modRule(ComputeContext &Ctx, const Ix &Out) {

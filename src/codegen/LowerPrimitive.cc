@@ -456,8 +456,10 @@ LoweringResult lowerPrimitive(const ir::Expr &FnExpr, const std::string &Name,
     return R;
   }
   try {
+    BroadcastCheckScope Checks;
     Lowering L(*Fn, Name, Opts);
     R.lowered = L.run();
+    R.lowered->broadcastChecks = std::move(Checks.checks);
   } catch (const Unsupported &E) {
     R.unsupported = E.what();
   } catch (const Error &E) {
@@ -465,6 +467,31 @@ LoweringResult lowerPrimitive(const ir::Expr &FnExpr, const std::string &Name,
     R.unsupported = std::string("codegen: ") + E.what();
   }
   return R;
+}
+
+namespace {
+bool collectBroadcastOperands(const LoopExpr &E, std::vector<LoopExpr> &Out) {
+  if (E->kind == LoopExprKind::Const || E->kind == LoopExprKind::SizeParam) {
+    Out.push_back(E);
+    return true;
+  }
+  // select(eq(A, 1), B, A): broadcastExtent's form.
+  if (E->kind != LoopExprKind::Op || E->op != LoopOp::Select)
+    return false;
+  const LoopExpr &Cond = E->args[0];
+  if (Cond->kind != LoopExprKind::Op || Cond->op != LoopOp::EQ ||
+      !isIntConst(Cond->args[1], 1) || !sameExpr(Cond->args[0], E->args[2]))
+    return false;
+  return collectBroadcastOperands(E->args[2], Out) &&
+         collectBroadcastOperands(E->args[1], Out);
+}
+} // namespace
+
+std::optional<std::vector<LoopExpr>> broadcastOperands(const LoopExpr &E) {
+  std::vector<LoopExpr> Out;
+  if (!collectBroadcastOperands(E, Out))
+    return std::nullopt;
+  return Out;
 }
 
 std::vector<int64_t>

@@ -36,6 +36,11 @@ struct LoweredKernel {
   LoopKernel kernel;
   /// One per kernel.sizeParams entry.
   std::vector<SizeParamSource> sizeSources;
+  /// Extents that must broadcast together (each 1 or the one common other
+  /// value) for the kernel's broadcast reads to stay in bounds, one list
+  /// per broadcast axis of an operator in the group; the generated code
+  /// does not check them, its caller must.
+  std::vector<std::vector<LoopExpr>> broadcastChecks;
 };
 
 struct LoweringOptions {
@@ -60,6 +65,11 @@ struct LoweringResult {
 /// Never throws for an unsupported group: the result says why.
 LoweringResult lowerPrimitive(const ir::Expr &Fn, const std::string &Name,
                               const LoweringOptions &Opts = {});
+
+/// The extents E broadcasts when it is a broadcast extent built by lowering
+/// (select(eq(A, 1), B, A) nested: A's operands then B's), or E itself when
+/// it is a constant or a size parameter; nullopt for any other expression.
+std::optional<std::vector<LoopExpr>> broadcastOperands(const LoopExpr &E);
 
 /// The values of K's size parameters for buffers of the given shapes (inputs
 /// then output), in the order the kernel expects them.

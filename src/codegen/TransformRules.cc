@@ -2,7 +2,8 @@
 //
 // reshape, flatten, squeeze, unsqueeze, transpose, expand, concatenate,
 // stack, strided_slice, take, pad and tile (src/ir/ops/Transform.cc): each
-// maps an output index to the input index it copies. Where an output element
+// maps an output index to the input index it copies; shape_of gives its
+// input's extents. Where an output element
 // chooses among inputs (concatenate, pad) every candidate load uses an index
 // clamped into its buffer, so the loads that are not selected stay in
 // bounds.
@@ -10,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ComputeRule.h"
+
+#include <algorithm>
 
 namespace rivet::codegen {
 namespace {
@@ -157,6 +160,27 @@ LoopExpr stridedSliceRule(ComputeContext &Ctx, const Ix &Out) {
   return Ctx.read(0, InIx);
 }
 
+/// shape_of(x; start, end): element i is extent start + i of x, read from
+/// the kernel's size parameters (x's data is never loaded).
+LoopExpr shapeOfRule(ComputeContext &Ctx, const Ix &Out) {
+  const TensorDesc &X = Ctx.input(0);
+  if (Ctx.output().dtype != DType::Int64 || Out.size() != 1)
+    unsupported("shape_of: a rank-{} {} result", Out.size(),
+                dtypeName(Ctx.output().dtype));
+  int64_t R = (int64_t)X.rank();
+  auto Clamp = [R](int64_t I) {
+    return std::min(std::max<int64_t>(I < 0 ? I + R : I, 0), R);
+  };
+  int64_t B = Clamp(Ctx.attrs().getInt("start", 0));
+  int64_t E = Clamp(Ctx.attrs().getInt("end", R));
+  if (E <= B)
+    return ic(0); // an empty result: never evaluated
+  LoopExpr V = X.shape[(size_t)(E - 1)];
+  for (int64_t D = E - 2; D >= B; --D)
+    V = select(compare(LoopOp::EQ, Out[0], ic(D - B)), X.shape[(size_t)D], V);
+  return V;
+}
+
 LoopExpr takeRule(ComputeContext &Ctx, const Ix &Out) {
   requireData(Ctx);
   const TensorDesc &X = Ctx.input(0), &Idx = Ctx.input(1);
@@ -244,6 +268,7 @@ LoopExpr tileRule(ComputeContext &Ctx, const Ix &Out) {
 
 } // namespace
 
+RIVET_REGISTER_COMPUTE_RULE("shape_of", shapeOfRule);
 RIVET_REGISTER_COMPUTE_RULE("reshape", reshapeRule);
 RIVET_REGISTER_COMPUTE_RULE("flatten", reshapeRule);
 RIVET_REGISTER_COMPUTE_RULE("squeeze", reshapeRule);

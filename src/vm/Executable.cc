@@ -7,6 +7,7 @@
 #include "vm/Executable.h"
 #include "vm/NativeLibrary.h"
 #include "vm/Object.h"
+#include "vm/RvxFormat.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -38,7 +39,8 @@ bool isSaneSymbol(const std::string &S) {
 
 /// Checks the structure of native kernel K: a sane symbol, buffers of known
 /// dtypes and bounded ranks, size parameters read from an input axis that
-/// exists, extents referring to existing size parameters.
+/// exists, broadcast sizes over constants and earlier size parameters,
+/// extents referring to existing size parameters.
 void verifyNativeKernel(const NativeKernel &K, size_t Index) {
   auto Bad = [&](const std::string &Msg) {
     fail("executable: native kernel {} ('{}'): {}", Index, K.symbol, Msg);
@@ -54,9 +56,21 @@ void verifyNativeKernel(const NativeKernel &K, size_t Index) {
     if (Buf.dims.size() > 64)
       Bad(fmt::format("buffer {} has rank {}", B, Buf.dims.size()));
     for (int64_t D : Buf.dims)
-      if (D < 0 && (uint64_t)(-(D + 1)) >= K.sizeSources.size())
+      if (D < 0 && (uint64_t)(-(D + 1)) >= K.numSizes())
         Bad(fmt::format("buffer {} uses size parameter {} of {}", B, -(D + 1),
-                        K.sizeSources.size()));
+                        K.numSizes()));
+  }
+  for (size_t I = 0; I < K.broadcastSizes.size(); ++I) {
+    size_t P = K.sizeSources.size() + I;
+    const std::vector<int64_t> &Ops = K.broadcastSizes[I].operands;
+    if (Ops.size() < 2 || Ops.size() > rvx::kMaxBroadcastOperands)
+      Bad(fmt::format("size parameter {} broadcasts {} extents (2 to {})", P,
+                      Ops.size(), rvx::kMaxBroadcastOperands));
+    for (int64_t D : Ops)
+      if (D < 0 && (uint64_t)(-(D + 1)) >= P)
+        Bad(fmt::format("size parameter {} broadcasts size parameter {}, "
+                        "which is not an earlier one",
+                        P, -(D + 1)));
   }
   for (size_t P = 0; P < K.sizeSources.size(); ++P) {
     const NativeKernel::SizeSource &S = K.sizeSources[P];
@@ -498,6 +512,15 @@ private:
       for (size_t P = 0; P < K.sizeSources.size(); ++P)
         Out += fmt::format("{} s{} = input {} axis {}", P ? "," : ";", P,
                            K.sizeSources[P].buffer, K.sizeSources[P].axis);
+      for (size_t I = 0; I < K.broadcastSizes.size(); ++I) {
+        std::vector<std::string> Ops;
+        for (int64_t D : K.broadcastSizes[I].operands)
+          Ops.push_back(D >= 0 ? std::to_string(D)
+                               : fmt::format("s{}", -(D + 1)));
+        size_t P = K.sizeSources.size() + I;
+        Out += fmt::format("{} s{} = broadcast({})", P ? "," : ";", P,
+                           fmt::join(Ops, ", "));
+      }
       Out += "\n";
     }
   }

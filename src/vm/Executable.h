@@ -79,17 +79,31 @@ struct NativeKernel {
     uint32_t buffer = 0;
     uint32_t axis = 0;
   };
+  /// Size parameter sizeSources.size() + I is the NumPy broadcast of the
+  /// extents `operands` (constants >= 0, or -(Q + 1): size parameter Q, an
+  /// earlier one): the operand that is not 1 (1 when all are). The VM
+  /// refuses operands that are neither 1 nor that extent, so the kernel's
+  /// broadcast reads stay in bounds.
+  struct BroadcastSize {
+    std::vector<int64_t> operands;
+  };
 
   std::string symbol;
   /// The inputs in parameter order, then the one output. The output's dims
   /// are the recipe of its shape from the inputs' shapes.
   std::vector<Buffer> buffers;
   std::vector<SizeSource> sizeSources;
+  /// Size parameters computed from the others (format version 3): the
+  /// generated code reads only the sourced ones, but the output's extents
+  /// may name these, and each is checked at every call.
+  std::vector<BroadcastSize> broadcastSizes;
   /// Bound by Executable::resolve() (or by the compiler for JIT code); not
   /// serialized.
   RivetKernelFn fn = nullptr;
 
   size_t numInputs() const { return buffers.empty() ? 0 : buffers.size() - 1; }
+  /// Sourced and broadcast size parameters together.
+  size_t numSizes() const { return sizeSources.size() + broadcastSizes.size(); }
 };
 
 /// The code of the native kernels when it is a shared object (the .rvx

@@ -185,13 +185,21 @@ std::vector<uint8_t> encodeEntry(const Executable &E) {
   return Out;
 }
 
+/// Whether E needs format version 3 (a native kernel with broadcast sizes).
+bool hasBroadcastSizes(const Executable &E) {
+  return std::any_of(
+      E.nativeKernels.begin(), E.nativeKernels.end(),
+      [](const NativeKernel &K) { return !K.broadcastSizes.empty(); });
+}
+
 /// Native code: u32 ELF machine, triple, cpu, features; u32 kernel count;
 /// each kernel: symbol, u32 buffer count, each buffer (u8 dtype, 3 zero
 /// bytes, u32 rank, i64 dims[rank]), u32 size-parameter count, each (u32
-/// buffer, u32 axis); then u64 offset and u64 size of the shared object,
-/// zero padding, and the shared object at that 64-byte aligned offset from
-/// the section start, ending the section.
-std::vector<uint8_t> encodeNativeCode(const Executable &E) {
+/// buffer, u32 axis), in version 3 u32 broadcast-size count, each (u32
+/// operand count, i64 operands); then u64 offset and u64 size of the shared
+/// object, zero padding, and the shared object at that 64-byte aligned
+/// offset from the section start, ending the section.
+std::vector<uint8_t> encodeNativeCode(const Executable &E, uint32_t Version) {
   const NativeCodeInfo &N = *E.nativeCode;
   std::vector<uint8_t> Out;
   ByteWriter W(Out);
@@ -215,6 +223,14 @@ std::vector<uint8_t> encodeNativeCode(const Executable &E) {
     for (const NativeKernel::SizeSource &S : K.sizeSources) {
       W.pod<uint32_t>(S.buffer);
       W.pod<uint32_t>(S.axis);
+    }
+    if (Version < kBroadcastSizesVersion)
+      continue;
+    W.pod<uint32_t>((uint32_t)K.broadcastSizes.size());
+    for (const NativeKernel::BroadcastSize &B : K.broadcastSizes) {
+      W.pod<uint32_t>((uint32_t)B.operands.size());
+      for (int64_t D : B.operands)
+        W.pod<int64_t>(D);
     }
   }
   uint64_t Offset = alignUp(Out.size() + 16, kAlignment);
@@ -298,8 +314,7 @@ void Loader::readHeader() {
   if (HeaderSize > Size)
     error("truncated: the header ends at byte {} but the file has {}",
           HeaderSize, Size);
-  if (crc32c(Data + kHeaderChecksumStart, HeaderSize - kHeaderChecksumStart) !=
-      Checksum)
+  if (headerChecksum(Data, HeaderSize, Version) != Checksum)
     error("header checksum mismatch");
   // Everything below is covered by the header checksum; the checks guard
   // against a file that was written wrong, not against bit flips.
@@ -858,6 +873,20 @@ void Loader::readNativeCode() {
       S.buffer = R.pod<uint32_t>("size parameter buffer");
       S.axis = R.pod<uint32_t>("size parameter axis");
     }
+    if (Version < kBroadcastSizesVersion)
+      continue;
+    uint32_t NumBroadcasts = R.count(4, "broadcast size count");
+    K.broadcastSizes.resize(NumBroadcasts);
+    for (NativeKernel::BroadcastSize &B : K.broadcastSizes) {
+      uint32_t NumOps = R.count(8, "broadcast operand count");
+      if (NumOps < 2 || NumOps > kMaxBroadcastOperands)
+        R.error("native kernel {} ('{}') has a broadcast size of {} "
+                "operands (2 to {})",
+                I, K.symbol, NumOps, kMaxBroadcastOperands);
+      B.operands.resize(NumOps);
+      for (int64_t &D : B.operands)
+        D = R.pod<int64_t>("broadcast operand");
+    }
   }
   uint64_t Offset = R.pod<uint64_t>("shared object offset");
   uint64_t SoSize = R.pod<uint64_t>("shared object size");
@@ -916,13 +945,17 @@ std::vector<uint8_t> Executable::serialize() const {
   Body.emplace_back(SectionKind::Kernels, encodeKernels(*this));
   Body.emplace_back(SectionKind::Constructors, encodeConstructors(*this));
   Body.emplace_back(SectionKind::Entry, encodeEntry(*this));
+  // The oldest version that holds this executable (readers of version 2
+  // keep reading files without broadcast sizes).
+  uint32_t Version = hasBroadcastSizes(*this) ? kBroadcastSizesVersion : 2;
   if (nativeCode && !nativeKernels.empty())
-    Body.emplace_back(SectionKind::NativeCode, encodeNativeCode(*this));
+    Body.emplace_back(SectionKind::NativeCode,
+                      encodeNativeCode(*this, Version));
 
   std::vector<uint8_t> Out;
   ByteWriter W(Out);
   W.bytes(kMagic, sizeof(kMagic));
-  W.pod<uint32_t>(kFormatVersion);
+  W.pod<uint32_t>(Version);
   W.pod<uint32_t>(0); // header checksum, patched below
   W.pod<uint32_t>(0); // header size, patched below
   W.pod<uint32_t>(0); // flags
@@ -953,8 +986,7 @@ std::vector<uint8_t> Executable::serialize() const {
   uint32_t HS = (uint32_t)HeaderSize;
   std::memcpy(Out.data() + 16, &HS, 4);
   std::memcpy(Out.data() + 24, &FileSize, 8);
-  uint32_t Checksum = crc32c(Out.data() + kHeaderChecksumStart,
-                             HeaderSize - kHeaderChecksumStart);
+  uint32_t Checksum = headerChecksum(Out.data(), HeaderSize, Version);
   std::memcpy(Out.data() + kHeaderChecksumOffset, &Checksum, 4);
   Out.reserve(FileSize);
   for (size_t I = 0; I < Body.size(); ++I) {

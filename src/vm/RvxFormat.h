@@ -12,14 +12,21 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rivet::vm::rvx {
 
 /// The first eight bytes of every .rvx file.
 inline constexpr char kMagic[8] = {'R', 'I', 'V', 'E', 'T', 'R', 'V', 'X'};
-/// The format version this runtime writes; it reads kOldestFormatVersion
-/// to kFormatVersion (version 1: no native code section).
-inline constexpr uint32_t kFormatVersion = 2;
+/// The newest format version; this runtime reads kOldestFormatVersion to
+/// kFormatVersion (version 1: no native code section; version 2: native
+/// kernels without broadcast sizes) and writes the oldest of 2 and 3 that
+/// holds the executable, so files without broadcast sizes stay readable by
+/// version-2 runtimes.
+inline constexpr uint32_t kFormatVersion = 3;
+/// Native kernels' broadcast sizes, and the header checksum covering the
+/// version field, arrived in version 3.
+inline constexpr uint32_t kBroadcastSizesVersion = 3;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 /// Written into the header's producer field.
 inline constexpr const char *kProducer = "rivet 0.1.0";
@@ -31,8 +38,10 @@ inline constexpr uint64_t kAlignment = 64;
 
 /// Size of the fixed part of the header (magic .. file size).
 inline constexpr size_t kFixedHeaderSize = 32;
-/// Byte offset of the header checksum field, and where the bytes it covers
-/// start (everything after it up to the end of the section table).
+/// Byte offset of the version field; of the header checksum field, and
+/// where the bytes it covers start (everything after it up to the end of
+/// the section table; from version 3 on preceded by the version field).
+inline constexpr size_t kVersionOffset = 8;
 inline constexpr size_t kHeaderChecksumOffset = 12;
 inline constexpr size_t kHeaderChecksumStart = 16;
 /// One section table entry: u32 kind, u32 checksum, u64 offset, u64 size.
@@ -64,12 +73,28 @@ inline constexpr uint32_t kMaxRegisters = 1u << 24;
 inline constexpr uint32_t kMaxShortString = 4096; // producer, target, feature
 inline constexpr uint32_t kMaxFeatures = 256;
 inline constexpr uint32_t kMaxSections = 64;
-inline constexpr uint32_t kMaxSymbol = 256;         // native kernel symbols
-inline constexpr uint32_t kMaxKernelBuffers = 4096; // per native kernel
+inline constexpr uint32_t kMaxSymbol = 256;           // native kernel symbols
+inline constexpr uint32_t kMaxKernelBuffers = 4096;   // per native kernel
+inline constexpr uint32_t kMaxBroadcastOperands = 64; // per broadcast size
 
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78, initial value and
 /// final xor 0xFFFFFFFF); crc32c("123456789") == 0xE3069283.
 uint32_t crc32c(const uint8_t *Data, size_t Size);
+
+/// The header checksum of a version-Version file whose header is the first
+/// HeaderSize bytes of Data. Version 3 covers the version field too: two
+/// versions a reader parses alike for some files (2 and 3 without
+/// broadcast sizes) must not let a damaged version number load.
+inline uint32_t headerChecksum(const uint8_t *Data, size_t HeaderSize,
+                               uint32_t Version) {
+  if (Version < kBroadcastSizesVersion)
+    return crc32c(Data + kHeaderChecksumStart,
+                  HeaderSize - kHeaderChecksumStart);
+  std::vector<uint8_t> Covered(Data + kVersionOffset,
+                               Data + kVersionOffset + 4);
+  Covered.insert(Covered.end(), Data + kHeaderChecksumStart, Data + HeaderSize);
+  return crc32c(Covered.data(), Covered.size());
+}
 
 /// Whether the host CPU has Feature (names as GCC's __builtin_cpu_supports:
 /// "sse4.2", "avx2", "avx512f", ...). Throws rivet::Error for a name this

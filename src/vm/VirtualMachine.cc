@@ -273,7 +273,7 @@ VirtualMachine::nativeSlot(const KernelEntry &Entry) const {
   S.Name = "native " + NK.symbol;
   S.Native = &NK;
   S.Buffers.resize(NK.buffers.size());
-  S.Sizes.resize(std::max<size_t>(NK.sizeSources.size(), 1));
+  S.Sizes.resize(std::max<size_t>(NK.numSizes(), 1));
   return S;
 }
 
@@ -443,7 +443,8 @@ void VirtualMachine::checkKernelOutputs(KernelSlot &K,
 }
 
 /// Sets the size parameters of native kernel K from its input tensors after
-/// checking their dtypes and ranks (so that every source axis exists).
+/// checking their dtypes and ranks (so that every source axis exists), then
+/// its broadcast sizes, refusing extents that do not broadcast.
 void VirtualMachine::nativeSizes(KernelSlot &K) {
   const NativeKernel &NK = *K.Native;
   for (size_t B = 0; B < K.InPtrs.size(); ++B) {
@@ -453,9 +454,39 @@ void VirtualMachine::nativeSizes(KernelSlot &K) {
       fail("input {} is {}, but the kernel takes a rank-{} {} tensor", B,
            T.typeString(), Want.dims.size(), dtypeName(Want.dtype));
   }
-  for (size_t P = 0; P < NK.sizeSources.size(); ++P) {
+  size_t NumSourced = NK.sizeSources.size();
+  for (size_t P = 0; P < NumSourced; ++P) {
     const NativeKernel::SizeSource &S = NK.sizeSources[P];
     K.Sizes[P] = K.InPtrs[S.buffer]->shape()[S.axis];
+  }
+  for (size_t I = 0; I < NK.broadcastSizes.size(); ++I) {
+    const std::vector<int64_t> &Ops = NK.broadcastSizes[I].operands;
+    int64_t V = 1;
+    size_t From = 0;
+    for (size_t J = 0; J < Ops.size(); ++J) {
+      int64_t X = Ops[J] >= 0 ? Ops[J] : K.Sizes[-(Ops[J] + 1)];
+      if (X == 1 || X == V)
+        continue;
+      if (V != 1) {
+        // Where an operand's extent comes from, for the message.
+        auto Origin = [&](int64_t D) {
+          int64_t Ext = D >= 0 ? D : K.Sizes[-(D + 1)];
+          if (D >= 0)
+            return fmt::format("the constant extent {}", Ext);
+          size_t Q = (size_t)(-(D + 1));
+          if (Q < NumSourced)
+            return fmt::format("extent {} (input {} axis {})", Ext,
+                               NK.sizeSources[Q].buffer,
+                               NK.sizeSources[Q].axis);
+          return fmt::format("extent {} (broadcast size s{})", Ext, Q);
+        };
+        fail("inputs do not broadcast: {} and {} differ and neither is 1",
+             Origin(Ops[From]), Origin(Ops[J]));
+      }
+      V = X;
+      From = J;
+    }
+    K.Sizes[NumSourced + I] = V;
   }
 }
 
@@ -537,7 +568,25 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
                               K.Sizes.data()))
         fail("input {} is {}, inconsistent with the kernel's other inputs", B,
              K.InPtrs[B]->typeString());
-    R[Ops[I.d]] = shapeTensor(nativeOutputShape(*K.Native, K.Sizes.data()));
+    // The register usually still holds this instruction's previous shape,
+    // which the AllocTensorReg after it only read: when nothing else refers
+    // to that tensor or its storage, it is rewritten in place, so a dynamic
+    // kernel call allocates nothing for its shape.
+    const std::vector<int64_t> &Dims = K.Native->buffers.back().dims;
+    ObjectRef &Dst = R[Ops[I.d]];
+    const TensorObj *Old =
+        Dst && Dst.use_count() == 1 ? Dst->as<TensorObj>() : nullptr;
+    if (Old && Old->value.hasData() && Old->value.dtype() == DType::Int64 &&
+        Old->value.shape().size() == 1 &&
+        Old->value.shape()[0] == (int64_t)Dims.size() &&
+        Old->value.storage().use_count() == 1) {
+      std::atomic_thread_fence(std::memory_order_acquire);
+      int64_t *P = Old->value.data<int64_t>();
+      for (size_t A = 0; A < Dims.size(); ++A)
+        P[A] = Dims[A] >= 0 ? Dims[A] : K.Sizes[-(Dims[A] + 1)];
+      return;
+    }
+    Dst = shapeTensor(nativeOutputShape(*K.Native, K.Sizes.data()));
     return;
   }
   std::vector<Tensor> &Ins = K.Ins;

@@ -72,6 +72,14 @@ std::vector<OpCase> binaryOpCases() {
     Add(binaryCases(Op, kNumeric));
   for (const char *Op : {"divide", "pow"})
     Add(binaryCases(Op, kFloat));
+  // Integer division by nonzero constants (truncating; -1 negates).
+  C.push_back({"divide", {t("n, 4", "int64")}, "divide(%p0, 3i64)"});
+  C.push_back(
+      {"divide", {t("?, 3", "int64")}, "divide(subtract(%p0, 5i64), 4i64)"});
+  C.push_back({"divide", {t("n", "int32")}, "divide(%p0, -1i32)"});
+  C.push_back(
+      {"divide", {t("n, 2", "int32")}, "divide(subtract(%p0, 6i32), -4i32)"});
+  C.push_back({"divide", {t("n", "uint8")}, "divide(%p0, 3u8)"});
   Add(binaryCases("mod", kFloat));
   C.push_back({"mod",
                {t("n, 4", "float32"), t("4", "float32")},
@@ -198,6 +206,11 @@ std::vector<OpCase> injectiveCases() {
                {t("n, 4", "int64")},
                "pad(%p0, pads=[0, 2, 0, 3], mode=\"edge\")"});
   C.push_back({"tile", {t("n, 3", "float32")}, "tile(%p0, repeats=[2, 3])"});
+  C.push_back({"shape_of", {t("n, 3, m", "float32")}, "shape_of(%p0)"});
+  C.push_back({"shape_of", {t("?, 2, n", "int64")}, "shape_of(%p0, start=1)"});
+  C.push_back(
+      {"shape_of", {t("n, m", "float32")}, "shape_of(%p0, start=-1, end=5)"});
+  C.push_back({"shape_of", {t("n, ?", "float32")}, "add(shape_of(%p0), 1i64)"});
   return C;
 }
 

@@ -125,6 +125,12 @@ TEST(LowerPrimitive, RefusesIntegerDivision) {
   codegen::LoweringResult R = codegen::lowerPrimitive(primitiveOf(M), "idiv");
   EXPECT_FALSE(R.ok());
   EXPECT_NE(R.unsupported.find("divide"), std::string::npos) << R.unsupported;
+  // A zero constant divisor too (the reference kernel fails at run time).
+  M = parse({"Tensor[(n), int32]"}, "divide(%p0, 0i32)");
+  R = codegen::lowerPrimitive(primitiveOf(M), "idiv0");
+  EXPECT_FALSE(R.ok());
+  EXPECT_NE(R.unsupported.find("nonzero constant"), std::string::npos)
+      << R.unsupported;
 }
 
 TEST(LowerPrimitive, RefusesNonFunctions) {

@@ -4,7 +4,9 @@
 // the interpreter's results, through the executable and after a .rvx round
 // trip; a dynamic program runs at several sizes through one executable; a
 // group codegen refuses stays on builtin kernels; a JIT executable cannot be
-// saved; code for another CPU compiles and saves but does not run here.
+// saved; code for another CPU compiles and saves but does not run here;
+// output extents that broadcast inputs' unknown extents are computed and
+// checked by the VM.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Interpreter.h"
@@ -18,6 +20,7 @@
 #include "vm/compiler/ValueConversion.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 using namespace rivet;
@@ -315,6 +318,139 @@ TEST(NativeKernels, OutputOverlappingAnInputIsRefused) {
     EXPECT_NE(std::string(E.what()).find("overlaps input 0"), std::string::npos)
         << E.what();
   }
+}
+
+/// A layer norm's tail: the output's leading extents are broadcasts of two
+/// inputs' unknown extents, computed and checked by the VM at every call.
+const char *BroadcastText = R"(
+def @main(%x: Tensor[(?, ?, 16), float32], %m: Tensor[(?, ?, 1), float32],
+          %g: Tensor[(16,), float32]) -> Tensor[(?, ?, 16), float32] {
+  multiply(tanh(subtract(%x, %m)), %g)
+}
+)";
+
+/// A broadcast hidden inside the group: the output (a reduction) does not
+/// show it, but the kernel's reads still assume it.
+const char *HiddenBroadcastText = R"(
+def @main(%x: Tensor[(?,), float32], %y: Tensor[(?,), float32])
+    -> Tensor[(), float32] {
+  sum(exp(add(%x, %y)), axis=[0])
+}
+)";
+
+ir::Module parseTyped(const char *Text) {
+  ir::Module M = ir::parseModule(Text, "test.rvir");
+  ir::inferTypes(M);
+  return M;
+}
+
+/// Runs @main of Exe on Args (twice on one VM) and compares with the
+/// interpreter.
+void expectAgreesOn(const ir::Module &M,
+                    const std::shared_ptr<vm::Executable> &Exe,
+                    const std::vector<Shape> &Shapes, const std::string &What) {
+  std::vector<ir::Value> Args;
+  for (size_t I = 0; I < Shapes.size(); ++I)
+    Args.push_back(randomTensor(Shapes[I], DType::Float32, 11 + I));
+  Tensor Want = ir::Interpreter(M).call("main", Args).tensor();
+  vm::VirtualMachine VM(Exe);
+  for (int Run = 0; Run < 2; ++Run) {
+    std::vector<vm::ObjectRef> Objs;
+    for (const ir::Value &A : Args)
+      Objs.push_back(vm::toObject(A, *Exe));
+    Tensor Got =
+        vm::toValue(VM.invoke("main", std::move(Objs)), *Exe, M).tensor();
+    EXPECT_EQ(Got.shape(), Want.shape()) << What;
+    EXPECT_TRUE(allClose(Got, Want, 1e-5, 1e-6))
+        << What << " (inputs " << shapeToString(Shapes[0]) << ", "
+        << shapeToString(Shapes[1]) << ", run " << Run << ")";
+  }
+}
+
+/// Runs @main on one VM of Exe for each shape list in turn (its registers
+/// and recycled shape tensors carried from one call to the next) and
+/// compares with the interpreter.
+void expectOneVmAgrees(const ir::Module &M,
+                       const std::shared_ptr<vm::Executable> &Exe,
+                       const std::vector<std::vector<Shape>> &Calls) {
+  vm::VirtualMachine VM(Exe);
+  ir::Interpreter Interp(M);
+  uint64_t Seed = 40;
+  for (const std::vector<Shape> &Shapes : Calls) {
+    std::vector<ir::Value> Args;
+    for (const Shape &S : Shapes)
+      Args.push_back(randomTensor(S, DType::Float32, Seed++));
+    Tensor Want = Interp.call("main", Args).tensor();
+    std::vector<vm::ObjectRef> Objs;
+    for (const ir::Value &A : Args)
+      Objs.push_back(vm::toObject(A, *Exe));
+    Tensor Got =
+        vm::toValue(VM.invoke("main", std::move(Objs)), *Exe, M).tensor();
+    EXPECT_EQ(Got.shape(), Want.shape()) << shapeToString(Shapes[0]);
+    EXPECT_TRUE(allClose(Got, Want, 1e-5, 1e-6)) << shapeToString(Shapes[0]);
+  }
+}
+
+/// The message of running @main of Exe on zero tensors of Shapes.
+std::string errorOn(const std::shared_ptr<vm::Executable> &Exe,
+                    const std::vector<Shape> &Shapes) {
+  vm::VirtualMachine VM(Exe);
+  std::vector<vm::ObjectRef> Objs;
+  for (const Shape &S : Shapes)
+    Objs.push_back(vm::makeTensor(randomTensor(S, DType::Float32, 5)));
+  try {
+    VM.invoke("main", std::move(Objs));
+  } catch (const Error &E) {
+    return E.what();
+  }
+  return "(ran)";
+}
+
+TEST_P(NativeModes, BroadcastExtentsRunAtSeveralShapesThroughOneExecutable) {
+  ir::Module M = parseTyped(BroadcastText);
+  auto Exe = vm::compile(M, options(GetParam()));
+  EXPECT_TRUE(Exe->nativeRefusals.empty())
+      << fmt::format("{}", fmt::join(Exe->nativeRefusals, "; "));
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 1u);
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Builtin), 0u);
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::NativeShapeFunction),
+            1u);
+  std::string Text = Exe->disassemble();
+  EXPECT_NE(Text.find("= broadcast(s"), std::string::npos) << Text;
+  std::vector<std::shared_ptr<vm::Executable>> Exes = {Exe};
+  if (GetParam() == vm::NativeCode::SharedObject) {
+    Exes.push_back(roundTrip(*Exe));
+    EXPECT_EQ(Exes.back()->disassemble(), Text);
+  }
+  for (const auto &E : Exes) {
+    // Same extents; x broadcast along both axes; m broadcast along axis 1.
+    expectAgreesOn(M, E, {{5, 2, 16}, {5, 2, 1}, {16}}, "equal extents");
+    expectAgreesOn(M, E, {{1, 1, 16}, {4, 3, 1}, {16}}, "x broadcast");
+    expectAgreesOn(M, E, {{7, 3, 16}, {7, 1, 1}, {16}}, "m broadcast");
+    expectOneVmAgrees(M, E,
+                      {{{5, 2, 16}, {5, 2, 1}, {16}},
+                       {{1, 1, 16}, {4, 3, 1}, {16}},
+                       {{2, 3, 16}, {1, 1, 1}, {16}},
+                       {{5, 2, 16}, {5, 2, 1}, {16}}});
+    std::string Err = errorOn(E, {{3, 2, 16}, {4, 2, 1}, {16}});
+    EXPECT_NE(Err.find("do not broadcast: extent 3 (input 0 axis 0) and "
+                       "extent 4 (input 1 axis 0) differ"),
+              std::string::npos)
+        << Err;
+  }
+}
+
+TEST_P(NativeModes, BroadcastInsideTheGroupIsChecked) {
+  ir::Module M = parseTyped(HiddenBroadcastText);
+  auto Exe = vm::compile(M, options(GetParam()));
+  ASSERT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 1u);
+  EXPECT_NE(Exe->disassemble().find("= broadcast(s"), std::string::npos);
+  expectAgreesOn(M, Exe, {{6}, {6}}, "equal");
+  expectAgreesOn(M, Exe, {{6}, {1}}, "y broadcast");
+  expectAgreesOn(M, Exe, {{1}, {9}}, "x broadcast");
+  // x longer than y: without the check the kernel would read past y.
+  std::string Err = errorOn(Exe, {{8}, {3}});
+  EXPECT_NE(Err.find("do not broadcast"), std::string::npos) << Err;
 }
 
 } // namespace

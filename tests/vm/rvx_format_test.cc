@@ -233,6 +233,9 @@ void expectSameExecutable(const Executable &A, const Executable &B) {
       EXPECT_EQ(P.sizeSources[K].buffer, Q.sizeSources[K].buffer);
       EXPECT_EQ(P.sizeSources[K].axis, Q.sizeSources[K].axis);
     }
+    ASSERT_EQ(P.broadcastSizes.size(), Q.broadcastSizes.size());
+    for (size_t K = 0; K < P.broadcastSizes.size(); ++K)
+      EXPECT_EQ(P.broadcastSizes[K].operands, Q.broadcastSizes[K].operands);
   }
   ASSERT_EQ(A.nativeCode.has_value(), B.nativeCode.has_value());
   if (A.nativeCode) {
@@ -331,7 +334,8 @@ bool isPadding(const TableInfo &T, size_t Off) {
 
 void fixHeaderChecksum(std::vector<uint8_t> &B) {
   uint32_t HS = readAt<uint32_t>(B, 16);
-  writeAt<uint32_t>(B, 12, rvx::crc32c(B.data() + 16, HS - 16));
+  writeAt<uint32_t>(B, 12,
+                    rvx::headerChecksum(B.data(), HS, readAt<uint32_t>(B, 8)));
 }
 
 /// Rewrites the header with another target and CPU feature list (the
@@ -455,7 +459,9 @@ TEST(RvxFormat, Crc32cKnownValues) {
 TEST(RvxFormat, HeaderLayout) {
   std::vector<uint8_t> B = handBuilt()->serialize();
   EXPECT_EQ(std::string(B.begin(), B.begin() + 8), "RIVETRVX");
-  EXPECT_EQ(readAt<uint32_t>(B, 8), rvx::kFormatVersion);
+  // Without broadcast sizes the file is version 2 (readable by version-2
+  // runtimes).
+  EXPECT_EQ(readAt<uint32_t>(B, 8), 2u);
   EXPECT_EQ(readAt<uint64_t>(B, 24), B.size());
   TableInfo T = parseTable(B);
   EXPECT_EQ(T.sections.size(), 6u); // no native code section
@@ -558,7 +564,7 @@ TEST(RvxFormat, ErrorsSayWhatIsWrong) {
   writeAt<uint32_t>(B, 8, 7);
   Expect(B,
          "model.rvx: format version 7 is not supported (this runtime reads 1 "
-         "to 2)");
+         "to 3)");
   B = Good;
   B[40] ^= 1;
   Expect(B, "model.rvx: header checksum mismatch");
@@ -899,6 +905,80 @@ def @main(%x: Tensor[(n, 8), float32], %b: Tensor[(8,), float32])
       EXPECT_EQ(std::string(E.what()).rfind("flip.rvx: ", 0), 0u) << E.what();
     }
   }
+}
+
+/// Native kernels with broadcast sizes (an output extent that broadcasts
+/// two inputs' unknown extents) need version 3: such a file round-trips and
+/// runs identically, is refused when labelled version 2 and when a
+/// broadcast size is malformed, and every truncation and flip is refused.
+TEST(RvxFormat, BroadcastSizesNeedVersion3) {
+  ir::Module M = ir::parseModule(R"(
+def @main(%x: Tensor[(?, 8), float32], %m: Tensor[(?, 1), float32])
+    -> Tensor[(?, 8), float32] {
+  exp(subtract(%x, %m))
+}
+)",
+                                 "broadcast.rvir");
+  ir::inferTypes(M);
+  CompileOptions O;
+  O.codegen.mode = NativeCode::SharedObject;
+  auto Exe = compile(M, O);
+  ASSERT_EQ(Exe->nativeKernels.size(), 1u);
+  ASSERT_EQ(Exe->nativeKernels[0].broadcastSizes.size(), 1u);
+  std::vector<uint8_t> Bytes = Exe->serialize();
+  EXPECT_EQ(readAt<uint32_t>(Bytes, 8), rvx::kBroadcastSizesVersion);
+  auto Loaded = loadBytes(Bytes, Bytes.size(), "broadcast.rvx");
+  expectSameExecutable(*Exe, *Loaded);
+  EXPECT_EQ(Loaded->serialize(), Bytes);
+  std::vector<ir::Value> Args = {
+      Tensor::fromVector<float>({0.5f, -1, 2, 0, 1, 3, -2, 0.25f}, {1, 8}),
+      Tensor::fromVector<float>({1, 2, -1}, {3, 1})};
+  std::vector<Tensor> Want = runProgram(Exe, Args);
+  ASSERT_EQ(Want.size(), 1u);
+  EXPECT_EQ(Want[0].shape(), (Shape{3, 8}));
+  expectBitwiseSame(runProgram(Loaded, Args), Want, "loaded");
+
+  // The header checksum covers the version from version 3 on: relabelled,
+  // the file is refused (a version-2 file relabelled 3 likewise).
+  std::vector<uint8_t> B = Bytes;
+  writeAt<uint32_t>(B, 8, 2);
+  EXPECT_NE(errorOf(B).find("header checksum mismatch"), std::string::npos)
+      << errorOf(B);
+  std::vector<uint8_t> Old = handBuilt()->serialize();
+  writeAt<uint32_t>(Old, 8, 3);
+  EXPECT_NE(errorOf(Old).find("header checksum mismatch"), std::string::npos)
+      << errorOf(Old);
+  // With the checksum fixed, a version-2 reading does not read the
+  // broadcast sizes and refuses the section.
+  fixHeaderChecksum(B);
+  EXPECT_NE(errorOf(B).find("section 'native code'"), std::string::npos)
+      << errorOf(B);
+
+  // Malformed broadcast sizes, with good checksums.
+  auto Check = [&](const std::function<void(NativeKernel &)> &Break,
+                   const std::string &Msg) {
+    auto E = compile(M, O);
+    Break(E->nativeKernels[0]);
+    std::string Got = errorOf(E->serialize());
+    EXPECT_NE(Got.find(Msg), std::string::npos)
+        << "expected '" << Msg << "' in: " << Got;
+  };
+  Check([](NativeKernel &K) { K.broadcastSizes[0].operands.resize(1); },
+        "broadcast size of 1 operands (2 to 64)");
+  Check([](NativeKernel &K) { K.broadcastSizes[0].operands.resize(65, 4); },
+        "broadcast size of 65 operands (2 to 64)");
+  Check(
+      [](NativeKernel &K) {
+        K.broadcastSizes[0].operands[0] =
+            NativeKernel::sizeParamDim((uint32_t)K.numSizes() - 1);
+      },
+      "broadcasts size parameter 2, which is not an earlier one");
+  Check([](NativeKernel &K) { K.buffers.back().dims[0] = -9; },
+        "buffer 2 uses size parameter 8 of 3");
+
+  corruptAndLoad(Exe, 3, 3000, false, [&](std::shared_ptr<Executable> G) {
+    expectBitwiseSame(runProgram(G, Args), Want, "broadcast sizes");
+  });
 }
 
 /// A real ONNX model (a transformer encoder with dynamic sequence length):

@@ -56,6 +56,92 @@ bool isHostCpu(const std::string &Cpu) {
   return Cpu.empty() || Cpu == "native" || Cpu == host().cpu;
 }
 
+/// The broadcast sizes of a kernel being described: each distinct set of
+/// operands becomes one size parameter after the sourced ones.
+class BroadcastSizes {
+public:
+  BroadcastSizes(NativeKernel &NK, const codegen::LoopKernel &K)
+      : NK(NK), K(K) {}
+
+  /// The extent code (NativeKernel::Buffer::dims) of E: a constant, a size
+  /// parameter, or the broadcast size of E's operands (added when new);
+  /// nullopt with Why set when E is another computed extent.
+  std::optional<int64_t> extent(const codegen::LoopExpr &E, std::string &Why) {
+    std::optional<std::vector<int64_t>> Ops = operands(E, Why);
+    if (!Ops)
+      return std::nullopt;
+    if (Ops->empty())
+      return 1;
+    if (Ops->size() == 1)
+      return Ops->front();
+    return NativeKernel::sizeParamDim(sizeFor(std::move(*Ops)));
+  }
+
+  /// Adds the check that Extents broadcast together (a broadcast size the
+  /// VM computes and so checks, though nothing reads it); false with Why set
+  /// when one is not expressible.
+  bool require(const std::vector<codegen::LoopExpr> &Extents,
+               std::string &Why) {
+    std::vector<int64_t> All;
+    for (const codegen::LoopExpr &E : Extents) {
+      std::optional<std::vector<int64_t>> Ops = operands(E, Why);
+      if (!Ops)
+        return false;
+      All.insert(All.end(), Ops->begin(), Ops->end());
+    }
+    normalize(All);
+    // One extent, or constants only (the type checker matched those).
+    if (All.size() > 1 &&
+        std::any_of(All.begin(), All.end(), [](int64_t D) { return D < 0; }))
+      sizeFor(std::move(All));
+    return true;
+  }
+
+private:
+  NativeKernel &NK;
+  const codegen::LoopKernel &K;
+
+  /// The operands' extent codes without 1s and repeats, in a canonical
+  /// order; nullopt when E is not a broadcast of constants and parameters.
+  std::optional<std::vector<int64_t>> operands(const codegen::LoopExpr &E,
+                                               std::string &Why) {
+    std::optional<std::vector<codegen::LoopExpr>> Leaves =
+        codegen::broadcastOperands(E);
+    if (!Leaves) {
+      Why = fmt::format("extent {} is computed, neither an input's extent "
+                        "nor a broadcast of them",
+                        codegen::printLoopExpr(E, &K));
+      return std::nullopt;
+    }
+    std::vector<int64_t> Ops;
+    for (const codegen::LoopExpr &X : *Leaves) {
+      if (X->kind == codegen::LoopExprKind::Const && X->intValue < 0) {
+        Why = fmt::format("negative extent {}", X->intValue);
+        return std::nullopt;
+      }
+      Ops.push_back(X->kind == codegen::LoopExprKind::Const
+                        ? X->intValue
+                        : NativeKernel::sizeParamDim((uint32_t)X->id));
+    }
+    normalize(Ops);
+    return Ops;
+  }
+
+  static void normalize(std::vector<int64_t> &Ops) {
+    std::erase(Ops, 1);
+    std::sort(Ops.begin(), Ops.end(), std::greater<int64_t>());
+    Ops.erase(std::unique(Ops.begin(), Ops.end()), Ops.end());
+  }
+
+  uint32_t sizeFor(std::vector<int64_t> Ops) {
+    for (size_t I = 0; I < NK.broadcastSizes.size(); ++I)
+      if (NK.broadcastSizes[I].operands == Ops)
+        return (uint32_t)(K.sizeParams.size() + I);
+    NK.broadcastSizes.push_back({std::move(Ops)});
+    return (uint32_t)(K.sizeParams.size() + NK.broadcastSizes.size() - 1);
+  }
+};
+
 /// Builds the executable's description of lowered kernel L, or says why the
 /// VM cannot allocate its output.
 std::optional<NativeKernel> describe(const codegen::LoweredKernel &L,
@@ -63,6 +149,7 @@ std::optional<NativeKernel> describe(const codegen::LoweredKernel &L,
   const codegen::LoopKernel &K = L.kernel;
   NativeKernel NK;
   NK.symbol = K.name;
+  BroadcastSizes Broadcasts(NK, K);
   if (K.buffers.empty() || !K.buffers.back().isOutput) {
     Why = "the kernel has no single output";
     return std::nullopt;
@@ -76,16 +163,23 @@ std::optional<NativeKernel> describe(const codegen::LoweredKernel &L,
     NativeKernel::Buffer Buf;
     Buf.dtype = K.buffers[B].dtype;
     for (const codegen::LoopExpr &D : K.buffers[B].shape) {
+      std::optional<int64_t> Code;
       if (D->kind == codegen::LoopExprKind::Const) {
-        Buf.dims.push_back(D->intValue);
+        Code = D->intValue;
       } else if (D->kind == codegen::LoopExprKind::SizeParam) {
-        Buf.dims.push_back(NativeKernel::sizeParamDim((uint32_t)D->id));
-      } else {
+        Code = NativeKernel::sizeParamDim((uint32_t)D->id);
+      } else if (B == NumInputs) {
+        // The output's extent may be a broadcast of the inputs' extents.
+        std::string Inner;
+        Code = Broadcasts.extent(D, Inner);
+      }
+      if (!Code) {
         Why = fmt::format("extent {} of buffer {} is computed ({}), not an "
-                          "input's extent",
+                          "input's extent or a broadcast of them",
                           Buf.dims.size(), B, codegen::printLoopExpr(D, &K));
         return std::nullopt;
       }
+      Buf.dims.push_back(*Code);
     }
     NK.buffers.push_back(std::move(Buf));
   }
@@ -96,6 +190,13 @@ std::optional<NativeKernel> describe(const codegen::LoweredKernel &L,
       return std::nullopt;
     }
     NK.sizeSources.push_back({(uint32_t)S.buffer, (uint32_t)S.axis});
+  }
+  for (const std::vector<codegen::LoopExpr> &C : L.broadcastChecks) {
+    std::string Inner;
+    if (!Broadcasts.require(C, Inner)) {
+      Why = fmt::format("a broadcast the VM cannot check: {}", Inner);
+      return std::nullopt;
+    }
   }
   return NK;
 }

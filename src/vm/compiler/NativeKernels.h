@@ -4,10 +4,12 @@
 // function literal) that codegen lowers to a loop kernel becomes a native
 // kernel of the executable, called by one InvokeKernel; the accepted kernels
 // are compiled together at the end, in process (JIT) or into one shared
-// object the executable carries. A group whose output extents are not
-// constants or extents of its inputs is refused (no shape function could
-// allocate its output), as is one codegen refuses: those stay on builtin
-// kernels.
+// object the executable carries. An output extent may be a constant, an
+// input's extent, or the NumPy broadcast of input extents (a broadcast size
+// the VM computes and checks at every call, as it checks every broadcast
+// the kernel's reads assume); a group with another computed output extent
+// is refused (no shape function could allocate its output), as is one
+// codegen refuses: those stay on builtin kernels.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

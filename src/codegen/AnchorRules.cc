@@ -47,6 +47,16 @@ void requireFloat(const std::string &Op, DType T) {
     unsupported("{}: dtype {} has no generated code", Op, dtypeName(T));
 }
 
+/// Refuses a group whose two extents (a matmul's contraction, say) are not
+/// known to agree: the loop nest reads both operands up to one of them, so an
+/// input whose extent differs would be read past its end. Extents that are
+/// the same size parameter are checked by the VM on every call.
+void requireSameExtent(const std::string &Op, const char *What,
+                       const LoopExpr &X, const LoopExpr &Y) {
+  if (!sameExpr(X, Y))
+    unsupported("{}: the {} extents are not known to agree", Op, What);
+}
+
 /// The smallest value of T (a max's identity).
 LoopExpr lowest(DType T) {
   if (isFloat(T))
@@ -84,6 +94,7 @@ LoopExpr denseRule(ComputeContext &Ctx, const Ix &Out) {
   requireFloat("dense", X.dtype);
   if (X.rank() < 1 || W.rank() != 2)
     unsupported("dense: operands of rank {} and {}", X.rank(), W.rank());
+  requireSameExtent("dense", "contraction", X.shape.back(), W.shape[1]);
   Ix Row = slice(Out, 0, Out.size() - 1);
   return Ctx.reduce(
       ReduceCombiner::Sum, constOf(0, X.dtype), {X.shape.back()},
@@ -126,6 +137,8 @@ LoopExpr matmulRule(ComputeContext &Ctx, const Ix &Out) {
   const TensorDesc &A = Ctx.input(0), &B = Ctx.input(1);
   checkMatmulOperands(A, B);
   bool VecA = A.rank() == 1, VecB = B.rank() == 1;
+  requireSameExtent("matmul", "contraction", A.shape.back(),
+                    B.shape[B.rank() - (VecB ? 1 : 2)]);
   size_t NB = Out.size() - (VecA ? 0 : 1) - (VecB ? 0 : 1);
   TensorDesc Batch{A.dtype, slice(Ctx.output().shape, 0, NB)};
   Ix OutBatch = slice(Out, 0, NB);
@@ -345,6 +358,10 @@ LoopExpr convRule(ComputeContext &Ctx, const Ix &Out) {
   Window W = convWindow(Ctx.attrs(), X, Wt);
   int64_t Group = Ctx.attrs().getInt("group", 1);
   LoopExpr CG = Wt.shape[1]; // input channels per group
+  requireSameExtent("conv", "input channel", X.shape[1], mul(CG, ic(Group)));
+  if (Ctx.numInputs() == 3)
+    requireSameExtent("conv", "output channel", Ctx.input(2).shape[0],
+                      Wt.shape[0]);
   // The first input channel of output channel Out[1]'s group.
   LoopExpr Chan0 =
       Group == 1 ? ic(0) : mul(div(Out[1], div(Wt.shape[0], ic(Group))), CG);

@@ -133,6 +133,25 @@ TEST(LowerPrimitive, RefusesIntegerDivision) {
       << R.unsupported;
 }
 
+TEST(LowerPrimitive, RefusesContractionsNotKnownToAgree) {
+  // Two unknown contraction extents: the loop nest would read one operand up
+  // to the other's extent.
+  for (const char *Body : {"matmul(%p0, %p1)", "dense(%p0, %p2)"}) {
+    ir::Module M = parse({"Tensor[(n, ?), float32]", "Tensor[(?, 4), float32]",
+                          "Tensor[(4, ?), float32]"},
+                         Body);
+    codegen::LoweringResult R =
+        codegen::lowerPrimitive(primitiveOf(M), "contraction");
+    EXPECT_FALSE(R.ok()) << Body;
+    EXPECT_NE(R.unsupported.find("contraction extents are not known to agree"),
+              std::string::npos)
+        << R.unsupported;
+  }
+  // One symbol on both sides is one size parameter, checked per call.
+  expectKernelMatches({"Tensor[(n, m), float32]", "Tensor[(m, 4), float32]"},
+                      "matmul(%p0, %p1)", kSizes);
+}
+
 TEST(LowerPrimitive, RefusesNonFunctions) {
   ir::Module M = parse({"Tensor[(n), float32]"}, "relu(%p0)");
   EXPECT_FALSE(codegen::lowerPrimitive(

@@ -2,6 +2,8 @@
 #include "kernels/Layout.h"
 #include "kernels/Error.h"
 
+#include <unordered_map>
+
 namespace rivet {
 namespace {
 
@@ -81,10 +83,19 @@ bool hasAxes(const Layout &L, std::string_view Letters) {
   return true;
 }
 
-BlockedConvLayouts parseBlockedConvLayouts(std::string_view Op,
-                                           const std::string &Data,
-                                           const std::string &Kernel,
-                                           const std::string &Out) {
+const BlockedConvLayouts &parseBlockedConvLayouts(std::string_view Op,
+                                                  const std::string &Data,
+                                                  const std::string &Kernel,
+                                                  const std::string &Out) {
+  // A model's convs use a few layouts, parsed on every call of their shape
+  // function and kernel: parsed ones are kept (per thread, no lock; entries
+  // are never erased, so references stay valid).
+  thread_local std::unordered_map<std::string, BlockedConvLayouts> Parsed;
+  thread_local BlockedConvLayouts Overflow;
+  std::string Key = Data + '|' + Kernel + '|' + Out;
+  auto It = Parsed.find(Key);
+  if (It != Parsed.end())
+    return It->second;
   BlockedConvLayouts L{parseLayout(Op, Data), parseLayout(Op, Kernel),
                        parseLayout(Op, Out), parseLayout(Op, "NCHW"),
                        parseLayout(Op, "OIHW")};
@@ -95,12 +106,19 @@ BlockedConvLayouts parseBlockedConvLayouts(std::string_view Op,
   if (!hasAxes(L.Kernel, "OIHWio"))
     fail("{}: kernel_layout must have the form OIHW<i>i<o>o, got '{}'", Op,
          L.Kernel.Text);
-  if (L.Kernel.BlockOf['I' - 'A'] != L.Data.BlockOf['C' - 'A'] ||
+  // The input block of the weights is the data's, or 1: a grouped conv's
+  // weights have C / group input channels (one for a depthwise conv).
+  int64_t KernelIn = L.Kernel.BlockOf['I' - 'A'];
+  if ((KernelIn != L.Data.BlockOf['C' - 'A'] && KernelIn != 1) ||
       L.Kernel.BlockOf['O' - 'A'] != L.Out.BlockOf['C' - 'A'])
-    fail("{}: kernel_layout '{}' must block by the data_layout '{}' (input) "
-         "and the out_layout '{}' (output)",
+    fail("{}: kernel_layout '{}' must block by the data_layout '{}' (input, "
+         "or 1) and the out_layout '{}' (output)",
          Op, L.Kernel.Text, L.Data.Text, L.Out.Text);
-  return L;
+  if (Parsed.size() >= 1024) { // not a model's handful: not kept
+    Overflow = std::move(L);
+    return Overflow;
+  }
+  return Parsed.emplace(std::move(Key), std::move(L)).first->second;
 }
 
 Attrs plainConvAttrs(const Attrs &A) {

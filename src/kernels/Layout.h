@@ -57,11 +57,13 @@ struct BlockedConvLayouts {
   Layout PlainData, PlainKernel;
 };
 
-/// Parses and checks conv2d_nchwc's data, kernel and out layouts.
-BlockedConvLayouts parseBlockedConvLayouts(std::string_view Op,
-                                           const std::string &Data,
-                                           const std::string &Kernel,
-                                           const std::string &Out);
+/// Parses and checks conv2d_nchwc's data, kernel and out layouts. The
+/// result is remembered per thread; the reference stays valid until the
+/// thread ends (after 1024 distinct triples: until the next call).
+const BlockedConvLayouts &parseBlockedConvLayouts(std::string_view Op,
+                                                  const std::string &Data,
+                                                  const std::string &Kernel,
+                                                  const std::string &Out);
 
 /// A blocked convolution's attributes without the layouts: the attributes
 /// of the plain conv it is defined by.

@@ -317,6 +317,92 @@ TEST(DnnlFused, ConvDepthwiseTail) {
                      "depthwise, relu6");
 }
 
+/// X, Wt and B for conv2d_nchwc: NCHW{IB}c, OIHW{KB}i{OB}o, plain [M].
+std::vector<Tensor> blockedConvInputs(std::mt19937 &G, const Shape &XS,
+                                      const Shape &WS, int64_t IB, int64_t KB,
+                                      int64_t OB, bool Bias) {
+  Attrs ToData{{"src_layout", std::string("NCHW")},
+               {"dst_layout", fmt::format("NCHW{}c", IB)}};
+  Attrs ToKernel{{"src_layout", std::string("OIHW")},
+                 {"dst_layout", fmt::format("OIHW{}i{}o", KB, OB)}};
+  std::vector<Tensor> In{run("layout_transform", {randomF32(G, XS)}, ToData),
+                         run("layout_transform", {randomF32(G, WS)}, ToKernel)};
+  if (Bias)
+    In.push_back(randomF32(G, {WS[0]}));
+  return In;
+}
+
+Attrs blockedConvAttrs(Attrs A, int64_t IB, int64_t KB, int64_t OB) {
+  A.set("data_layout", fmt::format("NCHW{}c", IB));
+  A.set("kernel_layout", fmt::format("OIHW{}i{}o", KB, OB));
+  A.set("out_layout", fmt::format("NCHW{}c", OB));
+  return A;
+}
+
+// conv2d_nchwc on oneDNN in place: per-channel operands come as CHW8c,
+// residuals blocked like the output.
+TEST(DnnlFused, BlockedConvTails) {
+  std::mt19937 G(29);
+  using K = PostOp::Kind;
+  const char *F = "dnnl.conv2d_nchwc_fused", *Anchor = "conv2d_nchwc";
+  Attrs A =
+      blockedConvAttrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, 8, 8, 8);
+  std::vector<Tensor> In =
+      blockedConvInputs(G, {2, 16, 10, 9}, {24, 16, 3, 3}, 8, 8, 8, false);
+  std::vector<Tensor> InBias =
+      blockedConvInputs(G, {2, 16, 10, 9}, {24, 16, 3, 3}, 8, 8, 8, true);
+  Shape OS{2, 3, 10, 9, 8}, PerChannel{3, 1, 1, 8};
+  expectFusedMatches(F, Anchor, In, A, {unary(K::Relu)}, true, "relu");
+  expectFusedMatches(F, Anchor, In, A,
+                     {binary(K::Add, randomF32(G, PerChannel)),
+                      binary(K::Add, randomF32(G, OS)), unary(K::Relu)},
+                     true, "per-channel add as bias, residual, relu");
+  expectFusedMatches(F, Anchor, InBias, A,
+                     {binary(K::Multiply, randomF32(G, {1, 3, 1, 1, 8})),
+                      binary(K::Add, randomF32(G, PerChannel)), clip(0, 0.5)},
+                     true, "bias, per-channel multiply and add, clip");
+  expectFusedMatches(
+      F, Anchor, InBias, A,
+      {binary(K::Add, randomF32(G, OS)), binary(K::Add, randomF32(G, OS))},
+      false, "two residual adds");
+  expectFusedMatches(F, Anchor, In, A,
+                     {binary(K::Multiply, randomF32(G, {})), unary(K::Sigmoid)},
+                     true, "scalar multiply, sigmoid");
+  expectFusedMatches(F, Anchor, In, A,
+                     {binary(K::Add, randomF32(G, {1, 1, 10, 1, 1}))}, false,
+                     "row-wise add");
+  expectFusedMatches(F, Anchor, In, A,
+                     {binary(K::Add, randomF32(G, {1, 3, 10, 1, 8}))}, false,
+                     "per-channel rows: no plain order, refused or blocked");
+}
+
+TEST(DnnlFused, BlockedImageAndDepthwiseConvs) {
+  std::mt19937 G(31);
+  using K = PostOp::Kind;
+  const char *F = "dnnl.conv2d_nchwc_fused", *Anchor = "conv2d_nchwc";
+  Attrs Image = blockedConvAttrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                                  {"strides", std::vector<int64_t>{2, 2}}},
+                                 1, 1, 8);
+  expectFusedMatches(
+      F, Anchor,
+      blockedConvInputs(G, {1, 3, 15, 14}, {16, 3, 3, 3}, 1, 1, 8, true), Image,
+      {unary(K::Relu)}, true, "image, bias, relu");
+  Attrs Dw = blockedConvAttrs(
+      {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", int64_t(24)}}, 8,
+      1, 8);
+  expectFusedMatches(
+      F, Anchor,
+      blockedConvInputs(G, {1, 24, 9, 9}, {24, 1, 3, 3}, 8, 1, 8, false), Dw,
+      {binary(K::Add, randomF32(G, {3, 1, 1, 8})), clip(0, 6)}, true,
+      "depthwise, per-channel add, relu6");
+  // Groups that are not depthwise: the reference path.
+  Attrs G2 = blockedConvAttrs({{"group", int64_t(2)}}, 8, 1, 8);
+  expectFusedMatches(
+      F, Anchor,
+      blockedConvInputs(G, {1, 16, 5, 5}, {16, 8, 1, 1}, 8, 1, 8, false), G2,
+      {unary(K::Relu)}, false, "two groups");
+}
+
 TEST(DnnlFused, MatMulAndDenseTails) {
   std::mt19937 G(29);
   using K = PostOp::Kind;

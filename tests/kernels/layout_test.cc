@@ -180,6 +180,57 @@ TEST(Conv2dNchwc, MatchesConvAndADirectBlockedLoopOverRandomShapes) {
   }
 }
 
+TEST(LayoutTransform, BlocksOfOneKeepTheBytes) {
+  Tensor X = iota({2, 3, 4, 5});
+  Tensor Y = transform(X, "NCHW", "NCHW1c");
+  ASSERT_EQ(Y.shape(), (Shape{2, 3, 4, 5, 1}));
+  for (int64_t I = 0; I < X.numel(); ++I)
+    EXPECT_EQ(Y.data<float>()[I], X.data<float>()[I]);
+  expectTensor(transform(Y, "NCHW1c", "NCHW"), X, 0, 0);
+  // A block of 1 next to a real one still moves the data.
+  Tensor Wt = iota({8, 3, 2, 2});
+  expectTensor(transform(transform(Wt, "OIHW", "OIHW1i8o"), "OIHW1i8o", "OIHW"),
+               Wt, 0, 0);
+  EXPECT_EQ(transform(Wt, "OIHW", "OIHW1i8o").data<float>()[1], 12.f);
+}
+
+/// conv2d_nchwc with the blocked tensors of X, Wt and B equals conv.
+void expectBlockedConvMatches(const Tensor &X, const Tensor &Wt,
+                              const Tensor &B, Attrs ConvA, int64_t IB,
+                              int64_t KB, int64_t OB) {
+  std::string DL = fmt::format("NCHW{}c", IB), OL = fmt::format("NCHW{}c", OB),
+              KL = fmt::format("OIHW{}i{}o", KB, OB);
+  Attrs BlockedA = ConvA;
+  BlockedA.set("data_layout", DL);
+  BlockedA.set("kernel_layout", KL);
+  BlockedA.set("out_layout", OL);
+  Tensor Y =
+      run("conv2d_nchwc",
+          {transform(X, "NCHW", DL), transform(Wt, "OIHW", KL), B}, BlockedA);
+  expectTensor(transform(Y, OL, "NCHW"), run("conv", {X, Wt, B}, ConvA), 1e-5,
+               1e-5);
+}
+
+TEST(Conv2dNchwc, ImagesGroupsAndDepthwiseMatchConv) {
+  Attrs Pad{{"pads", Shape{1, 1, 1, 1}}};
+  // An image read plain (NCHW1c) and written blocked.
+  expectBlockedConvMatches(randomTensor({1, 3, 7, 6}, DType::Float32, 1),
+                           randomTensor({16, 3, 3, 3}, DType::Float32, 2),
+                           randomTensor({16}, DType::Float32, 3), Pad, 1, 1, 8);
+  // Depthwise: weights [M, 1, KH, KW] blocked as OIHW1i8o.
+  Attrs Dw = Pad;
+  Dw.set("group", int64_t(16));
+  Dw.set("strides", Shape{2, 2});
+  expectBlockedConvMatches(randomTensor({2, 16, 7, 6}, DType::Float32, 4),
+                           randomTensor({16, 1, 3, 3}, DType::Float32, 5),
+                           randomTensor({16}, DType::Float32, 6), Dw, 8, 1, 8);
+  // Two groups of 8 channels.
+  Attrs G2{{"group", int64_t(2)}};
+  expectBlockedConvMatches(randomTensor({1, 16, 4, 4}, DType::Float32, 7),
+                           randomTensor({16, 8, 1, 1}, DType::Float32, 8),
+                           randomTensor({16}, DType::Float32, 9), G2, 8, 1, 8);
+}
+
 TEST(Conv2dNchwc, RejectsMismatchedLayouts) {
   Tensor X = randomTensor({1, 2, 4, 4, 8}, DType::Float32, 1);
   Tensor Wt = randomTensor({2, 2, 3, 3, 8, 8}, DType::Float32, 2);

@@ -2,6 +2,7 @@
 #include "support/PassTest.h"
 
 #include "ir/transforms/LayoutPreference.h"
+#include "kernels/dnnl/DnnlConfig.h"
 
 using namespace rivet;
 using namespace rivet::ir;
@@ -188,7 +189,63 @@ TEST(AlterOpLayout, PreferencesFromThePassContext) {
       test::readPassData("AlterOpLayout/conv_relu_conv.expected.rvir"));
   EXPECT_TRUE(test::sameUserFunctions(Blocked, Expected))
       << ir::printModule(Blocked);
+  ScopedLayoutPreferences None(nullptr);
   ir::Module Plain = M;
   ir::runPasses(Plain, {"AlterOpLayout"}, ir::PassContext());
   EXPECT_TRUE(test::sameUserFunctions(Plain, M));
+}
+
+namespace {
+
+/// An image conv (3 channels), a depthwise conv and a grouped conv that is
+/// not depthwise.
+const char *ImageDepthwiseGrouped = R"(
+def @main(%x: Tensor[(1, 3, 6, 6), float32], %w1: Tensor[(16, 3, 3, 3), float32],
+          %w2: Tensor[(16, 1, 3, 3), float32],
+          %w3: Tensor[(16, 8, 1, 1), float32]) -> Tensor[(1, 16, 6, 6), float32] {
+  let %c1 = conv(%x, %w1, pads=[1, 1, 1, 1]);
+  let %c2 = conv(%c1, %w2, pads=[1, 1, 1, 1], group=16);
+  let %c3 = conv(%c2, %w3, group=2);
+  %c3
+}
+)";
+
+} // namespace
+
+// The CPU's oneDNN preferences: an image is read plain (NCHW1c, the same
+// bytes) and written blocked, a depthwise conv stays blocked with its group
+// (weights OIHW1i8o), other grouped convs stay NCHW.
+TEST(AlterOpLayout, DnnlCpuPreferencesBlockImagesAndDepthwiseConvs) {
+  ScopedLayoutPreferences P(std::make_shared<DnnlCpuPreferences>(8));
+  test::expectTransform(Pass, ImageDepthwiseGrouped, R"(
+def @main(%x: Tensor[(1, 3, 6, 6), float32], %w1: Tensor[(16, 3, 3, 3), float32],
+          %w2: Tensor[(16, 1, 3, 3), float32],
+          %w3: Tensor[(16, 8, 1, 1), float32]) -> Tensor[(1, 16, 6, 6), float32] {
+  let %x1 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW1c");
+  let %w1b = layout_transform(%w1, src_layout="OIHW", dst_layout="OIHW1i8o");
+  let %c1b = conv2d_nchwc(%x1, %w1b, pads=[1, 1, 1, 1], data_layout="NCHW1c",
+                          kernel_layout="OIHW1i8o", out_layout="NCHW8c");
+  let %w2b = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW1i8o");
+  let %c2b = conv2d_nchwc(%c1b, %w2b, pads=[1, 1, 1, 1], group=16,
+                          data_layout="NCHW8c", kernel_layout="OIHW1i8o",
+                          out_layout="NCHW8c");
+  let %c2 = layout_transform(%c2b, src_layout="NCHW8c", dst_layout="NCHW");
+  let %c3 = conv(%c2, %w3, group=2);
+  %c3
+}
+)");
+}
+
+TEST(AlterOpLayout, DnnlCpuPreferencesNeedOneDnn) {
+  ScopedLayoutPreferences P(std::make_shared<DnnlCpuPreferences>(8));
+  DnnlDisabledScope Off;
+  test::expectTransform(Pass, ImageDepthwiseGrouped, ImageDepthwiseGrouped);
+}
+
+TEST(AlterOpLayout, DnnlCpuPreferencesAreTheDefault) {
+  // Whatever the host's block, a pass context without preferences uses the
+  // installed ones, which start as the CPU's.
+  auto Installed = currentLayoutPreferences();
+  ASSERT_TRUE(Installed);
+  EXPECT_TRUE(dynamic_cast<const DnnlCpuPreferences *>(Installed.get()));
 }

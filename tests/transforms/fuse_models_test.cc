@@ -69,7 +69,7 @@ void checkFusedModel(const std::string &Name) {
   std::multiset<std::string> All = opsIn(Main);
   EXPECT_EQ(All.count("batch_norm"), 0u) << printModule(M);
 
-  const std::set<std::string> Anchors = {"conv", "dense", "gemm", "matmul"};
+  const std::set<std::string> Anchors = {"conv", "conv2d_nchwc", "dense", "gemm", "matmul"};
   const std::set<std::string> MustBeAnchored = {"relu", "clip", "add"};
   size_t Groups = 0, Anchored = 0, TailOps = 0;
   postOrderVisit(Main, [&](const Expr &E) {

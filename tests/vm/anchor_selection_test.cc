@@ -123,6 +123,31 @@ TEST(AnchorSelection, ConvAddRelu) {
   expectKernelMatchesInterpreter(ConvAddRelu);
 }
 
+// AlterOpLayout's blocked conv with its per-channel add (CHW8c) and a
+// residual of the blocked output's shape.
+const char *BlockedConvAddAddRelu = R"(
+def @main(%x: Tensor[(1, 2, 6, 6, 8), float32], %w: Tensor[(3, 2, 3, 3, 8, 8), float32], %b: Tensor[(3, 1, 1, 8), float32], %r: Tensor[(1, 3, 6, 6, 8), float32]) {
+  fn (%p0: Tensor[(1, 2, 6, 6, 8), float32], %p1: Tensor[(3, 2, 3, 3, 8, 8), float32], %p2: Tensor[(3, 1, 1, 8), float32], %p3: Tensor[(1, 3, 6, 6, 8), float32], Primitive=1) {
+    let %c = conv2d_nchwc(%p0, %p1, pads=[1, 1, 1, 1], data_layout="NCHW8c", kernel_layout="OIHW8i8o", out_layout="NCHW8c");
+    let %a = add(%c, %p2);
+    let %s = add(%a, %p3);
+    relu(%s)
+  }(%x, %w, %b, %r)
+}
+)";
+
+TEST(AnchorSelection, BlockedConvTail) {
+  Parsed P = parseMain(BlockedConvAddAddRelu);
+  std::optional<AnchorCall> A = selectAnchor(P.Fn);
+  ASSERT_TRUE(A);
+  EXPECT_EQ(A->kernel, "dnnl.conv2d_nchwc_fused");
+  EXPECT_EQ(A->args.size(), 4u);
+  EXPECT_EQ(A->attrs.getString("kernel_layout"), "OIHW8i8o");
+  EXPECT_EQ(A->attrs.getStrings("post_ops"),
+            (std::vector<std::string>{"add", "add", "relu"}));
+  expectKernelMatchesInterpreter(BlockedConvAddAddRelu);
+}
+
 TEST(AnchorSelection, WeightBoundToConstantAtCallSite) {
   std::string Values;
   for (int I = 0; I < 4 * 3 * 3 * 3; ++I)

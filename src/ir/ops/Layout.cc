@@ -1,12 +1,14 @@
 //===- Layout.cc - Layout transforms and the blocked convolution ----------===//
 //
-// Type relations of the operators AlterOpLayout introduces. The layout
+// Type relations of the operators AlterOpLayout introduces, and of the
+// blocked conv's one-call oneDNN form the VM compiler makes of it. The layout
 // grammar (NCHW8c is [N, C/8, H, W, 8]) is kernels/Layout.h, shared with the
 // reference kernels.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Layout.h"
 #include "ir/ops/RelationUtil.h"
+#include "kernels/dnnl/PostOps.h"
 
 #include <array>
 
@@ -81,7 +83,7 @@ Type conv2dNchwcRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs(Op, A);
   if (Args.size() != 2 && Args.size() != 3)
     fail("{}: expects 2 or 3 arguments (x, w[, b]), got {}", Op, Args.size());
-  BlockedConvLayouts L = parseBlockedConvLayouts(
+  const BlockedConvLayouts &L = parseBlockedConvLayouts(
       Op, *optString(A, "data_layout"), *optString(A, "kernel_layout"),
       *optString(A, "out_layout"));
   if (anyUndecided(Args))
@@ -110,10 +112,27 @@ std::vector<AttrSpec> conv2dNchwcSpecs() {
   std::vector<AttrSpec> S = windowSpecs();
   S.insert(
       S.end(),
-      {{"data_layout", K::String, true, "the layout of x: NCHW<i>c"},
-       {"kernel_layout", K::String, true, "the layout of w: OIHW<i>i<o>o"},
+      {{"group", K::Int, false, "groups of channels (default 1)"},
+       {"data_layout", K::String, true, "the layout of x: NCHW<i>c"},
+       {"kernel_layout", K::String, true, "the layout of w: OIHW<k>i<o>o"},
        {"out_layout", K::String, true, "the layout of the result: NCHW<o>c"}});
   return S;
+}
+
+/// conv2d_nchwc's relation on the leading arguments; the trailing ones are
+/// the post-ops' operands (see FusedAnchors.cc for the unblocked anchors).
+Type conv2dNchwcFusedRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "dnnl.conv2d_nchwc_fused";
+  int64_t NumOperands = countPostOpOperands(A);
+  if (NumOperands < 0 || (size_t)NumOperands > Args.size())
+    fail("{}: {} post-op operands named, {} arguments given", Op, NumOperands,
+         Args.size());
+  std::vector<Type> AnchorArgs(Args.begin(), Args.end() - NumOperands);
+  Attrs AnchorAttrs, Stripped = withoutPostOpAttrs(A);
+  for (const auto &[Name, V] : Stripped.items())
+    if (Name != "weights_constant")
+      AnchorAttrs.set(Name, V);
+  return conv2dNchwcRel(AnchorArgs, AnchorAttrs);
 }
 
 } // namespace
@@ -130,9 +149,18 @@ RIVET_REGISTER_OP(OpInfo{
 RIVET_REGISTER_OP(OpInfo{
     "conv2d_nchwc",
     "2-d convolution on blocked tensors: x[N, C/i, H, W, i] (NCHW<i>c), "
-    "w[M/o, C/i, KH, KW, i, o] (OIHW<i>i<o>o), optional bias b[M]; result "
-    "NCHW<o>c. Same windows as conv, group 1.",
+    "w[M/o, C/group/k, KH, KW, k, o] (OIHW<k>i<o>o; k = i, or 1 for grouped "
+    "convs), optional bias b[M]; result NCHW<o>c. Same windows and groups as "
+    "conv.",
     -1, conv2dNchwcSpecs(), conv2dNchwcRel,
     FusionPattern::OutElementwiseFusable});
+RIVET_REGISTER_OP(OpInfo{
+    "dnnl.conv2d_nchwc_fused",
+    "conv2d_nchwc followed by its elementwise tail as oneDNN post-ops (VM "
+    "compiler only): x, w[, b], then the binary post-ops' operands.",
+    -1,
+    {},
+    conv2dNchwcFusedRel,
+    FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -208,8 +208,7 @@ std::optional<ConvLayout> ChainRewriter::convChoice(const CallNode &Call) {
   const TensorTypeNode *W =
       Call.args.size() >= 2 ? tensorTypeOf(Call.args[1]) : nullptr;
   if (Call.args.size() <= 3 && isNchw(X) && W && W->shape &&
-      W->shape->size() == 4 && (*W->shape)[0].isConst() &&
-      Call.attrs.getInt("group", 1) == 1) {
+      W->shape->size() == 4 && (*W->shape)[0].isConst()) {
     L = Prefs.preferredConvLayout(Call, *X, *W);
     // A block that does not divide the channels is refused: the conv stays
     // NCHW (padding channels up to the block is left to the target).
@@ -220,6 +219,12 @@ std::optional<ConvLayout> ChainRewriter::convChoice(const CallNode &Call) {
   }
   Choices[&Call] = L;
   return L;
+}
+
+/// The input block of a blocked conv's weights: the data's, or 1 for a
+/// grouped conv (its weights have C / group input channels).
+int64_t kernelInputBlock(const CallNode &Call, const ConvLayout &L) {
+  return Call.attrs.getInt("group", 1) == 1 ? L.inputBlock : 1;
 }
 
 int64_t ChainRewriter::convBlock(const CallNode &Call) {
@@ -323,19 +328,18 @@ Expr ChainRewriter::buildCall(const CallNode &Call) {
   const std::string &Name = Call.callee->as<OpNode>()->name();
   if (Name == "conv") {
     ConvLayout L = *convChoice(Call);
-    std::string KernelLayout =
-        fmt::format("OIHW{}i{}o", L.inputBlock, L.outputBlock);
+    int64_t KI = kernelInputBlock(Call, L);
+    std::string KernelLayout = fmt::format("OIHW{}i{}o", KI, L.outputBlock);
     Attrs A;
     for (const auto &[AttrName, Value] : Call.attrs.items())
-      if (AttrName != "group")
+      if (AttrName != "group" || Call.attrs.getInt("group", 1) != 1)
         A.set(AttrName, Value);
     A.set("data_layout", blockedLayout("NCHW", L.inputBlock));
     A.set("kernel_layout", KernelLayout);
     A.set("out_layout", blockedLayout("NCHW", L.outputBlock));
     std::vector<Expr> Args = {buildBlocked(Call.args[0], L.inputBlock)};
-    Args.push_back(
-        convert(Call.args[1], "OIHW", KernelLayout,
-                fmt::format("oihw{}i{}o", L.inputBlock, L.outputBlock)));
+    Args.push_back(convert(Call.args[1], "OIHW", KernelLayout,
+                           fmt::format("oihw{}i{}o", KI, L.outputBlock)));
     if (Call.args.size() == 3)
       Args.push_back(plain(Call.args[2]));
     return callOp("conv2d_nchwc", std::move(Args), std::move(A));

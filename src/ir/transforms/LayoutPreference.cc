@@ -2,6 +2,7 @@
 #include "ir/transforms/LayoutPreference.h"
 
 #include "kernels/Error.h"
+#include "kernels/dnnl/DnnlConfig.h"
 
 #include <mutex>
 
@@ -25,10 +26,48 @@ std::optional<ConvLayout> UniformBlockPreferences::preferredConvLayout(
   return ConvLayout{Block, Block};
 }
 
+/// oneDNN's channel block on this CPU, or 0 when it has no vectors the
+/// blocked kernels are written for.
+static int64_t hostChannelBlock() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx512f"))
+    return 16;
+  if (__builtin_cpu_supports("avx2"))
+    return 8;
+#endif
+  return 0;
+}
+
+DnnlCpuPreferences::DnnlCpuPreferences(int64_t Block)
+    : Block(Block ? Block : hostChannelBlock()) {
+  RIVET_CHECK(this->Block >= 0, "layout block must be >= 0, got {}", Block);
+}
+
+std::optional<ConvLayout>
+DnnlCpuPreferences::preferredConvLayout(const CallNode &Conv,
+                                        const TensorTypeNode &Data,
+                                        const TensorTypeNode &Weight) const {
+  if (Block < 2 || !dnnlEnabled() || !Data.shape || !Weight.shape ||
+      Data.dtype != DType::Float32 || Data.shape->size() != 4)
+    return std::nullopt;
+  const Dim &C = (*Data.shape)[1], &M = (*Weight.shape)[0];
+  if (!C.isConst() || !M.isConst() || M.value % Block != 0)
+    return std::nullopt;
+  int64_t G = Conv.attrs.getInt("group", 1);
+  if (G == 1 && C.value % Block == 0)
+    return ConvLayout{Block, Block};
+  if (G == 1 && C.value < Block) // an image: oneDNN's plain-input kernels
+    return ConvLayout{1, Block};
+  if (G == C.value && G == M.value && C.value % Block == 0) // depthwise
+    return ConvLayout{Block, Block};
+  return std::nullopt;
+}
+
 namespace {
 struct Installed {
   std::mutex M;
-  std::shared_ptr<const LayoutPreferences> P;
+  std::shared_ptr<const LayoutPreferences> P =
+      std::make_shared<DnnlCpuPreferences>();
 };
 Installed &installed() {
   static Installed I;

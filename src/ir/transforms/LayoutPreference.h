@@ -1,8 +1,8 @@
 //===- LayoutPreference.h - Which layouts a target wants -----*- C++ -*-===//
 //
 // AlterOpLayout asks the target, per anchor operator, which blocked layout
-// it prefers. The target (the CPU codegen, for oneDNN's nChw8c/nChw16c)
-// installs its preferences here; with none installed the pass does nothing.
+// it prefers. The CPU's (oneDNN's nChw8c/nChw16c) are installed by default;
+// a target or a test installs others, or none (then the pass does nothing).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -47,8 +47,27 @@ private:
   int64_t Block;
 };
 
+/// The CPU with oneDNN: NCHW{b}c, b being oneDNN's channel block for the
+/// host's vectors (16 with AVX-512, 8 with AVX2), for group-1 and depthwise
+/// convs whose channels b divides, so that activations stay blocked from
+/// one oneDNN conv to the next. A conv with fewer input channels than b (an
+/// image's) reads plain NCHW (block 1) and writes blocked. None while
+/// oneDNN is off or on other CPUs.
+class DnnlCpuPreferences : public LayoutPreferences {
+public:
+  /// Block 0: the host's block as above.
+  explicit DnnlCpuPreferences(int64_t Block = 0);
+  std::optional<ConvLayout>
+  preferredConvLayout(const CallNode &Conv, const TensorTypeNode &Data,
+                      const TensorTypeNode &Weight) const override;
+
+private:
+  int64_t Block;
+};
+
 /// Installs P as the preferences AlterOpLayout uses (null: none); returns
-/// the previous ones. Process-wide: a compilation's target sets it.
+/// the previous ones. Process-wide: a compilation's target sets it. Until
+/// something is installed, DnnlCpuPreferences are.
 std::shared_ptr<const LayoutPreferences>
 setLayoutPreferences(std::shared_ptr<const LayoutPreferences> P);
 /// The installed preferences, or null.

@@ -34,6 +34,20 @@ struct ConvParams {
 bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
               const ConvParams &P, const PostOps &Post, Tensor &Out);
 
+/// The channel blocks of conv2d_nchwc's buffers: x is NCHW{dataBlock}c
+/// (1: plain NCHW bytes), w OIHW{kernelInputBlock}i{outBlock}o and the
+/// result NCHW{outBlock}c.
+struct BlockedConvLayout {
+  int64_t dataBlock = 1, kernelInputBlock = 1, outBlock = 1;
+};
+
+/// Out = post(conv(X, W) + B) on blocked tensors, run in place (no reorder
+/// of the activations); group 1 or depthwise. Binary post-op operands are
+/// blocked like Out (a per-channel one as CHW{outBlock}c).
+bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
+                     const ConvParams &P, const BlockedConvLayout &L,
+                     const PostOps &Post, Tensor &Out);
+
 /// Out = post(A @ B), NumPy matmul semantics (rank-1 operands, broadcast
 /// batch dimensions).
 bool dnnlMatMul(const Tensor &A, const Tensor &B, const PostOps &Post,

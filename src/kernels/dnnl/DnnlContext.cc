@@ -84,8 +84,10 @@ static void applyThreadSetting() {
 /// joining it costs several us).
 constexpr int64_t kMinParallelWork = 1 << 18;
 
-WorkScope::WorkScope(int64_t Work) {
-  if (Work >= kMinParallelWork || numThreads() == 1 || !omp_set_num_threads)
+WorkScope::WorkScope(int64_t Work) : WorkScope(Work, kMinParallelWork) {}
+
+WorkScope::WorkScope(int64_t Work, int64_t MinParallelWork) {
+  if (Work >= MinParallelWork || numThreads() == 1 || !omp_set_num_threads)
     return;
   applyThreadSetting();
   SingleThreaded = Limited = true;
@@ -135,7 +137,8 @@ bool allFloat32(std::initializer_list<const Tensor *> Ts) {
 std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
                                       const dnnl::memory::dims &DstDims,
                                       const std::vector<int> &OutToDst,
-                                      bool AllowSum) {
+                                      bool AllowSum,
+                                      const dnnl::memory::desc *BlockedDst) {
   using dnnl::algorithm;
   PostOpPlan Plan;
   for (const PostOp &Op : P) {
@@ -189,6 +192,18 @@ std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
       for (size_t I = 0; I < D.size(); ++I)
         D[I] = State[I] == 2 ? DstDims[I] : 1;
       dnnl::memory::desc MD = plainDesc(D);
+      if (BlockedDst) {
+        // Blocked bytes follow the plain order unless the channels and a
+        // spatial axis are both full.
+        bool Spatial = false;
+        for (size_t I = 2; I < D.size(); ++I)
+          Spatial |= State[I] == 2;
+        if (State[1] == 2 && Spatial) {
+          if (D != DstDims)
+            return std::nullopt;
+          MD = *BlockedDst;
+        }
+      }
       bool Add = Op.kind == PostOp::Kind::Add;
       Plan.ops.append_binary(
           Add ? algorithm::binary_add : algorithm::binary_mul, MD);
@@ -218,7 +233,7 @@ std::shared_ptr<const CachedPrimitive>
 findPrimitive(const std::string &Key,
               const std::function<CachedPrimitive()> &Create) {
   applyThreadSetting();
-  std::string Full = fmt::format("{}|t{}", Key, effectiveThreads());
+  std::string Full = Key + "|t" + std::to_string(effectiveThreads());
   PrimitiveCache &C = primitiveCache();
   {
     std::lock_guard<std::mutex> G(C.Lock);

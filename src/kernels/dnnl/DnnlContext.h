@@ -35,6 +35,8 @@ namespace rivet::dnnlctx {
 class WorkScope {
 public:
   explicit WorkScope(int64_t Work);
+  /// The same with a kernel's own threshold of multiply-adds.
+  WorkScope(int64_t Work, int64_t MinParallelWork);
   ~WorkScope();
   WorkScope(const WorkScope &) = delete;
   WorkScope &operator=(const WorkScope &) = delete;
@@ -76,10 +78,14 @@ struct PostOpPlan {
   std::optional<Tensor> sumOperand;
   std::string key; // appended to the primitive cache key
 };
-std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
-                                      const dnnl::memory::dims &DstDims,
-                                      const std::vector<int> &OutToDst,
-                                      bool AllowSum = false);
+/// BlockedDst, when given, is Out's layout (NCHW{b}c): an operand of Out's
+/// full size is read in it, and one that is neither that, per-channel nor
+/// spatially broadcast is refused (its bytes are in no plain order).
+std::optional<PostOpPlan>
+planPostOps(const PostOps &P, const Shape &Out,
+            const dnnl::memory::dims &DstDims, const std::vector<int> &OutToDst,
+            bool AllowSum = false,
+            const dnnl::memory::desc *BlockedDst = nullptr);
 /// Adds the binary post-op operands to an execute() argument map.
 void addPostOpArgs(const PostOpPlan &Plan,
                    std::unordered_map<int, dnnl::memory> &Args);

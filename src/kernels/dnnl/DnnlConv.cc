@@ -1,10 +1,12 @@
 //===- DnnlConv.cc - Convolution on oneDNN --------------------------------===//
 //
-// Direct convolution with oneDNN choosing the layouts (blocked nChw8c-style
-// activations and weights on AVX2/AVX-512): activations are reordered in
-// and out around each call, weights once per constant buffer. When the
-// blocked form cannot take the post-ops, plain layouts are tried. A residual
-// add of the output's shape becomes the `sum` post-op (see PostOpPlan).
+// Direct convolution. On plain NCHW tensors oneDNN chooses the layouts
+// (blocked nChw8c-style activations and weights on AVX2/AVX-512): the
+// activations are reordered in and out around each call; when the blocked
+// form cannot take the post-ops, plain layouts are tried. On tensors that
+// are already blocked (conv2d_nchwc) the call runs on them in place. Weights
+// are reordered once per constant buffer. A residual add of the output's
+// shape becomes the `sum` post-op (see PostOpPlan).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/DnnlAnchors.h"
@@ -14,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <string_view>
 
 namespace rivet {
@@ -23,10 +26,11 @@ using dnnl::memory;
 
 namespace {
 
-/// Whether T broadcasts against a conv output of rank Rank along the
+/// Whether T broadcasts against a conv output of shape Out along the
 /// channel axis only, holding one value per output channel (M of them,
 /// contiguous): a folded batch-norm shift, which oneDNN takes as the bias.
-bool isPerChannel(const Tensor &T, int64_t M, int64_t Rank) {
+bool isPerChannel(const Tensor &T, int64_t M, const Shape &Out) {
+  int64_t Rank = (int64_t)Out.size();
   if (T.numel() != M || T.rank() > Rank || T.rank() < Rank - 1)
     return false;
   int64_t C = T.rank() - (Rank - 1); // the channel axis of T
@@ -36,34 +40,61 @@ bool isPerChannel(const Tensor &T, int64_t M, int64_t Rank) {
   return true;
 }
 
-} // namespace
+/// Whether T, broadcast against a blocked conv output Out ([N, M/o, H, W,
+/// o]), holds one value per output channel in channel order: its only
+/// non-1 axes are the channel blocks (a per-channel add in CHW<o>c form).
+bool isPerChannelBlocked(const Tensor &T, int64_t M, const Shape &Out) {
+  if (T.numel() != M || T.rank() > (int64_t)Out.size())
+    return false;
+  size_t Pad = Out.size() - (size_t)T.rank();
+  for (size_t I = 0; I < (size_t)T.rank(); ++I)
+    if (T.shape()[I] != 1 && I + Pad != 1 && I + Pad != Out.size() - 1)
+      return false;
+  return true;
+}
 
-bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
-              const ConvParams &P, const PostOps &PostIn, Tensor &Out) {
-  if (!dnnlEnabled() || !allFloat32({&X, &W, B, &Out}))
+/// The layouts of a conv's buffers as oneDNN descriptors, and whether
+/// oneDNN may pick the activations' layouts itself (then the buffers are
+/// plain and reordered around the call).
+struct ConvBuffers {
+  memory::dims srcDims, weightDims, dstDims;
+  memory::desc src, weights, dst;
+  bool chooseLayouts = false;
+  /// Maps each axis of Out's shape to a oneDNN axis (post-op operands).
+  std::vector<int> outToDst;
+  /// The output's layout when blocked (binary operands of its full size).
+  std::optional<memory::desc> blockedDst;
+  std::string key;
+};
+
+/// Multiply-adds below which a conv runs on one thread. Higher than other
+/// calls' threshold: a conv's OpenMP region splits the work statically, so
+/// the calling thread waits for a (passive, sleeping) worker that a shared
+/// machine may not schedule for a while. mobilenet_v2 at --threads 2, load
+/// 2 on the two cores: median 12.0-13.9 ms with 2^18, 11.9 with 2^22,
+/// 10.5-10.7 with 2^23 (9.2 on one thread); resnet18 (115M per conv) does
+/// not change.
+constexpr int64_t kMinParallelConvWork = int64_t(1) << 23;
+
+/// Runs conv(X, W, B) + Post into Out with the buffer layouts L.
+bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
+             const ConvParams &P, const PostOps &PostIn, Tensor &Out,
+             const ConvBuffers &L,
+             bool PerChannel(const Tensor &, int64_t, const Shape &)) {
+  size_t Rank = L.srcDims.size() - 2;
+  if (P.strides.size() != Rank || P.dilations.size() != Rank ||
+      P.padBegin.size() != Rank || P.padEnd.size() != Rank || P.group < 1 ||
+      X.numel() == 0 || Out.numel() == 0)
     return false;
-  size_t Rank = (size_t)X.rank() - 2;
-  if (X.rank() < 3 || X.rank() > 5 || W.rank() != X.rank() ||
-      Out.rank() != X.rank() || P.strides.size() != Rank ||
-      P.dilations.size() != Rank || P.padBegin.size() != Rank ||
-      P.padEnd.size() != Rank || P.group < 1 || X.numel() == 0 ||
-      Out.numel() == 0)
-    return false;
-  int64_t M = W.shape()[0], G = P.group;
+  int64_t M = L.dstDims[1];
   // A leading per-channel add becomes the bias: oneDNN's direct kernels
   // take `bias + sum + eltwise`, but not every `binary + sum` chain.
   PostOps Post = PostIn;
   if (!B && !Post.empty() && Post[0].kind == PostOp::Kind::Add &&
       allFloat32({&Post[0].operand}) &&
-      isPerChannel(Post[0].operand, M, Out.rank())) {
+      PerChannel(Post[0].operand, M, Out.shape())) {
     B = &PostIn[0].operand;
     Post.erase(Post.begin());
-  }
-  memory::dims SrcDims = toDims(X.shape()), DstDims = toDims(Out.shape());
-  memory::dims WDims = toDims(W.shape());
-  if (G > 1) {
-    WDims[0] = M / G;
-    WDims.insert(WDims.begin(), G);
   }
   memory::dims Strides(P.strides.begin(), P.strides.end()), Dil, PadL, PadR;
   for (size_t I = 0; I < Rank; ++I) {
@@ -71,41 +102,48 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
     PadL.push_back(P.padBegin[I]);
     PadR.push_back(P.padEnd[I]);
   }
-  std::vector<int> OutToDst(Out.shape().size());
-  for (size_t I = 0; I < OutToDst.size(); ++I)
-    OutToDst[I] = (int)I;
   std::optional<PostOpPlan> Plan =
-      planPostOps(Post, Out.shape(), DstDims, OutToDst, /*AllowSum=*/true);
+      planPostOps(Post, Out.shape(), L.dstDims, L.outToDst,
+                  /*AllowSum=*/true, L.blockedDst ? &*L.blockedDst : nullptr);
   if (!Plan)
     return false;
-  memory::desc SrcPlain = plainDesc(SrcDims), DstPlain = plainDesc(DstDims),
-               WPlain = plainDesc(WDims);
   memory::desc BiasDesc = B ? plainDesc({M}) : memory::desc();
-  WorkScope Scope(Out.numel() * (W.numel() / std::max<int64_t>(M, 1)));
-  std::string Key = fmt::format(
-      "conv|{}|{}|{}|s{}|d{}|l{}|r{}|b{}|{}", fmt::join(SrcDims, "x"),
-      fmt::join(WDims, "x"), fmt::join(DstDims, "x"), fmt::join(Strides, ","),
-      fmt::join(Dil, ","), fmt::join(PadL, ","), fmt::join(PadR, ","),
-      B != nullptr, Plan->key);
+  WorkScope Scope(Out.numel() * (W.numel() / std::max<int64_t>(M, 1)),
+                  kMinParallelConvWork);
+  // The key's numbers as raw bytes: formatting them cost more than a small
+  // conv (the key is built on every call).
+  std::string Key = "conv|" + L.key;
+  const memory::dims *Parts[] = {
+      &L.srcDims, &L.weightDims, &L.dstDims, &Strides, &Dil, &PadL, &PadR};
+  for (const memory::dims *D : Parts) {
+    Key += char(D->size());
+    Key.append(reinterpret_cast<const char *>(D->data()),
+               D->size() * sizeof(int64_t));
+  }
+  Key += B ? "|b|" : "|-|";
+  Key += Plan->key;
   auto Prim = findPrimitive(Key, [&] {
     dnnl::primitive_attr Attr = baseAttr();
     Attr.set_post_ops(Plan->ops);
-    memory::desc Any(SrcDims, memory::data_type::f32, memory::format_tag::any);
-    memory::desc AnyW(WDims, memory::data_type::f32, memory::format_tag::any);
-    memory::desc AnyDst(DstDims, memory::data_type::f32,
-                        memory::format_tag::any);
-    // Blocked layouts first (the fast direct kernels), then plain.
-    for (bool Blocked : {true, false}) {
+    auto AnyOf = [](const memory::dims &D) {
+      return memory::desc(D, memory::data_type::f32, memory::format_tag::any);
+    };
+    // Blocked layouts first (the fast direct kernels), then plain; with the
+    // layouts fixed by the caller, only those.
+    for (bool Choose : {true, false}) {
+      if (Choose && !L.chooseLayouts)
+        continue;
       try {
         dnnl::convolution_forward::desc D(
             dnnl::prop_kind::forward_inference,
-            dnnl::algorithm::convolution_direct, Blocked ? Any : SrcPlain, AnyW,
-            BiasDesc, Blocked ? AnyDst : DstPlain, Strides, Dil, PadL, PadR);
+            dnnl::algorithm::convolution_direct,
+            Choose ? AnyOf(L.srcDims) : L.src, AnyOf(L.weightDims), BiasDesc,
+            Choose ? AnyOf(L.dstDims) : L.dst, Strides, Dil, PadL, PadR);
         dnnl::convolution_forward::primitive_desc PD(D, Attr, engine());
         // With `any` layouts oneDNN may settle on its reference kernel
         // (when no optimized one takes these post-ops); the plain-layout
         // gemm kernels are far faster than that.
-        if (Blocked && std::string_view(PD.impl_info_str()).starts_with("ref"))
+        if (Choose && std::string_view(PD.impl_info_str()).starts_with("ref"))
           continue;
         CachedPrimitive C;
         C.prim = dnnl::convolution_forward(PD);
@@ -115,7 +153,7 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
         C.scratchpad = PD.scratchpad_desc();
         return C;
       } catch (const dnnl::error &) {
-        if (!Blocked)
+        if (!Choose)
           throw;
       }
     }
@@ -127,31 +165,120 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
   // the case to the reference kernel, which overwrites all of Out.
   try {
     dnnl::stream &S = threadStream();
-    memory Src = wrap(X, SrcPlain);
-    if (Prim->src != SrcPlain) {
+    memory Src = wrap(X, L.src);
+    if (Prim->src != L.src) {
       memory Blocked = threadScratch(Prim->src, 0);
       reorderInto(Src, Blocked);
       Src = Blocked;
     }
-    memory Wts = weightsIn(W, WPlain, Prim->weights, P.constantWeights);
-    memory OutMem = wrap(Out, DstPlain);
-    bool PlainDst = Prim->dst == DstPlain;
-    memory Dst = PlainDst ? OutMem : threadScratch(Prim->dst, 1);
-    if (Plan->sumOperand) // the sum post-op adds what Dst holds
-      reorderInto(wrap(*Plan->sumOperand, DstPlain), Dst);
+    memory Wts = weightsIn(W, L.weights, Prim->weights, P.constantWeights);
+    memory OutMem = wrap(Out, L.dst);
+    bool DirectDst = Prim->dst == L.dst;
+    memory Dst = DirectDst ? OutMem : threadScratch(Prim->dst, 1);
+    if (Plan->sumOperand) { // the sum post-op adds what Dst holds
+      const Tensor &Sum = *Plan->sumOperand;
+      if (DirectDst) {
+        if (Sum.rawData() != Out.rawData())
+          std::memcpy(Out.rawData(), Sum.rawData(), L.dst.get_size());
+      } else {
+        reorderInto(wrap(Sum, L.dst), Dst);
+      }
+    }
     std::unordered_map<int, memory> Args{
         {DNNL_ARG_SRC, Src}, {DNNL_ARG_WEIGHTS, Wts}, {DNNL_ARG_DST, Dst}};
     if (B)
       Args[DNNL_ARG_BIAS] = wrap(*B, BiasDesc);
     addPostOpArgs(*Plan, Args);
     executePrimitive(*Prim, std::move(Args));
-    if (!PlainDst)
+    if (!DirectDst)
       reorderInto(Dst, OutMem);
     S.wait();
   } catch (const dnnl::error &) {
     return false;
   }
   return true;
+}
+
+/// oneDNN's tag for a layout with channel blocks of Block (0: none).
+std::optional<memory::format_tag> activationTag(int64_t Block) {
+  switch (Block) {
+  case 1: return memory::format_tag::nchw;
+  case 8: return memory::format_tag::nChw8c;
+  case 16: return memory::format_tag::nChw16c;
+  default: return std::nullopt;
+  }
+}
+
+} // namespace
+
+bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
+              const ConvParams &P, const PostOps &Post, Tensor &Out) {
+  if (!dnnlEnabled() || !allFloat32({&X, &W, B, &Out}))
+    return false;
+  if (X.rank() < 3 || X.rank() > 5 || W.rank() != X.rank() ||
+      Out.rank() != X.rank() || P.group < 1)
+    return false;
+  ConvBuffers L;
+  L.srcDims = toDims(X.shape());
+  L.dstDims = toDims(Out.shape());
+  L.weightDims = toDims(W.shape());
+  int64_t M = W.shape()[0], G = P.group;
+  if (G > 1) {
+    L.weightDims[0] = M / G;
+    L.weightDims.insert(L.weightDims.begin(), G);
+  }
+  L.src = plainDesc(L.srcDims);
+  L.dst = plainDesc(L.dstDims);
+  L.weights = plainDesc(L.weightDims);
+  L.chooseLayouts = true;
+  for (size_t I = 0; I < Out.shape().size(); ++I)
+    L.outToDst.push_back((int)I);
+  L.key = "plain";
+  return runConv(X, W, B, P, Post, Out, L, isPerChannel);
+}
+
+bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
+                     const ConvParams &P, const BlockedConvLayout &BL,
+                     const PostOps &Post, Tensor &Out) {
+  if (!dnnlEnabled() || !allFloat32({&X, &W, B, &Out}))
+    return false;
+  if (X.rank() != 5 || W.rank() != 6 || Out.rank() != 5 || P.group < 1 ||
+      X.shape()[4] != BL.dataBlock || Out.shape()[4] != BL.outBlock ||
+      W.shape()[4] != BL.kernelInputBlock || W.shape()[5] != BL.outBlock)
+    return false;
+  std::optional<memory::format_tag> SrcTag = activationTag(BL.dataBlock),
+                                    DstTag = activationTag(BL.outBlock);
+  if (!SrcTag || !DstTag || BL.outBlock == 1)
+    return false;
+  int64_t N = X.shape()[0], C = X.shape()[1] * BL.dataBlock;
+  int64_t M = Out.shape()[1] * BL.outBlock, G = P.group;
+  int64_t CG = W.shape()[1] * BL.kernelInputBlock; // C / group
+  ConvBuffers L;
+  L.srcDims = {N, C, X.shape()[2], X.shape()[3]};
+  L.dstDims = {N, M, Out.shape()[2], Out.shape()[3]};
+  using Tag = memory::format_tag;
+  std::optional<Tag> WTag;
+  bool Sixteen = BL.outBlock == 16;
+  if (G == 1 && CG == C) {
+    L.weightDims = {M, C, W.shape()[2], W.shape()[3]};
+    if (BL.kernelInputBlock == BL.outBlock)
+      WTag = Sixteen ? Tag::ABcd16b16a : Tag::ABcd8b8a; // OIhw8i8o
+    else if (BL.kernelInputBlock == 1)
+      WTag = Sixteen ? Tag::Abcd16a : Tag::Abcd8a; // Oihw8o
+  } else if (G == C && G == M && CG == 1 && BL.kernelInputBlock == 1) {
+    L.weightDims = {G, 1, 1, W.shape()[2], W.shape()[3]};
+    WTag = Sixteen ? Tag::Abcde16a : Tag::Abcde8a; // Goihw8g
+  }
+  if (!WTag || (BL.outBlock != 8 && BL.outBlock != 16))
+    return false;
+  L.src = memory::desc(L.srcDims, memory::data_type::f32, *SrcTag);
+  L.dst = memory::desc(L.dstDims, memory::data_type::f32, *DstTag);
+  L.weights = memory::desc(L.weightDims, memory::data_type::f32, *WTag);
+  L.outToDst = {0, 1, 2, 3, 1};
+  L.blockedDst = L.dst;
+  L.key = fmt::format("blocked{},{},{}", BL.dataBlock, BL.kernelInputBlock,
+                      BL.outBlock);
+  return runConv(X, W, B, P, Post, Out, L, isPerChannelBlocked);
 }
 
 } // namespace rivet

@@ -1,7 +1,8 @@
 //===- FusedAnchorKernels.cc - One kernel for anchor + elementwise tail ---===//
 //
-// dnnl.conv_fused(x, w[, b], operands...), dnnl.matmul_fused(a, b,
-// operands...) and dnnl.dense_fused(x, w, operands...): the anchor with the
+// dnnl.conv_fused(x, w[, b], operands...), its blocked form
+// dnnl.conv2d_nchwc_fused, dnnl.matmul_fused(a, b, operands...) and
+// dnnl.dense_fused(x, w, operands...): the anchor with the
 // anchor operator's own attributes plus a post-op list (PostOps.h), so that
 // the VM runs a whole fused group with one call. When oneDNN cannot do the
 // case, the anchor's reference kernel runs and the post-ops follow one by
@@ -9,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Kernel.h"
+#include "kernels/Layout.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 
 #include <algorithm>
@@ -47,11 +49,14 @@ void splitInputs(const char *Op, const std::vector<Tensor> &In, const Attrs &A,
 std::vector<TensorMeta> fusedShape(const char *Op, const char *AnchorOp,
                                    const std::vector<Tensor> &In,
                                    const Attrs &A, size_t MinArgs,
-                                   size_t MaxArgs) {
+                                   size_t MaxArgs, bool ReadsOwnAttrs) {
   std::vector<Tensor> Anchor, Operands;
   splitInputs(Op, In, A, MinArgs, MaxArgs, Anchor, Operands);
+  // Called before every dynamic-shape call: skip the copy of the attributes
+  // when the anchor's shape function reads only its own.
+  const KernelInfo &K = KernelRegistry::global().get(AnchorOp);
   std::vector<TensorMeta> R =
-      KernelRegistry::global().get(AnchorOp).shapeFn(Anchor, anchorAttrs(A));
+      ReadsOwnAttrs ? K.shapeFn(Anchor, A) : K.shapeFn(Anchor, anchorAttrs(A));
   PostOps P = decodePostOps(A, Operands);
   for (const PostOp &Op1 : P) {
     if (!Op1.isBinary())
@@ -84,10 +89,10 @@ void fusedReference(const char *AnchorOp, const std::vector<Tensor> &Anchor,
 }
 
 /// Explicit conv geometry from the conv attributes (auto_pad resolved the
-/// way the reference kernel does, from the output extents).
+/// way the reference kernel does, from the output extents). The R spatial
+/// axes of X, W and Out are 2..R+1 (also in the blocked layouts).
 ConvParams convParams(const Tensor &X, const Tensor &W, const Tensor &Out,
-                      const Attrs &A) {
-  size_t R = (size_t)X.rank() - 2;
+                      const Attrs &A, size_t R) {
   ConvParams P;
   P.strides = A.getInts("strides", std::vector<int64_t>(R, 1));
   P.dilations = A.getInts("dilations", std::vector<int64_t>(R, 1));
@@ -117,7 +122,25 @@ ConvParams convParams(const Tensor &X, const Tensor &W, const Tensor &Out,
 bool convDnnl(const std::vector<Tensor> &X, const Attrs &A, const PostOps &P,
               Tensor &Out) {
   const Tensor *Bias = X.size() == 3 ? &X[2] : nullptr;
-  return dnnlConv(X[0], X[1], Bias, convParams(X[0], X[1], Out, A), P, Out);
+  if (X[0].rank() < 3)
+    return false;
+  return dnnlConv(X[0], X[1], Bias,
+                  convParams(X[0], X[1], Out, A, (size_t)X[0].rank() - 2), P,
+                  Out);
+}
+
+bool convNchwcDnnl(const std::vector<Tensor> &X, const Attrs &A,
+                   const PostOps &P, Tensor &Out) {
+  const Tensor *Bias = X.size() == 3 ? &X[2] : nullptr;
+  const BlockedConvLayouts &Ls = parseBlockedConvLayouts(
+      "dnnl.conv2d_nchwc_fused", A.getString("data_layout"),
+      A.getString("kernel_layout"), A.getString("out_layout"));
+  BlockedConvLayout L{Ls.Data.BlockOf['C' - 'A'], Ls.Kernel.BlockOf['I' - 'A'],
+                      Ls.Out.BlockOf['C' - 'A']};
+  if (X[0].rank() != 5)
+    return false;
+  return dnnlConvBlocked(X[0], X[1], Bias, convParams(X[0], X[1], Out, A, 2), L,
+                         P, Out);
 }
 
 bool matmulDnnl(const std::vector<Tensor> &X, const Attrs &, const PostOps &P,
@@ -138,17 +161,25 @@ struct FusedAnchor {
   /// Runs the anchor and the post-ops with DNNL; false when DNNL cannot.
   bool (*RunDnnl)(const std::vector<Tensor> &Anchor, const Attrs &A,
                   const PostOps &P, Tensor &Out);
+  /// The anchor's shape function ignores attributes it does not know (the
+  /// post-ops' may be left in).
+  bool ShapeReadsOwnAttrs;
 };
 
-constexpr FusedAnchor ConvFused{"dnnl.conv_fused", "conv", 2, 3, convDnnl};
+constexpr FusedAnchor ConvFused{"dnnl.conv_fused", "conv", 2, 3,
+                                convDnnl,          true};
+constexpr FusedAnchor ConvNchwcFused{
+    "dnnl.conv2d_nchwc_fused", "conv2d_nchwc", 2, 3, convNchwcDnnl, true};
 constexpr FusedAnchor MatMulFused{"dnnl.matmul_fused", "matmul", 2, 2,
-                                  matmulDnnl};
-constexpr FusedAnchor DenseFused{"dnnl.dense_fused", "dense", 2, 2, denseDnnl};
+                                  matmulDnnl,          false};
+constexpr FusedAnchor DenseFused{"dnnl.dense_fused", "dense", 2, 2,
+                                 denseDnnl,          false};
 
 template <const FusedAnchor &F>
 std::vector<TensorMeta> fusedAnchorShape(const std::vector<Tensor> &In,
                                          const Attrs &A) {
-  return fusedShape(F.Op, F.AnchorOp, In, A, F.MinArgs, F.MaxArgs);
+  return fusedShape(F.Op, F.AnchorOp, In, A, F.MinArgs, F.MaxArgs,
+                    F.ShapeReadsOwnAttrs);
 }
 
 /// Splits In into the anchor's inputs and the post-op operands, then runs
@@ -167,6 +198,8 @@ void fusedAnchorKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 
 RIVET_REGISTER_KERNEL(ConvFused.Op, fusedAnchorKernel<ConvFused>,
                       fusedAnchorShape<ConvFused>, false);
+RIVET_REGISTER_KERNEL(ConvNchwcFused.Op, fusedAnchorKernel<ConvNchwcFused>,
+                      fusedAnchorShape<ConvNchwcFused>, false);
 RIVET_REGISTER_KERNEL(MatMulFused.Op, fusedAnchorKernel<MatMulFused>,
                       fusedAnchorShape<MatMulFused>, false);
 RIVET_REGISTER_KERNEL(DenseFused.Op, fusedAnchorKernel<DenseFused>,

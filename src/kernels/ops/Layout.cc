@@ -58,43 +58,95 @@ Shape transformedShape(const char *Op, const Shape &In, const Layout &Src,
   return Out;
 }
 
-/// Copies In (layout Src) into the preallocated Out (layout Dst). Walks Out
-/// in order; each primal coordinate is outer * block + inner in either
-/// layout, so the source offset follows by a division per blocked axis.
+/// True when Src and Dst order the elements alike: the same axes once the
+/// blocks of 1 (NCHW1c) are dropped.
+bool sameOrder(const Layout &Src, const Layout &Dst) {
+  auto Strip = [](const Layout &L) {
+    std::vector<std::pair<char, int64_t>> R;
+    for (const LayoutAxis &A : L.Axes)
+      if (A.Factor != 1)
+        R.push_back({A.Primal, A.Factor});
+    return R;
+  };
+  return Strip(Src) == Strip(Dst);
+}
+
+/// Copies Count elements of Size bytes from S at the offsets Off[0..Count)
+/// to D, contiguously; 4-byte elements (float32) get a typed loop.
+void gather(char *D, const char *S, const int64_t *Off, int64_t Count,
+            size_t Size) {
+  if (Size == 4) {
+    for (int64_t J = 0; J < Count; ++J) {
+      uint32_t V;
+      std::memcpy(&V, S + (size_t)Off[J] * 4, 4);
+      std::memcpy(D + (size_t)J * 4, &V, 4);
+    }
+    return;
+  }
+  for (int64_t J = 0; J < Count; ++J)
+    std::memcpy(D + (size_t)J * Size, S + (size_t)Off[J] * Size, Size);
+}
+
+/// Copies In (layout Src) into the preallocated Out (layout Dst). A primal
+/// coordinate is outer * block + inner in either layout; its source offset
+/// comes from a table per primal axis, so each element costs a few adds.
+/// The innermost output axis is gathered through a precomputed offset row.
 void transformInto(const Tensor &In, const Layout &Src, const Layout &Dst,
                    Tensor &Out) {
-  std::vector<int64_t> SrcStrides = contiguousStrides(In.shape());
-  // Per primal axis: its stride in In as outer (per block) and inner.
-  std::array<int64_t, 26> OuterStride{}, InnerStride{};
-  for (int P = 0; P < 26; ++P) {
-    if (Src.PrimalPos[P] < 0)
-      continue;
-    OuterStride[P] = SrcStrides[(size_t)Src.PrimalPos[P]];
-    InnerStride[P] =
-        Src.BlockPos[P] >= 0 ? SrcStrides[(size_t)Src.BlockPos[P]] : 0;
-  }
-  const Shape &OS = Out.shape();
-  size_t R = OS.size();
-  int64_t Total = Out.numel();
   size_t ESize = dtypeSize(In.dtype());
   const char *S = static_cast<const char *>(In.rawData());
   char *D = static_cast<char *>(Out.rawData());
+  int64_t Total = Out.numel();
+  if (Total == 0)
+    return;
+  if (sameOrder(Src, Dst)) {
+    std::memcpy(D, S, (size_t)Total * ESize);
+    return;
+  }
+  std::vector<int64_t> SrcStrides = contiguousStrides(In.shape());
+  std::array<int64_t, 26> Extent =
+      primalExtents("layout_transform", In.shape(), Src);
+  // Per primal axis: the source offset of each coordinate.
+  std::array<std::vector<int64_t>, 26> OffsetOf;
+  for (int P = 0; P < 26; ++P) {
+    if (Src.PrimalPos[P] < 0)
+      continue;
+    int64_t Outer = SrcStrides[(size_t)Src.PrimalPos[P]];
+    int64_t Inner =
+        Src.BlockPos[P] >= 0 ? SrcStrides[(size_t)Src.BlockPos[P]] : 0;
+    int64_t B = Src.BlockOf[P];
+    OffsetOf[P].resize((size_t)Extent[P]);
+    for (int64_t C = 0; C < Extent[P]; ++C)
+      OffsetOf[P][(size_t)C] = C / B * Outer + C % B * Inner;
+  }
+  const Shape &OS = Out.shape();
+  size_t R = OS.size();
+  // How far each output axis moves its primal coordinate per step.
+  std::vector<int64_t> Step(R);
+  for (size_t I = 0; I < R; ++I) {
+    const LayoutAxis &A = Dst.Axes[I];
+    Step[I] = A.Factor == 0 ? Dst.BlockOf[A.Primal - 'A'] : 1;
+  }
+  int LastP = Dst.Axes[R - 1].Primal - 'A';
+  int64_t Row = OS[R - 1];
+  std::vector<int64_t> RowOff((size_t)Row), Off((size_t)Row);
+  for (int64_t J = 0; J < Row; ++J)
+    RowOff[(size_t)J] = J * Step[R - 1];
   std::vector<int64_t> Idx(R, 0);
   std::array<int64_t, 26> Coord{};
-  for (int64_t O = 0; O < Total; ++O) {
+  for (int64_t O = 0; O < Total; O += Row) {
     Coord.fill(0);
-    for (size_t I = 0; I < R; ++I) {
-      const LayoutAxis &A = Dst.Axes[I];
-      int P = A.Primal - 'A';
-      Coord[P] += A.Factor == 0 ? Idx[I] * Dst.BlockOf[P] : Idx[I];
-    }
-    int64_t Off = 0;
+    for (size_t I = 0; I + 1 < R; ++I)
+      Coord[Dst.Axes[I].Primal - 'A'] += Idx[I] * Step[I];
+    int64_t Base = 0;
     for (int P = 0; P < 26; ++P)
-      if (Src.PrimalPos[P] >= 0)
-        Off += Coord[P] / Src.BlockOf[P] * OuterStride[P] +
-               Coord[P] % Src.BlockOf[P] * InnerStride[P];
-    std::memcpy(D + (size_t)O * ESize, S + (size_t)Off * ESize, ESize);
-    for (size_t I = R; I-- > 0;) {
+      if (P != LastP && Src.PrimalPos[P] >= 0)
+        Base += OffsetOf[P][(size_t)Coord[P]];
+    const std::vector<int64_t> &Last = OffsetOf[LastP];
+    for (int64_t J = 0; J < Row; ++J)
+      Off[(size_t)J] = Base + Last[(size_t)(Coord[LastP] + RowOff[(size_t)J])];
+    gather(D + (size_t)O * ESize, S, Off.data(), Row, ESize);
+    for (size_t I = R - 1; I-- > 0;) {
       if (++Idx[I] < OS[I])
         break;
       Idx[I] = 0;
@@ -138,7 +190,7 @@ void layoutTransformKernel(const std::vector<Tensor> &In,
 // conv2d_nchwc(x[N, C/i, H, W, i], w[M/o, C/i, KH, KW, i, o][, b[M]])
 //===----------------------------------------------------------------------===//
 
-BlockedConvLayouts convLayouts(const Attrs &A) {
+const BlockedConvLayouts &convLayouts(const Attrs &A) {
   const char *Op = "conv2d_nchwc";
   auto Get = [&](const char *Name) {
     return withOp(Op, [&] { return A.getString(Name); });
@@ -152,7 +204,7 @@ std::vector<TensorMeta> conv2dNchwcShape(const std::vector<Tensor> &In,
   const char *Op = "conv2d_nchwc";
   if (In.size() != 2 && In.size() != 3)
     fail("{}: expected 2 or 3 inputs (x, w[, b]), got {}", Op, In.size());
-  BlockedConvLayouts L = convLayouts(A);
+  const BlockedConvLayouts &L = convLayouts(A);
   std::vector<Tensor> Plain = {
       Tensor::meta(transformedShape(Op, In[0].shape(), L.Data, L.PlainData),
                    In[0].dtype()),
@@ -160,8 +212,10 @@ std::vector<TensorMeta> conv2dNchwcShape(const std::vector<Tensor> &In,
                    In[1].dtype())};
   if (In.size() == 3)
     Plain.push_back(In[2]);
+  // conv's shape function reads only its own attributes, so A serves as
+  // they are (no copy without the layouts on every call).
   std::vector<TensorMeta> R =
-      KernelRegistry::global().get("conv").shapeFn(Plain, plainConvAttrs(A));
+      KernelRegistry::global().get("conv").shapeFn(Plain, A);
   R[0].shape = transformedShape(Op, R[0].shape, L.PlainData, L.Out);
   return R;
 }
@@ -169,7 +223,7 @@ std::vector<TensorMeta> conv2dNchwcShape(const std::vector<Tensor> &In,
 void conv2dNchwcKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                        const Attrs &A) {
   const char *Op = "conv2d_nchwc";
-  BlockedConvLayouts L = convLayouts(A);
+  const BlockedConvLayouts &L = convLayouts(A);
   std::vector<Tensor> Plain = {transformed(Op, In[0], L.Data, L.PlainData),
                                transformed(Op, In[1], L.Kernel, L.PlainKernel)};
   if (In.size() == 3)

@@ -49,9 +49,14 @@ bool broadcastsInto(const TensorTypeNode &T, const TensorTypeNode &Out) {
 const std::set<std::string> *anchorAttrNames(const std::string &Op) {
   static const std::set<std::string> Conv = {
       "strides", "pads", "dilations", "group", "auto_pad", "kernel_shape"};
+  static const std::set<std::string> BlockedConv = {
+      "strides",      "pads",        "dilations",     "group",     "auto_pad",
+      "kernel_shape", "data_layout", "kernel_layout", "out_layout"};
   static const std::set<std::string> None;
   if (Op == "conv")
     return &Conv;
+  if (Op == "conv2d_nchwc")
+    return &BlockedConv;
   if (Op == "matmul" || Op == "dense")
     return &None;
   return nullptr;
@@ -111,7 +116,8 @@ std::optional<AnchorCall> selectAnchor(const Expr &FnE,
   for (const auto &[Name, V] : AC.attrs.items())
     if (!Allowed->count(Name))
       return std::nullopt;
-  size_t MaxArgs = Anchor == "conv" ? 3 : 2;
+  bool IsConv = Anchor == "conv" || Anchor == "conv2d_nchwc";
+  size_t MaxArgs = IsConv ? 3 : 2;
   if (AC.args.size() < 2 || AC.args.size() > MaxArgs ||
       !std::all_of(AC.args.begin(), AC.args.end(), IsLeaf))
     return std::nullopt;
@@ -127,7 +133,7 @@ std::optional<AnchorCall> selectAnchor(const Expr &FnE,
   // of a oneDNN call (primitive lookup, memory objects, stream). With
   // dynamic extents the static part of the work decides: a few rows of a
   // small matrix each (an RNN step's batch, a short sequence).
-  if (Anchor != "conv") {
+  if (!IsConv) {
     const TensorTypeNode *A = tensorType(AC.args[0]);
     if (A && A->shape && !A->shape->empty() && A->shape->back().isConst()) {
       int64_t Work = A->shape->back().value;

@@ -1,11 +1,12 @@
 //===- AnchorSelection.h - One oneDNN call for anchor + tail ----*- C++ -*-===//
 //
-// Decides whether a fused Primitive function is an anchor (conv, matmul,
-// dense) followed by an elementwise tail oneDNN can run as post-ops (relu,
-// clip, sigmoid, tanh, add/multiply by a parameter or constant), and if so
-// which builtin kernel (dnnl.conv_fused, ...) and arguments compute it in
-// one call. The selection is purely structural; the kernel itself falls
-// back to the reference operators when oneDNN declines a case at run time.
+// Decides whether a fused Primitive function is an anchor (conv, its
+// blocked form conv2d_nchwc, matmul, dense) followed by an elementwise tail
+// oneDNN can run as post-ops (relu, clip, sigmoid, tanh, add/multiply by a
+// parameter or constant), and if so which builtin kernel (dnnl.conv_fused, ...)
+// and arguments compute it in one call. The selection is purely structural; the
+// kernel itself falls back to the reference operators when oneDNN declines a
+// case at run time.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

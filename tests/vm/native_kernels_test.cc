@@ -204,11 +204,21 @@ def @main(%x: Tensor[(N, 4), float32], %y: Tensor[(N, 4), float32])
   }
 }
 
-/// A matmul whose tail oneDNN's post-ops cannot express (subtract, exp).
+/// A matmul whose tail oneDNN's post-ops cannot express (subtract, exp),
+/// big enough per row (64 x 64) to be worth a oneDNN call.
 const char *AnchorText = R"(
-def @main(%x: Tensor[(N, 16), float32], %w: Tensor[(16, 8), float32],
-          %b: Tensor[(8,), float32]) -> Tensor[(N, 8), float32] {
+def @main(%x: Tensor[(N, 64), float32], %w: Tensor[(64, 64), float32],
+          %b: Tensor[(64,), float32]) -> Tensor[(N, 64), float32] {
   exp(subtract(add(matmul(%x, %w), %b), %b))
+}
+)";
+
+/// An RNN step: a few rows of a small dense with its tail.
+const char *SmallAnchorText = R"(
+def @main(%x: Tensor[(N, 4), float32], %w: Tensor[(8, 4), float32],
+          %b: Tensor[(8,), float32], %h: Tensor[(N, 8), float32])
+          -> Tensor[(N, 8), float32] {
+  tanh(add(add(dense(%x, %w), %b), %h))
 }
 )";
 
@@ -233,6 +243,20 @@ TEST(NativeKernels, AnchorGroupIsGeneratedWithoutOneDnn) {
   EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 1u);
   for (int64_t N : {2, 5})
     expectAgrees(M, Exe, N, "generated anchor");
+}
+
+TEST(NativeKernels, SmallAnchorGroupIsGeneratedWhole) {
+  // A oneDNN call (or a builtin dense with a generated epilogue) would cost
+  // more than the whole group as one loop nest.
+  bool Saved = dnnlEnabled();
+  setDnnlEnabled(true);
+  ir::Module M = parse(SmallAnchorText, 0);
+  auto Exe = vm::compile(M, options(vm::NativeCode::SharedObject));
+  setDnnlEnabled(Saved);
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Builtin), 0u);
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 1u);
+  for (int64_t N : {1, 2, 5})
+    expectAgrees(M, roundTrip(*Exe), N, "small anchor group");
 }
 
 TEST(NativeKernels, JitExecutableCannotBeSaved) {

@@ -70,6 +70,27 @@ constexpr int64_t kMinAnchorRowWork = 1 << 12;
 
 } // namespace
 
+bool isSmallAnchor(const CallNode &AC) {
+  // A small matmul costs less as a generated loop nest than the fixed cost
+  // of a oneDNN call (primitive lookup, memory objects, stream). With
+  // dynamic extents the static part of the work decides: a few rows of a
+  // small matrix each (an RNN step's batch, a short sequence).
+  const auto *Op = AC.callee->as<OpNode>();
+  if (!Op || (Op->name() != "matmul" && Op->name() != "dense") ||
+      AC.args.empty() || !AC.checkedType)
+    return false;
+  const auto *OutT = AC.checkedType->as<TensorTypeNode>();
+  const TensorTypeNode *A = tensorType(AC.args[0]);
+  if (!OutT || !OutT->shape || !A || !A->shape || A->shape->empty() ||
+      !A->shape->back().isConst())
+    return false;
+  int64_t Work = A->shape->back().value;
+  for (const Dim &D : *OutT->shape)
+    if (D.isConst())
+      Work *= D.value;
+  return Work < (OutT->isStatic() ? kMinAnchorWork : kMinAnchorRowWork);
+}
+
 bool isAnchorOperator(const std::string &Op) {
   return anchorAttrNames(Op) != nullptr || Op == "batch_matmul";
 }
@@ -129,21 +150,8 @@ std::optional<AnchorCall> selectAnchor(const Expr &FnE,
     if (!T || T->dtype != DType::Float32)
       return std::nullopt;
   }
-  // A small matmul costs less as a generated loop nest than the fixed cost
-  // of a oneDNN call (primitive lookup, memory objects, stream). With
-  // dynamic extents the static part of the work decides: a few rows of a
-  // small matrix each (an RNN step's batch, a short sequence).
-  if (!IsConv) {
-    const TensorTypeNode *A = tensorType(AC.args[0]);
-    if (A && A->shape && !A->shape->empty() && A->shape->back().isConst()) {
-      int64_t Work = A->shape->back().value;
-      for (const Dim &D : *OutT->shape)
-        if (D.isConst())
-          Work *= D.value;
-      if (Work < (OutT->isStatic() ? kMinAnchorWork : kMinAnchorRowWork))
-        return std::nullopt;
-    }
-  }
+  if (isSmallAnchor(AC))
+    return std::nullopt;
 
   AnchorCall R;
   R.kernel = "dnnl." + Anchor + "_fused";

@@ -34,6 +34,12 @@ struct AnchorCall {
 /// a library kernel (oneDNN) rather than a generated loop nest.
 bool isAnchorOperator(const std::string &Op);
 
+/// Whether anchor call A (a matmul or dense) does too little work for a
+/// oneDNN call to pay off (its fixed cost dominates): the static extents
+/// decide, per output row when some extents are dynamic. A group it starts
+/// is better generated whole.
+bool isSmallAnchor(const ir::CallNode &A);
+
 /// The anchor call for Fn (a Primitive function literal, type-checked), or
 /// nothing when Fn is not a float32 anchor with an expressible tail.
 /// CallArgs, when given, are the arguments Fn is called with. Sets

@@ -108,6 +108,9 @@ public:
         Anchor &&
         isAnchorOperator(
             Anchor->as<ir::CallNode>()->callee->as<ir::OpNode>()->name());
+    if (Native && IsAnchor && isSmallAnchor(*Anchor->as<ir::CallNode>()) &&
+        Native->lower(Callee))
+      return ir::call(Callee, std::move(Args), N.attrs); // generated whole
     if (Native && Dnnl && IsAnchor) {
       // The anchor stays a library call; its tail, which oneDNN's post-ops
       // cannot express, may become one generated epilogue.

@@ -195,11 +195,12 @@ struct LoopKernel {
 };
 
 /// The fewest scalar operations one chunk of a parallel loop should run: a
-/// chunk costs a task on the thread pool (about a microsecond to wake and
-/// join a thread), so 32K operations (~10 us on one core) keep that cost
-/// under ~10%. Lowering marks a loop parallel when its total work may reach
-/// two chunks; the backend derives the loop's Grain from it.
-constexpr int64_t kParallelChunkWork = 32768;
+/// chunk costs a task on the pool (waking a sleeping thread takes several
+/// microseconds, far more on a loaded machine, though the caller never waits
+/// for a late one), so 64K operations (~25 us on one core). Lowering marks a
+/// loop parallel when its total work may reach two chunks; the backend
+/// derives the loop's Grain from it.
+constexpr int64_t kParallelChunkWork = 1 << 16;
 
 /// An estimate of the scalar operations of running Body once, as an int64
 /// expression over constants and size parameters (a constant when every

@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include <vector>
 
 namespace rivet {
 namespace {
@@ -50,10 +49,104 @@ unsigned numThreadsGeneration() {
 
 namespace {
 
-/// RivetKernelRuntime::parallelFor. On OpenMP (GCC's libgomp, the runtime
-/// Debian's oneDNN uses) so that generated kernels and oneDNN share one pool
-/// of threads rather than oversubscribing the cores; serial in a build
-/// without OpenMP (the clang fuzz build).
+/// The pool that runs the chunks of generated kernels' parallel loops.
+/// The caller takes part and returns as soon as every chunk is done: a
+/// worker that wakes late (its core busy, as on a shared machine) finds no
+/// chunk left and goes back to sleep, where an OpenMP region would make the
+/// caller wait for it at the closing barrier. oneDNN keeps its own OpenMP
+/// threads; the VM runs one kernel at a time, so the two do not compete.
+class ChunkPool {
+public:
+  /// True on the pool's own threads (a nested loop runs serially there).
+  static thread_local bool InWorker;
+
+  /// Runs Body over [0, N) in chunks of at least Grain iterations on up to
+  /// Threads threads, the caller included.
+  void run(int64_t N, int64_t Grain, int64_t Threads, void *Closure,
+           RivetParallelBody Body) {
+    if (Busy.exchange(true, std::memory_order_acquire)) {
+      // Another thread's loop holds the pool (VMs on several threads):
+      // this one runs serially on its own core.
+      Body(Closure, 0, N);
+      return;
+    }
+    std::unique_lock<std::mutex> L(M);
+    Job J;
+    J.N = N;
+    J.Closure = Closure;
+    J.Body = Body;
+    // A few chunks per thread, so that a late worker's share is taken over.
+    J.NumChunks = std::min<int64_t>((N + Grain - 1) / Grain, 4 * Threads);
+    while ((int64_t)Workers.size() < Threads - 1) {
+      Workers.emplace_back([this] { work(); });
+      Workers.back().detach(); // the pool lives as long as the process
+    }
+    Current = &J;
+    Wanted = Threads - 1;
+    ++Epoch;
+    L.unlock();
+    Wake.notify_all();
+    runChunks(J);
+    // No worker may join any more; wait for those that did to finish.
+    L.lock();
+    Current = nullptr;
+    Wanted = 0;
+    Idle.wait(L, [&] { return J.Active == 0; });
+    L.unlock();
+    Busy.store(false, std::memory_order_release);
+  }
+
+private:
+  struct Job {
+    int64_t N = 0, NumChunks = 0;
+    void *Closure = nullptr;
+    RivetParallelBody Body = nullptr;
+    std::atomic<int64_t> Next{0};
+    int Active = 0; // workers inside runChunks (guarded by the mutex)
+  };
+
+  static void runChunks(Job &J) {
+    for (;;) {
+      int64_t C = J.Next.fetch_add(1, std::memory_order_relaxed);
+      if (C >= J.NumChunks)
+        return;
+      J.Body(J.Closure, J.N * C / J.NumChunks, J.N * (C + 1) / J.NumChunks);
+    }
+  }
+
+  void work() {
+    InWorker = true;
+    uint64_t Seen = 0;
+    std::unique_lock<std::mutex> L(M);
+    for (;;) {
+      Wake.wait(L, [&] { return Epoch != Seen; });
+      Seen = Epoch;
+      if (!Current || Wanted == 0)
+        continue;
+      --Wanted;
+      Job &J = *Current;
+      ++J.Active;
+      L.unlock();
+      runChunks(J);
+      L.lock();
+      if (--J.Active == 0)
+        Idle.notify_all();
+    }
+  }
+
+  std::atomic<bool> Busy{false}; // a loop is running on the pool
+  std::mutex M;
+  std::condition_variable Wake, Idle;
+  std::vector<std::thread> Workers; // detached
+  Job *Current = nullptr;
+  int64_t Wanted = 0; // workers the current job may still take
+  uint64_t Epoch = 0;
+};
+
+thread_local bool ChunkPool::InWorker = false;
+
+/// RivetKernelRuntime::parallelFor: a loop with at least two grains of
+/// iterations runs on the ChunkPool.
 void parallelFor(int64_t N, int64_t Grain, void *Closure,
                  RivetParallelBody Body) {
   if (N <= 0)
@@ -62,21 +155,13 @@ void parallelFor(int64_t N, int64_t Grain, void *Closure,
   if (Grain < 1)
     Grain = 1;
   Threads = std::min<int64_t>(Threads, (N + Grain - 1) / Grain);
-#ifdef _OPENMP
-  // Nested parallelism (a kernel called from inside a parallel region)
-  // runs serially: the outer region already holds the threads.
-  if (Threads > 1 && !omp_in_parallel()) {
-#pragma omp parallel num_threads((int)Threads)
-    {
-      int64_t T = omp_get_thread_num(), Nt = omp_get_num_threads();
-      int64_t Begin = N * T / Nt, End = N * (T + 1) / Nt;
-      if (Begin < End)
-        Body(Closure, Begin, End);
-    }
+  if (Threads <= 1 || ChunkPool::InWorker) {
+    Body(Closure, 0, N);
     return;
   }
-#endif
-  Body(Closure, 0, N);
+  // Never destroyed: a kernel may run while static objects are destroyed.
+  static ChunkPool *Pool = new ChunkPool;
+  Pool->run(N, Grain, Threads, Closure, Body);
 }
 
 } // namespace

@@ -2,7 +2,8 @@
 //
 // One process-wide setting for how many threads a kernel may use. oneDNN
 // anchors read it before every call (and apply it to their OpenMP runtime);
-// generated kernels will share it.
+// generated kernels' parallel loops run on the runtime's own pool
+// (kernelRuntime().parallelFor, Threading.cc) with as many threads.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -811,7 +811,9 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
   // Where the compiler has computed goto, each instruction ends with its own
   // jump to the next one's case (threaded dispatch: one indirect branch per
   // opcode predicts better than the switch's shared one); elsewhere it goes
-  // round the switch. verify() checked every opcode against the table.
+  // round the switch. verify() checked every opcode against the table. Each
+  // case's locals live in its block, which ends before VM_NEXT: a computed
+  // goto must not leave the scope of an object with a destructor.
 #if defined(__GNUC__)
   static const void *const Dispatch[] = {
       &&DoMove,           &&DoRet,           &&DoInvoke,
@@ -844,10 +846,8 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
       const Instruction *IP = &Code[Pc++];
       ++Count;
       switch (IP->op) {
-        VM_CASE(Move) {
-          R[IP->dst] = R[IP->a];
-          VM_NEXT;
-        }
+        VM_CASE(Move) { R[IP->dst] = R[IP->a]; }
+        VM_NEXT;
 
         VM_CASE(Ret) {
           ObjectRef V = std::move(R[IP->a]);
@@ -867,38 +867,36 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
           Pc = Caller.Pc;
           R = Regs.data() + Base;
           R[Dst] = std::move(V);
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(Invoke) {
           Enter(IP->c, nullptr, F->pool.data() + IP->a, IP->b, IP->dst);
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(TailInvoke) {
           TailEnter(IP->c, nullptr, F->pool.data() + IP->a, IP->b);
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(InvokeClosure) {
           ObjectRef Clo =
               R[IP->c]; // the callee's frame may outlive the register
           const ClosureObj &C = asClosure(Clo);
           Enter(C.func, &C.captured, F->pool.data() + IP->a, IP->b, IP->dst);
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(TailInvokeClosure) {
           ObjectRef Clo = R[IP->c];
           const ClosureObj &C = asClosure(Clo);
           TailEnter(C.func, &C.captured, F->pool.data() + IP->a, IP->b);
-          VM_NEXT;
         }
+        VM_NEXT;
 
-        VM_CASE(InvokeKernel) {
-          kernelCall(*IP, *F, R);
-          VM_NEXT;
-        }
+        VM_CASE(InvokeKernel) { kernelCall(*IP, *F, R); }
+        VM_NEXT;
 
         VM_CASE(AllocStorage) {
           int64_t Size = IP->imm;
@@ -913,16 +911,16 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
           R[IP->dst] = allocStorage(
               FirstInstruction[(size_t)(F - E.functions.data())] + Pc - 1,
               (size_t)Size);
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(AllocTensor) {
           const int64_t *Sh = F->shapes.data() + IP->b;
           R[IP->dst] = allocTensor(
               FirstInstruction[(size_t)(F - E.functions.data())] + Pc - 1,
               R[IP->a], (size_t)IP->imm, Sh, IP->d, (DType)IP->c);
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(AllocTensorReg) {
           Shape Sh = asTensor(R[IP->b], "shape").toIntVector();
@@ -937,8 +935,8 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
             R[IP->dst] =
                 makeTensor(Tensor(asStorage(R[IP->a]), (size_t)IP->imm, Sh, T));
           }
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(AllocADT) {
           std::vector<ObjectRef> Fields;
@@ -948,8 +946,8 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
             Fields.push_back(R[Ops[K]]);
           R[IP->dst] =
               std::make_shared<ADTObj>((int32_t)IP->c, std::move(Fields));
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(AllocClosure) {
           std::vector<ObjectRef> Captured;
@@ -958,8 +956,8 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
           for (uint32_t K = 0; K < IP->b; ++K)
             Captured.push_back(R[Ops[K]]);
           R[IP->dst] = std::make_shared<ClosureObj>(IP->c, std::move(Captured));
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(GetField) {
           const ADTObj &A = asADT(R[IP->a], "GetField");
@@ -967,46 +965,40 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
             fail("field {} of a value with {} fields", IP->imm,
                  A.fields.size());
           R[IP->dst] = A.fields[(size_t)IP->imm];
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(GetTag) {
           R[IP->dst] = intScalar(asADT(R[IP->a], "GetTag").tag);
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(If) {
           if (!scalarsEqual(R[IP->a], R[IP->b]))
             Pc = Pc - 1 + (size_t)IP->imm;
-          VM_NEXT;
         }
+        VM_NEXT;
 
-        VM_CASE(Goto) {
-          Pc = Pc - 1 + (size_t)IP->imm;
-          VM_NEXT;
-        }
+        VM_CASE(Goto) { Pc = Pc - 1 + (size_t)IP->imm; }
+        VM_NEXT;
 
-        VM_CASE(LoadConst) {
-          R[IP->dst] = Constants[IP->c];
-          VM_NEXT;
-        }
+        VM_CASE(LoadConst) { R[IP->dst] = Constants[IP->c]; }
+        VM_NEXT;
 
-        VM_CASE(LoadConsti) {
-          R[IP->dst] = intScalar(IP->imm);
-          VM_NEXT;
-        }
+        VM_CASE(LoadConsti) { R[IP->dst] = intScalar(IP->imm); }
+        VM_NEXT;
 
         VM_CASE(ShapeOf) {
           R[IP->dst] = shapeTensor(asTensor(R[IP->a], "ShapeOf").shape());
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(ReshapeTensor) {
           const Tensor &T = asTensor(R[IP->a], "ReshapeTensor");
           Shape Sh = asTensor(R[IP->b], "ReshapeTensor shape").toIntVector();
           R[IP->dst] = makeTensor(T.reshape(Sh));
-          VM_NEXT;
         }
+        VM_NEXT;
 
         VM_CASE(DeviceCopy) {
           asTensor(R[IP->a], "DeviceCopy");
@@ -1015,13 +1007,11 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
                  "device 0)",
                  IP->c);
           R[IP->dst] = R[IP->a]; // CPU to CPU: tensors are immutable, share it
-          VM_NEXT;
         }
+        VM_NEXT;
 
-        VM_CASE(KillRegister) {
-          R[IP->dst].reset();
-          VM_NEXT;
-        }
+        VM_CASE(KillRegister) { R[IP->dst].reset(); }
+        VM_NEXT;
 
         VM_CASE(Fatal) { fail("{}", E.strings[IP->c]); }
       }

@@ -21,8 +21,8 @@ typedef void (*RivetParallelBody)(void *Closure, int64_t Begin, int64_t End);
 /// Services of the runtime, passed to every kernel call.
 struct RivetKernelRuntime {
   /// Runs Body over [0, N) split into contiguous chunks on the runtime's
-  /// thread pool (the one oneDNN uses), at most numThreads() at a time, and
-  /// returns when every chunk is done. N <= 0 runs nothing. Grain is the
+  /// thread pool (the caller takes part), at most numThreads() at a time,
+  /// and returns when every chunk is done. N <= 0 runs nothing. Grain is the
   /// fewest iterations worth a thread of their own (the generated code
   /// knows the work per iteration): with N <= Grain, or one thread, Body
   /// runs once on the calling thread.

@@ -69,6 +69,11 @@ struct KernelEntry {
 struct NativeKernel {
   /// Extent -(P + 1) of a buffer is size parameter P; >= 0 a constant.
   static int64_t sizeParamDim(uint32_t P) { return -(int64_t)P - 1; }
+  /// The value of recipe extent Dim (as sizeParamDim encodes it) for the
+  /// size parameters Sizes.
+  static int64_t extent(int64_t Dim, const int64_t *Sizes) {
+    return Dim >= 0 ? Dim : Sizes[-(Dim + 1)];
+  }
 
   struct Buffer {
     DType dtype = DType::Float32;

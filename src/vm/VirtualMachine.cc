@@ -179,6 +179,17 @@ void recordSignature(std::vector<int64_t> &Sig, const std::vector<Tensor> &Ins,
     }
 }
 
+/// The values of registers Regs[0 .. N) (an ADT's fields, a closure's
+/// captures).
+std::vector<ObjectRef> gather(const ObjectRef *R, const uint32_t *Regs,
+                              uint32_t N) {
+  std::vector<ObjectRef> V;
+  V.reserve(N);
+  for (uint32_t K = 0; K < N; ++K)
+    V.push_back(R[Regs[K]]);
+  return V;
+}
+
 ObjectRef shapeTensor(const Shape &S) {
   return makeTensor(Tensor::fromVector<int64_t>(S, {(int64_t)S.size()}));
 }
@@ -464,13 +475,13 @@ void VirtualMachine::nativeSizes(KernelSlot &K) {
     int64_t V = 1;
     size_t From = 0;
     for (size_t J = 0; J < Ops.size(); ++J) {
-      int64_t X = Ops[J] >= 0 ? Ops[J] : K.Sizes[-(Ops[J] + 1)];
+      int64_t X = NativeKernel::extent(Ops[J], K.Sizes.data());
       if (X == 1 || X == V)
         continue;
       if (V != 1) {
         // Where an operand's extent comes from, for the message.
         auto Origin = [&](int64_t D) {
-          int64_t Ext = D >= 0 ? D : K.Sizes[-(D + 1)];
+          int64_t Ext = NativeKernel::extent(D, K.Sizes.data());
           if (D >= 0)
             return fmt::format("the constant extent {}", Ext);
           size_t Q = (size_t)(-(D + 1));
@@ -498,7 +509,7 @@ bool VirtualMachine::nativeExtentsMatch(const NativeKernel::Buffer &B,
     return false;
   for (size_t A = 0; A < S.size(); ++A) {
     int64_t D = B.dims[A];
-    if (S[A] != (D >= 0 ? D : Sizes[-(D + 1)]))
+    if (S[A] != NativeKernel::extent(D, Sizes))
       return false;
   }
   return true;
@@ -542,7 +553,7 @@ Shape VirtualMachine::nativeOutputShape(const NativeKernel &NK,
                                         const int64_t *Sizes) {
   Shape S;
   for (int64_t D : NK.buffers.back().dims)
-    S.push_back(D >= 0 ? D : Sizes[-(D + 1)]);
+    S.push_back(NativeKernel::extent(D, Sizes));
   return S;
 }
 
@@ -583,7 +594,7 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
       std::atomic_thread_fence(std::memory_order_acquire);
       int64_t *P = Old->value.data<int64_t>();
       for (size_t A = 0; A < Dims.size(); ++A)
-        P[A] = Dims[A] >= 0 ? Dims[A] : K.Sizes[-(Dims[A] + 1)];
+        P[A] = NativeKernel::extent(Dims[A], K.Sizes.data());
       return;
     }
     Dst = shapeTensor(nativeOutputShape(*K.Native, K.Sizes.data()));
@@ -939,23 +950,14 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
         VM_NEXT;
 
         VM_CASE(AllocADT) {
-          std::vector<ObjectRef> Fields;
-          Fields.reserve(IP->b);
-          const uint32_t *Ops = F->pool.data() + IP->a;
-          for (uint32_t K = 0; K < IP->b; ++K)
-            Fields.push_back(R[Ops[K]]);
-          R[IP->dst] =
-              std::make_shared<ADTObj>((int32_t)IP->c, std::move(Fields));
+          R[IP->dst] = std::make_shared<ADTObj>(
+              (int32_t)IP->c, gather(R, F->pool.data() + IP->a, IP->b));
         }
         VM_NEXT;
 
         VM_CASE(AllocClosure) {
-          std::vector<ObjectRef> Captured;
-          Captured.reserve(IP->b);
-          const uint32_t *Ops = F->pool.data() + IP->a;
-          for (uint32_t K = 0; K < IP->b; ++K)
-            Captured.push_back(R[Ops[K]]);
-          R[IP->dst] = std::make_shared<ClosureObj>(IP->c, std::move(Captured));
+          R[IP->dst] = std::make_shared<ClosureObj>(
+              IP->c, gather(R, F->pool.data() + IP->a, IP->b));
         }
         VM_NEXT;
 

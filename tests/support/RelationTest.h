@@ -26,27 +26,17 @@ inline Dim c(int64_t V) { return Dim::constant(V); }
 inline Dim s(const char *N) { return Dim::symbol(N); }
 inline Dim q() { return Dim::any(); }
 
-inline Type f32(std::vector<Dim> D) {
-  return ir::tensorType(std::move(D), DType::Float32);
+/// A tensor type of dtype T; f32({c(2), s("n")}) and so on.
+template <DType T> Type tensorOf(std::vector<Dim> D) {
+  return ir::tensorType(std::move(D), T);
 }
-inline Type f16(std::vector<Dim> D) {
-  return ir::tensorType(std::move(D), DType::Float16);
-}
-inline Type i8(std::vector<Dim> D) {
-  return ir::tensorType(std::move(D), DType::Int8);
-}
-inline Type i32(std::vector<Dim> D) {
-  return ir::tensorType(std::move(D), DType::Int32);
-}
-inline Type i64(std::vector<Dim> D) {
-  return ir::tensorType(std::move(D), DType::Int64);
-}
-inline Type u8(std::vector<Dim> D) {
-  return ir::tensorType(std::move(D), DType::UInt8);
-}
-inline Type b8(std::vector<Dim> D) {
-  return ir::tensorType(std::move(D), DType::Bool);
-}
+inline constexpr auto f32 = tensorOf<DType::Float32>;
+inline constexpr auto f16 = tensorOf<DType::Float16>;
+inline constexpr auto i8 = tensorOf<DType::Int8>;
+inline constexpr auto i32 = tensorOf<DType::Int32>;
+inline constexpr auto i64 = tensorOf<DType::Int64>;
+inline constexpr auto u8 = tensorOf<DType::UInt8>;
+inline constexpr auto b8 = tensorOf<DType::Bool>;
 /// A float32 tensor of unknown rank.
 inline Type unknown() { return ir::tensorTypeUnknownRank(DType::Float32); }
 

@@ -222,12 +222,19 @@ def @main(%x: Tensor[(N, 4), float32], %w: Tensor[(8, 4), float32],
 }
 )";
 
-TEST(NativeKernels, AnchorKeepsLibraryKernelWithGeneratedEpilogue) {
+/// M compiled to a shared object with oneDNN on, whatever the environment
+/// says.
+std::shared_ptr<vm::Executable> compileWithDnnl(const ir::Module &M) {
   bool Saved = dnnlEnabled();
   setDnnlEnabled(true);
-  ir::Module M = parse(AnchorText, 0);
   auto Exe = vm::compile(M, options(vm::NativeCode::SharedObject));
   setDnnlEnabled(Saved);
+  return Exe;
+}
+
+TEST(NativeKernels, AnchorKeepsLibraryKernelWithGeneratedEpilogue) {
+  ir::Module M = parse(AnchorText, 0);
+  auto Exe = compileWithDnnl(M);
   // The matmul on the builtin (oneDNN) kernel, the rest one native kernel.
   EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Builtin), 1u);
   EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 1u);
@@ -248,11 +255,8 @@ TEST(NativeKernels, AnchorGroupIsGeneratedWithoutOneDnn) {
 TEST(NativeKernels, SmallAnchorGroupIsGeneratedWhole) {
   // A oneDNN call (or a builtin dense with a generated epilogue) would cost
   // more than the whole group as one loop nest.
-  bool Saved = dnnlEnabled();
-  setDnnlEnabled(true);
   ir::Module M = parse(SmallAnchorText, 0);
-  auto Exe = vm::compile(M, options(vm::NativeCode::SharedObject));
-  setDnnlEnabled(Saved);
+  auto Exe = compileWithDnnl(M);
   EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Builtin), 0u);
   EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 1u);
   for (int64_t N : {1, 2, 5})

@@ -198,3 +198,28 @@ TEST(Transform, Take) {
       },
       "take: input 'indices' must have int32 or int64");
 }
+
+// Copies whose source rows are contiguous go row by row (copyStrided's
+// memcpy path); every element size and a source offset, against the element
+// formula.
+TEST(Transform, UnitStrideRowCopies) {
+  for (DType T : {DType::UInt8, DType::Int16, DType::Float32, DType::Int64}) {
+    Tensor X = iota({3, 4, 5}).cast(T);
+    Tensor P = run("transpose", {X}, {{"axes", Ints{1, 0, 2}}});
+    ASSERT_EQ(P.shape(), (Shape{4, 3, 5}));
+    Tensor S = run("strided_slice", {X},
+                   {{"begin", Ints{1, 1, 1}}, {"end", Ints{3, 4, 4}}});
+    ASSERT_EQ(S.shape(), (Shape{2, 3, 3}));
+    for (int64_t I = 0; I < 4; ++I)
+      for (int64_t J = 0; J < 3; ++J)
+        for (int64_t K = 0; K < 5; ++K)
+          EXPECT_EQ(P.elementAsInt((I * 3 + J) * 5 + K), (J * 4 + I) * 5 + K)
+              << dtypeName(T);
+    for (int64_t I = 0; I < 2; ++I)
+      for (int64_t J = 0; J < 3; ++J)
+        for (int64_t K = 0; K < 3; ++K)
+          EXPECT_EQ(S.elementAsInt((I * 3 + J) * 3 + K),
+                    ((I + 1) * 4 + J + 1) * 5 + K + 1)
+              << dtypeName(T);
+  }
+}

@@ -13,6 +13,7 @@
 #include "kernels/Kernel.h"
 
 #include <array>
+#include <cstring>
 #include <optional>
 #include <type_traits>
 
@@ -200,6 +201,22 @@ void forEachStrided(const Shape &Out,
 inline void copyStrided(const void *Src, const std::vector<int64_t> &SrcStrides,
                         int64_t SrcStart, void *Dst, const Shape &Out,
                         size_t ESize) {
+  if (!Out.empty() && SrcStrides.back() == 1 && Out.back() > 1) {
+    // Unit-stride rows (slices, most transposes of leading axes): one
+    // memcpy per row instead of a loop of element copies.
+    Shape Rows = Out;
+    size_t RowBytes = (size_t)Rows.back() * ESize;
+    Rows.back() = 1;
+    const char *S = static_cast<const char *>(Src);
+    char *D = static_cast<char *>(Dst);
+    forEachStrided<1>(Rows, {SrcStrides},
+                      [&](int64_t Row, const std::array<int64_t, 1> &Off) {
+                        std::memcpy(D + (size_t)Row * RowBytes,
+                                    S + (size_t)Off[0] * ESize, RowBytes);
+                      },
+                      {SrcStart});
+    return;
+  }
   auto Run = [&](auto Tag) {
     using W = decltype(Tag);
     const W *S = static_cast<const W *>(Src);

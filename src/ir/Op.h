@@ -64,7 +64,17 @@ struct OpInfo {
   bool listArgument = false;
   /// The kernel's outputs, however many, form a List (split_to_list).
   bool listResult = false;
+  /// The result holds argument 0's elements in the same row-major order
+  /// under another shape (reshape, squeeze, flatten): executors may return
+  /// a view of the argument's storage instead of copying it.
+  bool viewOfFirstArg = false;
 };
+
+/// Info with viewOfFirstArg set (for RIVET_REGISTER_OP).
+inline OpInfo viewOp(OpInfo Info) {
+  Info.viewOfFirstArg = true;
+  return Info;
+}
 
 class OpRegistry {
 public:

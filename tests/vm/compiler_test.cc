@@ -396,3 +396,57 @@ def @main(%x: Tensor[?, float32]) -> (Tensor[?, float32],) {
   EXPECT_EQ(asTensor(Tup->fields[0], "field").toDoubleVector(),
             (std::vector<double>{1, 2, 3}));
 }
+
+// reshape, squeeze, flatten and their *_dyn forms are views: a constant or
+// computed shape, then ReshapeTensor on the argument's storage; no copy.
+// The arena must keep the viewed storage until the view's last use: the
+// product's slot would otherwise be free for `b` while `v` still reads it.
+TEST(Compiler, ReshapesAreViewsOfTheirArgument) {
+  CompileOptions O0;
+  O0.optLevel = 0;
+  auto E = compileText(R"(
+def @main(%x: Tensor[(2, 6), float32], %s: Tensor[(3,), int64])
+    -> (Tensor[(3, 4), float32], Tensor[?, float32], Tensor[(12,), float32]) {
+  let %a = multiply(%x, %x);
+  let %v = reshape(%a, newshape=[3, 4]);
+  let %b = add(%x, %x);
+  let %w = reshape_dyn(%b, %s);
+  let %f = flatten(squeeze(unsqueeze(%x, axes=[0]), axes=[0]), axis=0);
+  (add(%v, reshape(%b, newshape=[3, 4])), %w, reshape(%f, newshape=[12]))
+}
+)",
+                       O0);
+  checkWellFormed(*E);
+  for (const char *Op : {"reshape", "reshape_dyn", "squeeze", "flatten"})
+    EXPECT_EQ(findKernel(*E, Op, KernelEntry::Kind::Builtin), nullptr) << Op;
+  EXPECT_NE(findKernel(*E, "reshape_dyn", KernelEntry::Kind::ShapeFunction),
+            nullptr);
+  EXPECT_GE(count(fn(*E, "main"), Opcode::ReshapeTensor), 5u);
+
+  std::vector<float> X(12);
+  for (size_t I = 0; I < X.size(); ++I)
+    X[I] = (float)I - 5;
+  VirtualMachine VM(E);
+  ObjectRef R = VM.invoke(
+      "main", {makeTensor(Tensor::fromVector<float>(X, {2, 6})),
+               makeTensor(Tensor::fromVector<int64_t>({2, 0, -1}, {3}))});
+  const auto *Tup = R->as<ADTObj>();
+  ASSERT_NE(Tup, nullptr);
+  ASSERT_EQ(Tup->fields.size(), 3u);
+  const Tensor &Sum = asTensor(Tup->fields[0], "sum");
+  const Tensor &W = asTensor(Tup->fields[1], "w");
+  const Tensor &F = asTensor(Tup->fields[2], "f");
+  EXPECT_EQ(Sum.shape(), (Shape{3, 4}));
+  EXPECT_EQ(W.shape(), (Shape{2, 6, 1}));
+  for (size_t I = 0; I < X.size(); ++I) {
+    EXPECT_EQ(Sum.elementAsDouble((int64_t)I), X[I] * X[I] + 2 * X[I]) << I;
+    EXPECT_EQ(W.elementAsDouble((int64_t)I), 2 * X[I]) << I;
+    EXPECT_EQ(F.elementAsDouble((int64_t)I), X[I]) << I;
+  }
+  // A shape that does not fit is the shape function's error, not a view.
+  EXPECT_THROW(
+      VM.invoke("main",
+                {makeTensor(Tensor::fromVector<float>(X, {2, 6})),
+                 makeTensor(Tensor::fromVector<int64_t>({5, 0, -1}, {3}))}),
+      Error);
+}

@@ -794,7 +794,7 @@ Type spaceRel(const std::vector<Type> &Args, const Attrs &A) {
 
 } // namespace
 
-RIVET_REGISTER_OP(OpInfo{
+RIVET_REGISTER_OP(viewOp(OpInfo{
     "reshape",
     "Reshapes to newshape (0 copies an extent, one -1 is inferred).",
     1,
@@ -802,7 +802,7 @@ RIVET_REGISTER_OP(OpInfo{
         "newshape", K::Ints, true,
         "the new extents; 0 copies the input's extent, one -1 is inferred"}},
     reshapeRel,
-    Inj});
+    Inj}));
 RIVET_REGISTER_OP(OpInfo{
     "transpose",
     "Permutes the axes (default: reverses them).",
@@ -858,7 +858,7 @@ RIVET_REGISTER_OP(OpInfo{
     takeRel,
     Inj});
 
-RIVET_REGISTER_OP(OpInfo{
+RIVET_REGISTER_OP(viewOp(OpInfo{
     "reshape_dyn",
     "Reshapes to the shape held by a 1-D int64 tensor (ONNX "
     "Reshape with a computed shape; 0 copies unless allowzero).",
@@ -866,7 +866,7 @@ RIVET_REGISTER_OP(OpInfo{
     {AttrSpec{"allowzero", K::Int, false,
               "1: a 0 in shape is a zero extent (default 0)"}},
     reshapeDynRel,
-    FusionPattern::Opaque});
+    FusionPattern::Opaque}));
 RIVET_REGISTER_OP(OpInfo{
     "split_dyn",
     "ONNX Split with the part sizes held by a 1-D int64 tensor "
@@ -884,7 +884,7 @@ RIVET_REGISTER_OP(OpInfo{
     {},
     sliceDynRel,
     FusionPattern::Opaque});
-RIVET_REGISTER_OP(OpInfo{
+RIVET_REGISTER_OP(viewOp(OpInfo{
     "squeeze",
     "Removes the given axes of extent 1 (default: every axis of "
     "extent 1).",
@@ -892,15 +892,15 @@ RIVET_REGISTER_OP(OpInfo{
     {AttrSpec{"axes", K::Ints, false,
               "axes to remove; each must have extent 1"}},
     squeezeRel,
-    Inj});
-RIVET_REGISTER_OP(OpInfo{
+    Inj}));
+RIVET_REGISTER_OP(viewOp(OpInfo{
     "squeeze_dyn",
     "Removes the axes of extent 1 named by a 1-D int64 tensor.",
     2,
     {},
     squeezeDynRel,
-    FusionPattern::Opaque});
-RIVET_REGISTER_OP(OpInfo{
+    FusionPattern::Opaque}));
+RIVET_REGISTER_OP(viewOp(OpInfo{
     "unsqueeze",
     "Inserts axes of extent 1; axes index the output (rank "
     "r + len(axes)).",
@@ -908,23 +908,23 @@ RIVET_REGISTER_OP(OpInfo{
     {AttrSpec{"axes", K::Ints, true,
               "positions of the new axes in the output"}},
     unsqueezeRel,
-    Inj});
-RIVET_REGISTER_OP(OpInfo{
+    Inj}));
+RIVET_REGISTER_OP(viewOp(OpInfo{
     "unsqueeze_dyn",
     "Inserts axes of extent 1 at the output positions held "
     "by a 1-D int64 tensor.",
     2,
     {},
     unsqueezeDynRel,
-    FusionPattern::Opaque});
-RIVET_REGISTER_OP(OpInfo{
+    FusionPattern::Opaque}));
+RIVET_REGISTER_OP(viewOp(OpInfo{
     "flatten",
     "Reshapes to 2-D: (prod(d[:axis]), prod(d[axis:])), axis in "
     "[-r, r].",
     1,
     {AttrSpec{"axis", K::Int, false, "the split point (default 1)"}},
     flattenRel,
-    Inj});
+    Inj}));
 RIVET_REGISTER_OP(OpInfo{
     "expand",
     "Broadcasts x against a shape (ONNX Expand: bidirectional, "

@@ -103,6 +103,16 @@ uint32_t ModuleLowering::constant(const ConstantNode &C) {
   return It->second;
 }
 
+uint32_t ModuleLowering::shapeConstant(const std::vector<int64_t> &Dims) {
+  auto [It, New] = ShapeConstants.emplace(Dims, (uint32_t)Exe.constants.size());
+  if (New) {
+    Tensor T = Tensor::empty({(int64_t)Dims.size()}, DType::Int64);
+    std::copy(Dims.begin(), Dims.end(), T.data<int64_t>());
+    Exe.constants.push_back(std::move(T));
+  }
+  return It->second;
+}
+
 uint32_t ModuleLowering::string(const std::string &S) {
   auto [It, New] = Strings.emplace(S, (uint32_t)Exe.strings.size());
   if (New)
@@ -696,6 +706,9 @@ private:
       return finish(R, Tail);
     }
 
+    if (Op.viewOfFirstArg && !IsTuple && NumIn > 0)
+      return lowerView(C, Op, Args, *Outs[0], T, Tail);
+
     bool AnyDynamic = false;
     for (const TensorTypeNode *O : Outs)
       AnyDynamic |= !O->isStatic();
@@ -730,6 +743,37 @@ private:
     PA.inst.dst = R;
     PA.inst.c = (uint32_t)ADTObj::kTupleTag;
     PA.regs = std::move(OutRegs);
+    return finish(R, Tail);
+  }
+
+  /// A call of an operator whose result is a view of its first argument
+  /// (reshape, squeeze, flatten): the result's shape (constant, or from the
+  /// operator's shape function), then ReshapeTensor, which shares the
+  /// argument's storage instead of copying it.
+  uint32_t lowerView(const CallNode &C, const OpInfo &Op,
+                     const std::vector<uint32_t> &Args, const TensorTypeNode &O,
+                     Type T, bool Tail) {
+    uint32_t ShapeReg = newReg(nullptr);
+    if (O.isStatic()) {
+      std::vector<int64_t> Dims;
+      for (const Dim &D : *O.shape)
+        Dims.push_back(D.value);
+      PendingInst &P = emit(Opcode::LoadConst);
+      P.inst.dst = ShapeReg;
+      P.inst.c = ML.shapeConstant(Dims);
+    } else {
+      PendingInst &P = emit(Opcode::InvokeKernel);
+      P.inst.c = ML.kernel(KernelEntry::Kind::ShapeFunction, Op.name, C.attrs);
+      P.inst.d = (uint32_t)Args.size();
+      P.kernelKind = KernelEntry::Kind::ShapeFunction;
+      P.regs = Args;
+      P.regs.push_back(ShapeReg);
+    }
+    uint32_t R = newReg(std::move(T), true);
+    PendingInst &P = emit(Opcode::ReshapeTensor);
+    P.inst.dst = R;
+    P.inst.a = Args[0];
+    P.inst.b = ShapeReg;
     return finish(R, Tail);
   }
 

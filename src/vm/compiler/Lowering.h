@@ -51,6 +51,8 @@ public:
   uint32_t kernel(KernelEntry::Kind Kind, const std::string &Op,
                   const Attrs &A);
   uint32_t constant(const ir::ConstantNode &C);
+  /// A constant 1-D int64 tensor holding Dims (a static shape operand).
+  uint32_t shapeConstant(const std::vector<int64_t> &Dims);
   uint32_t string(const std::string &S);
   uint32_t global(const std::string &Name, const std::string &Where) const;
   int32_t constructorTag(const ir::ConstructorNode &C) const;
@@ -80,6 +82,7 @@ private:
   std::map<std::string, uint32_t> CtorFunctions;
   std::unordered_map<size_t, std::vector<uint32_t>> KernelByHash;
   std::unordered_map<const ir::ConstantNode *, uint32_t> Constants;
+  std::map<std::vector<int64_t>, uint32_t> ShapeConstants;
   std::map<std::string, uint32_t> Strings;
 };
 

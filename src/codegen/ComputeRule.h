@@ -61,6 +61,20 @@ public:
   reduce(ReduceCombiner C, LoopExpr Init, const std::vector<LoopExpr> &Extents,
          const std::function<LoopExpr(const std::vector<LoopExpr> &Vars)>
              &Body) = 0;
+  /// Whether the rule may write the group's output itself, along Axis: true
+  /// only when this call is the group's result evaluated at the output loop
+  /// index (not inside another operator's read) and Axis is the innermost
+  /// output axis, so that a top-level reduction over Axis runs once per
+  /// output row, before the loop over that row. A softmax then stores each
+  /// exp once, from inside its sum, and divides the stored values.
+  virtual bool canStoreResult(size_t Axis) const = 0;
+  /// Stores Value as the output at Indices (the output index with Axis at a
+  /// reduction variable); only from inside a reduction's Body, and only
+  /// when canStoreResult(Axis). The store runs before the accumulation.
+  virtual void storeResult(const std::vector<LoopExpr> &Indices,
+                           LoopExpr Value) = 0;
+  /// The output's value at Indices, as stored by storeResult.
+  virtual LoopExpr readResult(const std::vector<LoopExpr> &Indices) = 0;
 };
 
 /// Returns the operator's value at the output index OutIndices.

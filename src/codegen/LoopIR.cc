@@ -275,11 +275,13 @@ LoopStmt declareLocal(int Local, LoopExpr Init) {
   return S;
 }
 
-LoopStmt assignLocal(int Local, LoopExpr Value, bool Reassociable) {
+LoopStmt assignLocal(int Local, LoopExpr Value, bool Reassociable,
+                     bool NanFree) {
   auto S = std::make_shared<LoopStmtNode>(LoopStmtKind::Assign);
   S->id = Local;
   S->value = std::move(Value);
   S->reassociable = Reassociable;
+  S->nanFree = NanFree;
   return S;
 }
 
@@ -393,7 +395,9 @@ void printStmt(const LoopStmt &S, const LoopKernel &K, int Indent,
   case LoopStmtKind::Assign:
     Out +=
         fmt::format("{}acc{} = {}{}\n", Pad, S->id, printLoopExpr(S->value, &K),
-                    S->reassociable ? "  // reduction" : "");
+                    S->nanFree        ? "  // reduction, no NaN"
+                    : S->reassociable ? "  // reduction"
+                                      : "");
     return;
   }
 }

@@ -164,6 +164,11 @@ public:
   /// Assign: the update is an associative accumulation (a reduction), which
   /// the backend may reorder to vectorize it (float reassociation).
   bool reassociable = false;
+  /// Assign of a float max/min accumulation: its operands are never NaN
+  /// (lowering tracks NaNs apart) and the sign of a zero result does not
+  /// matter, so the backend may tell LLVM (nnan nsz), whose loop vectorizer
+  /// only then vectorizes a float max/min reduction.
+  bool nanFree = false;
 
   explicit LoopStmtNode(LoopStmtKind K) : kind(K) {}
 };
@@ -172,7 +177,8 @@ LoopStmt forLoop(int Var, std::string Name, LoopExpr Extent, LoopKind Kind,
                  std::vector<LoopStmt> Body);
 LoopStmt store(int Buffer, std::vector<LoopExpr> Indices, LoopExpr Value);
 LoopStmt declareLocal(int Local, LoopExpr Init);
-LoopStmt assignLocal(int Local, LoopExpr Value, bool Reassociable);
+LoopStmt assignLocal(int Local, LoopExpr Value, bool Reassociable,
+                     bool NanFree = false);
 
 /// A buffer parameter of a kernel.
 struct LoopBuffer {

@@ -6,6 +6,8 @@
 #include "ir/Op.h"
 #include "ir/Printer.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -21,9 +23,9 @@ class Lowering;
 class CallContext final : public ComputeContext {
 public:
   CallContext(Lowering &L, const ir::CallNode &Call, std::string Name,
-              std::vector<TensorDesc> Inputs, TensorDesc Output)
+              std::vector<TensorDesc> Inputs, TensorDesc Output, bool IsResult)
       : L(L), Call(Call), Name(std::move(Name)), Inputs(std::move(Inputs)),
-        Output(std::move(Output)) {}
+        Output(std::move(Output)), IsResult(IsResult) {}
   const std::string &opName() const override { return Name; }
   const Attrs &attrs() const override { return Call.attrs; }
   size_t numInputs() const override { return Inputs.size(); }
@@ -32,6 +34,9 @@ public:
   LoopExpr read(size_t I, const Ix &Indices) override;
   LoopExpr reduce(ReduceCombiner C, LoopExpr Init, const Ix &Extents,
                   const std::function<LoopExpr(const Ix &Vars)> &Body) override;
+  bool canStoreResult(size_t Axis) const override;
+  void storeResult(const Ix &Indices, LoopExpr Value) override;
+  LoopExpr readResult(const Ix &Indices) override;
 
 private:
   Lowering &L;
@@ -39,6 +44,8 @@ private:
   std::string Name;
   std::vector<TensorDesc> Inputs;
   TensorDesc Output;
+  /// The call is the group's result, evaluated at the output loop index.
+  bool IsResult;
 };
 
 class Lowering {
@@ -66,7 +73,6 @@ public:
 
     // The output nest: loop variables 0..rank-1 are the output axes.
     OutRank = Out.rank();
-    Ix OutIx;
     for (size_t D = 0; D < Out.rank(); ++D)
       OutIx.push_back(loopVar(newVar(), fmt::format("i{}", D)));
     LoopExpr V = cast(valueAt(Result, OutIx), Out.dtype);
@@ -88,6 +94,21 @@ public:
   LoopExpr valueAt(const ir::Expr &E, const Ix &Indices);
   LoopExpr reduce(ReduceCombiner C, LoopExpr Init, const Ix &Extents,
                   const std::function<LoopExpr(const Ix &Vars)> &Body);
+  bool canStoreResult(bool IsResult, size_t Axis) const {
+    return IsResult && Axis + 1 == OutRank;
+  }
+  void storeResult(const Ix &Indices, LoopExpr Value) {
+    // Only the outermost reduction of the result's own rule: its body runs
+    // once per element of the row, before the row's loop.
+    RIVET_CHECK(ReduceScopes.size() == 1,
+                "codegen: storeResult outside a top-level reduction");
+    const LoopBuffer &Out = K.kernel.buffers.at(OutBuffer);
+    ReduceScopes.back()->push_back(
+        store((int)OutBuffer, Indices, cast(std::move(Value), Out.dtype)));
+  }
+  LoopExpr readResult(const Ix &Indices) {
+    return load((int)OutBuffer, K.kernel.buffers.at(OutBuffer).dtype, Indices);
+  }
 
 private:
   const ir::FunctionNode &Fn;
@@ -105,10 +126,20 @@ private:
   /// Bodies of the reductions being built (nested reductions go inside).
   std::vector<std::vector<LoopStmt> *> ReduceScopes;
   size_t OutRank = 0;
+  /// The output loop variables.
+  Ix OutIx;
+  /// How many compute rules are being evaluated (0: none, the group's
+  /// result is next).
+  int RuleDepth = 0;
   /// The output axis whose loop may be parallel (OutRank: none).
   size_t ParallelDepth = 0;
 
   int newVar() { return K.kernel.numLoopVars++; }
+
+  int newLocal(DType T) {
+    K.kernel.locals.push_back(T);
+    return (int)K.kernel.locals.size() - 1;
+  }
 
   int newParam(const std::string &Name, size_t Buffer, size_t Axis) {
     int Id = (int)K.kernel.sizeParams.size();
@@ -379,11 +410,26 @@ LoopExpr CallContext::reduce(ReduceCombiner C, LoopExpr Init, const Ix &Extents,
   return L.reduce(C, std::move(Init), Extents, Body);
 }
 
+bool CallContext::canStoreResult(size_t Axis) const {
+  return L.canStoreResult(IsResult, Axis);
+}
+
+void CallContext::storeResult(const Ix &Indices, LoopExpr Value) {
+  RIVET_CHECK(IsResult, "{}: storeResult of a value that is not the result",
+              Name);
+  L.storeResult(Indices, std::move(Value));
+}
+
+LoopExpr CallContext::readResult(const Ix &Indices) {
+  RIVET_CHECK(IsResult, "{}: readResult of a value that is not the result",
+              Name);
+  return L.readResult(Indices);
+}
+
 LoopExpr Lowering::reduce(ReduceCombiner C, LoopExpr Init, const Ix &Extents,
                           const std::function<LoopExpr(const Ix &)> &Body) {
-  int Local = (int)K.kernel.locals.size();
   DType T = Init->dtype;
-  K.kernel.locals.push_back(T);
+  int Local = newLocal(T);
   Ix Vars;
   for (size_t I = 0; I < Extents.size(); ++I)
     Vars.push_back(
@@ -398,17 +444,44 @@ LoopExpr Lowering::reduce(ReduceCombiner C, LoopExpr Init, const Ix &Extents,
               : C == ReduceCombiner::Max  ? LoopOp::Max
                                           : LoopOp::Min;
   bool Reassoc = C == ReduceCombiner::Sum || C == ReduceCombiner::Prod;
-  Inner.push_back(assignLocal(Local, binary(Op, Acc, X), Reassoc));
-  std::vector<LoopStmt> Nest = Inner;
+  std::vector<int> Accs{Local};
+  // Float max/min propagate NaN, which LLVM vectorizes only as a reduction
+  // without NaNs: NaNs are counted out (an or-reduction of isnan), the
+  // maximum is taken over the other values (NaN read as Init, which never
+  // changes it), and a NaN seen makes the result NaN after the nest.
+  bool TrackNaN = (C == ReduceCombiner::Max || C == ReduceCombiner::Min) &&
+                  isFloat(T) && Init->isConst() &&
+                  !std::isnan(Init->floatValue);
+  int SawNaN = -1;
+  if (TrackNaN) {
+    SawNaN = newLocal(DType::Bool);
+    Accs.push_back(SawNaN);
+    LoopExpr IsNan = unary(LoopOp::IsNan, X);
+    Inner.push_back(assignLocal(Local, binary(Op, Acc, select(IsNan, Init, X)),
+                                false, /*NanFree=*/true));
+    Inner.push_back(assignLocal(
+        SawNaN, binary(LoopOp::Or, localRef(SawNaN, DType::Bool), IsNan),
+        true));
+  } else {
+    Inner.push_back(assignLocal(Local, binary(Op, Acc, X), Reassoc));
+  }
+  std::vector<LoopStmt> Nest = std::move(Inner);
   for (size_t I = Extents.size(); I-- > 0;)
     Nest = {forLoop(Vars[I]->id, Vars[I]->name, Extents[I], LoopKind::Serial,
                     std::move(Nest))};
   Nest.insert(Nest.begin(), declareLocal(Local, Init));
+  if (TrackNaN) {
+    Nest.insert(Nest.begin() + 1,
+                declareLocal(SawNaN, intConst(0, DType::Bool)));
+    Nest.push_back(assignLocal(
+        Local, select(localRef(SawNaN, DType::Bool), floatConst(NAN, T), Acc),
+        false));
+  }
   if (!ReduceScopes.empty()) {
     auto &Dst = *ReduceScopes.back();
     Dst.insert(Dst.end(), Nest.begin(), Nest.end());
   } else {
-    addPending(std::move(Nest), {Local});
+    addPending(std::move(Nest), Accs);
   }
   return Acc;
 }
@@ -441,8 +514,15 @@ LoopExpr Lowering::valueAt(const ir::Expr &E0, const Ix &Indices) {
   std::vector<TensorDesc> In;
   for (const ir::Expr &A : C->args)
     In.push_back(descOf(A));
-  CallContext Ctx(*this, *C, Op->name(), std::move(In), descOf(E));
-  return Rule(Ctx, Indices);
+  bool IsResult =
+      RuleDepth == 0 && E == resolve(Result) &&
+      Indices.size() == OutIx.size() &&
+      std::equal(Indices.begin(), Indices.end(), OutIx.begin(), sameExpr);
+  CallContext Ctx(*this, *C, Op->name(), std::move(In), descOf(E), IsResult);
+  ++RuleDepth;
+  LoopExpr V = Rule(Ctx, Indices);
+  --RuleDepth;
+  return V;
 }
 
 } // namespace

@@ -181,10 +181,21 @@ LoopExpr softmaxRule(ComputeContext &Ctx, const Ix &Out) {
   };
   LoopExpr M = Ctx.reduce(ReduceCombiner::Max, lowest(T), {Extent},
                           [&](const Ix &Vars) { return At(Vars[0]); });
+  // As the group's result, softmax stores each e = exp(x - M) from inside
+  // the sum and divides the stored row: one exp per element, not two.
+  bool StoreExp = !LogSoftmax && Ctx.canStoreResult(A);
   LoopExpr S = Ctx.reduce(
       ReduceCombiner::Sum, constOf(0, T), {Extent}, [&](const Ix &Vars) {
-        return unary(LoopOp::Exp, binary(LoopOp::Sub, At(Vars[0]), M));
+        LoopExpr E = unary(LoopOp::Exp, binary(LoopOp::Sub, At(Vars[0]), M));
+        if (!StoreExp)
+          return E;
+        Ix I = Out;
+        I[A] = Vars[0];
+        Ctx.storeResult(I, E);
+        return Ctx.readResult(I);
       });
+  if (StoreExp)
+    return binary(LoopOp::Div, Ctx.readResult(Out), S);
   LoopExpr D = binary(LoopOp::Sub, Ctx.read(0, Out), M);
   if (LogSoftmax)
     return binary(LoopOp::Sub, D, unary(LoopOp::Log, S));

@@ -82,20 +82,12 @@ inline std::string uniqueKernelName(const std::string &Stem) {
   return S;
 }
 
-/// Runs Fn (the compiled kernel of L, lowered from @main of M) on seeded
-/// random inputs with the symbolic extents of S and compares its output with
-/// the interpreter running @main.
-inline void expectRunMatchesInterpreter(const ir::Module &M,
-                                        const codegen::LoweredKernel &L,
-                                        codegen::NativeKernelFn Fn,
-                                        const SizeMap &S, uint64_t Seed,
-                                        double Rtol = 1e-5,
-                                        double Atol = 1e-6) {
-  ir::Interpreter Interp(M);
+/// Seeded random inputs for the parameters of @main of M with the symbolic
+/// extents of S.
+inline std::vector<Tensor> randomInputs(const ir::Module &M, const SizeMap &S,
+                                        uint64_t Seed) {
   const auto &Main = *M.function("main")->as<ir::FunctionNode>();
-  std::vector<ir::Value> Args;
   std::vector<Tensor> Inputs;
-  std::vector<std::vector<int64_t>> Shapes;
   for (const ir::Var &P : Main.params) {
     const auto *TT = P->checkedType->as<ir::TensorTypeNode>();
     Shape Sh;
@@ -103,10 +95,24 @@ inline void expectRunMatchesInterpreter(const ir::Module &M,
       Sh.push_back(D.isConst()    ? D.value
                    : D.isSymbol() ? S.at(D.name)
                                   : S.at("?"));
-    Tensor T = randomTensor(Sh, TT->dtype, Seed++);
-    Inputs.push_back(T);
+    Inputs.push_back(randomTensor(Sh, TT->dtype, Seed++));
+  }
+  return Inputs;
+}
+
+/// Runs Fn (the compiled kernel of L, lowered from @main of M) on Inputs
+/// and compares its output with the interpreter running @main (NaNs must
+/// match NaNs).
+inline void expectRunOnInputsMatchesInterpreter(
+    const ir::Module &M, const codegen::LoweredKernel &L,
+    codegen::NativeKernelFn Fn, const std::vector<Tensor> &Inputs,
+    double Rtol = 1e-5, double Atol = 1e-6) {
+  ir::Interpreter Interp(M);
+  std::vector<ir::Value> Args;
+  std::vector<std::vector<int64_t>> Shapes;
+  for (const Tensor &T : Inputs) {
     Args.push_back(T);
-    Shapes.push_back(Sh);
+    Shapes.push_back(T.shape());
   }
   Tensor Expected = Interp.call("main", Args).tensor();
   Tensor Out = Tensor::empty(Expected.shape(), Expected.dtype());
@@ -119,6 +125,18 @@ inline void expectRunMatchesInterpreter(const ir::Module &M,
   Fn(Buffers.data(), Dims.data(), testRuntime());
   EXPECT_TRUE(allClose(Out, Expected, Rtol, Atol))
       << L.kernel.name << " for shape " << shapeToString(Expected.shape());
+}
+
+/// Runs Fn on seeded random inputs with the symbolic extents of S and
+/// compares its output with the interpreter running @main.
+inline void expectRunMatchesInterpreter(const ir::Module &M,
+                                        const codegen::LoweredKernel &L,
+                                        codegen::NativeKernelFn Fn,
+                                        const SizeMap &S, uint64_t Seed,
+                                        double Rtol = 1e-5,
+                                        double Atol = 1e-6) {
+  expectRunOnInputsMatchesInterpreter(M, L, Fn, randomInputs(M, S, Seed), Rtol,
+                                      Atol);
 }
 
 /// Parses, lowers and JIT-compiles the case once, then runs it for every

@@ -7,7 +7,9 @@
 // chunk function that the runtime's parallelFor calls (NativeKernelAbi.h).
 // Integer arithmetic of the data wraps (no nsw), as the reference kernels do;
 // the index arithmetic of buffer addressing is nsw. Floating-point code is
-// exact except the updates of reductions, which may be reassociated.
+// exact except the updates of reductions, which may be reassociated, and
+// float max/min updates, whose operands lowering keeps free of NaN (nnan
+// nsz: the sign of a zero maximum is either).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +22,6 @@
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
-#include <limits>
 #include <set>
 #include <unordered_map>
 
@@ -181,6 +182,10 @@ private:
     }
     case LoopStmtKind::Declare:
     case LoopStmtKind::Assign: {
+      if (S->nanFree && isFloat(S->value->dtype)) {
+        B.CreateStore(emitNanFreeMinMax(*S->value), Locals.at((size_t)S->id));
+        return;
+      }
       bool Reassoc = S->reassociable && isFloat(S->value->dtype);
       llvm::FastMathFlags Saved = B.getFastMathFlags();
       if (Reassoc) {
@@ -194,6 +199,26 @@ private:
       return;
     }
     }
+  }
+
+  /// A float max/min whose operands are never NaN: the operands are
+  /// emitted as usual, only the max/min itself carries nnan nsz (the form
+  /// LLVM 16's loop vectorizer recognizes as an fmax/fmin reduction).
+  Value *emitNanFreeMinMax(const LoopExprNode &E) {
+    RIVET_CHECK(E.kind == LoopExprKind::Op &&
+                    (E.op == LoopOp::Max || E.op == LoopOp::Min),
+                "codegen: a NaN-free update that is not a max or min");
+    Value *X = emit(E.args[0]), *Y = emit(E.args[1]);
+    llvm::FastMathFlags Saved = B.getFastMathFlags();
+    llvm::FastMathFlags FMF;
+    FMF.setNoNaNs();
+    FMF.setNoSignedZeros();
+    B.setFastMathFlags(FMF);
+    Value *R = E.op == LoopOp::Max
+                   ? B.CreateSelect(B.CreateFCmpOLT(X, Y), Y, X)
+                   : B.CreateSelect(B.CreateFCmpOLT(Y, X), Y, X);
+    B.setFastMathFlags(Saved);
+    return R;
   }
 
   void emitFor(const LoopStmtNode &S) {
@@ -547,12 +572,12 @@ private:
     auto MulAdd = [&](Value *A, Value *Bv, Value *Cv) {
       return B.CreateIntrinsic(llvm::Intrinsic::fmuladd, {Ty}, {A, Bv, Cv});
     };
-    const double MaxLog = 88.72283905206835, MinLog = -103.27892990343185;
-    Value *IsNan = B.CreateFCmpUNO(X, X);
-    // Clamped into [-104, 89] (NaN as 0) so that n fits the exponent.
+    // Clamped into [-104, 89] so that n fits the exponent: the scaling then
+    // overflows to +inf above ln(FLT_MAX) and rounds to the subnormal (or
+    // 0) below, with no selects for either. NaN stays NaN through the
+    // clamp, and fptosi makes n poison; the final select never picks that.
     Value *Xs = B.CreateSelect(B.CreateFCmpOGT(X, C(89)), C(89), X);
     Xs = B.CreateSelect(B.CreateFCmpOLT(Xs, C(-104)), C(-104), Xs);
-    Xs = B.CreateSelect(IsNan, C(0), Xs);
     Value *Z = B.CreateIntrinsic(llvm::Intrinsic::floor, {Ty},
                                  {MulAdd(C(1.44269504088896341), Xs, C(0.5))});
     // r = x - z ln2, ln2 split so that z * 0.693359375 is exact.
@@ -573,10 +598,7 @@ private:
                              Ty);
     };
     Value *Res = B.CreateFMul(B.CreateFMul(P, Pow2(N1)), Pow2(N2));
-    Res = B.CreateSelect(B.CreateFCmpOGT(X, C(MaxLog)),
-                         C(std::numeric_limits<double>::infinity()), Res);
-    Res = B.CreateSelect(B.CreateFCmpOLT(X, C(MinLog)), C(0), Res);
-    return B.CreateSelect(IsNan, X, Res);
+    return B.CreateSelect(B.CreateFCmpUNO(X, X), X, Res);
   }
 
   /// The reference's shifts: an amount outside [0, bits) gives 0 (or -1 for

@@ -45,6 +45,9 @@ struct VirtualMachine::KernelSlot {
   std::vector<const Tensor *> InPtrs;
   std::vector<void *> Buffers;
   std::vector<int64_t> Sizes;
+  /// Shape-function entries: the shape tensors made last, per output,
+  /// rewritten in place by the next call once nothing else holds them.
+  std::vector<ObjectRef> ShapeResults;
 };
 
 /// The objects an AllocStorage or AllocTensor instruction made last, kept to
@@ -564,6 +567,34 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
                                 ObjectRef *R) {
   KernelSlot &K = Kernels[I.c];
   const uint32_t *Ops = F.pool.data() + I.a;
+  // A shape function's result is read only by the AllocTensorReg after
+  // it: by the entry's next call, the tensor it made last is usually held by
+  // nobody but the slot (and maybe the destination register), and is then
+  // rewritten in place, so a dynamic call allocates nothing for its shape.
+  auto SetShape = [&K](size_t Out, ObjectRef &Dst, size_t Rank, auto ExtentOf) {
+    if (K.ShapeResults.size() <= Out)
+      K.ShapeResults.resize(Out + 1);
+    ObjectRef &Last = K.ShapeResults[Out];
+    long Holders = 1 + (Dst.get() == Last.get());
+    const TensorObj *Old =
+        Last && Last.use_count() == Holders ? Last->as<TensorObj>() : nullptr;
+    if (Old && Old->value.hasData() && Old->value.dtype() == DType::Int64 &&
+        Old->value.shape().size() == 1 &&
+        Old->value.shape()[0] == (int64_t)Rank &&
+        Old->value.storage().use_count() == 1) {
+      std::atomic_thread_fence(std::memory_order_acquire);
+      int64_t *P = Old->value.data<int64_t>();
+      for (size_t A = 0; A < Rank; ++A)
+        P[A] = ExtentOf(A);
+      Dst = Last;
+      return;
+    }
+    Shape S(Rank);
+    for (size_t A = 0; A < Rank; ++A)
+      S[A] = ExtentOf(A);
+    Dst = shapeTensor(S);
+    Last = Dst;
+  };
   if (K.Native) {
     // verify() checked the arity: the inputs, then one output register.
     K.InPtrs.resize(I.d);
@@ -579,25 +610,10 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
                               K.Sizes.data()))
         fail("input {} is {}, inconsistent with the kernel's other inputs", B,
              K.InPtrs[B]->typeString());
-    // The register usually still holds this instruction's previous shape,
-    // which the AllocTensorReg after it only read: when nothing else refers
-    // to that tensor or its storage, it is rewritten in place, so a dynamic
-    // kernel call allocates nothing for its shape.
     const std::vector<int64_t> &Dims = K.Native->buffers.back().dims;
-    ObjectRef &Dst = R[Ops[I.d]];
-    const TensorObj *Old =
-        Dst && Dst.use_count() == 1 ? Dst->as<TensorObj>() : nullptr;
-    if (Old && Old->value.hasData() && Old->value.dtype() == DType::Int64 &&
-        Old->value.shape().size() == 1 &&
-        Old->value.shape()[0] == (int64_t)Dims.size() &&
-        Old->value.storage().use_count() == 1) {
-      std::atomic_thread_fence(std::memory_order_acquire);
-      int64_t *P = Old->value.data<int64_t>();
-      for (size_t A = 0; A < Dims.size(); ++A)
-        P[A] = NativeKernel::extent(Dims[A], K.Sizes.data());
-      return;
-    }
-    Dst = shapeTensor(nativeOutputShape(*K.Native, K.Sizes.data()));
+    SetShape(0, R[Ops[I.d]], Dims.size(), [&](size_t A) {
+      return NativeKernel::extent(Dims[A], K.Sizes.data());
+    });
     return;
   }
   std::vector<Tensor> &Ins = K.Ins;
@@ -644,8 +660,10 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
     if (Metas.size() != NumOuts)
       fail("the shape function gives {} output shapes for {} registers",
            Metas.size(), NumOuts);
-    for (uint32_t K2 = 0; K2 < NumOuts; ++K2)
-      R[Ops[I.d + K2]] = shapeTensor(Metas[K2].shape);
+    for (uint32_t K2 = 0; K2 < NumOuts; ++K2) {
+      const Shape &S = Metas[K2].shape;
+      SetShape(K2, R[Ops[I.d + K2]], S.size(), [&](size_t A) { return S[A]; });
+    }
     break;
   }
   case KernelEntry::Kind::Native:

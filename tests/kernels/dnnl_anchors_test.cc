@@ -12,6 +12,8 @@
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/DnnlConfig.h"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <random>
 #include <thread>
@@ -482,6 +484,66 @@ TEST(DnnlCaches, ConstantWeightsReorderedOnce) {
   In[1] = randomF32(G, {16, 16, 3, 3});
   expectTensor(run("dnnl.conv_fused", In, A), runReference("conv", In, Plain),
                1e-4, 1e-4);
+}
+
+/// Runs Op on In twice in a row per attribute set, from an empty cache, and
+/// expects each result to match the reference kernel: a primitive cache
+/// that confused the calls would compute one with the other's primitive.
+/// Returns how many primitives were created.
+int64_t expectDistinctPrimitives(const std::string &Op,
+                                 const std::vector<Tensor> &In,
+                                 const std::vector<Attrs> &Variants) {
+  dnnlClearCaches();
+  int64_t Before = dnnlCacheStats().primitivesCreated;
+  for (int Round = 0; Round < 2; ++Round)
+    for (size_t V = 0; V < Variants.size(); ++V) {
+      SCOPED_TRACE(fmt::format("variant {}, round {}", V, Round));
+      expectMatchesReference(Op, In, Variants[V], Op);
+    }
+  return dnnlCacheStats().primitivesCreated - Before;
+}
+
+TEST(DnnlCaches, MatMulKeysTellStridesApart) {
+  std::mt19937 G(47);
+  // Square operands: a and a^T have the same dims and differ only in the
+  // strides oneDNN reads them with.
+  std::vector<Tensor> In{randomF32(G, {6, 6}), randomF32(G, {6, 6})};
+  EXPECT_EQ(expectDistinctPrimitives(
+                "gemm", In,
+                {{{"trans_a", int64_t(0)}},
+                 {{"trans_a", int64_t(1)}},
+                 {{"trans_b", int64_t(1)}},
+                 {{"trans_a", int64_t(1)}, {"trans_b", int64_t(1)}}}),
+            4);
+  // dense reads w [N, K] as [K, N] with strides (1, K); matmul reads b
+  // [K, N] row-major: with N == K only the strides differ.
+  dnnlClearCaches();
+  int64_t Before = dnnlCacheStats().primitivesCreated;
+  for (int Round = 0; Round < 2; ++Round) {
+    expectMatchesReference("dense", In, {}, "dense");
+    expectMatchesReference("matmul", In, {}, "matmul");
+  }
+  EXPECT_EQ(dnnlCacheStats().primitivesCreated - Before, 2);
+}
+
+TEST(DnnlCaches, MatMulKeysTellPostOpParametersApart) {
+  std::mt19937 G(53);
+  std::vector<Tensor> In{randomF32(G, {5, 7}), randomF32(G, {7, 4})};
+  // Only a clip bound differs.
+  std::vector<Attrs> Clips;
+  for (double Hi : {0.25, 0.5}) {
+    Attrs A;
+    encodePostOps({clip(-0.1, Hi)}, A);
+    Clips.push_back(A);
+  }
+  EXPECT_EQ(expectDistinctPrimitives("dnnl.matmul_fused", In, Clips), 2);
+  // Only gemm's alpha (an output scale) or beta (the sum post-op's scale).
+  std::vector<Tensor> WithC{In[0], In[1], randomF32(G, {1, 4})};
+  EXPECT_EQ(expectDistinctPrimitives("gemm", WithC,
+                                     {{{"alpha", 1.0}, {"beta", 0.5}},
+                                      {{"alpha", 2.0}, {"beta", 0.5}},
+                                      {{"alpha", 1.0}, {"beta", 2.0}}}),
+            3);
 }
 
 TEST(DnnlThreads, OneAndTwoThreadsAgree) {

@@ -70,6 +70,18 @@ TEST(TransformOps, SliceDyn) {
         run("slice_dyn", {X, ints({0})});
       },
       "expected 3 to 5 inputs");
+  // int32 lists (converted) and a 0-D int64 one (read in place) select the
+  // same as int64 lists: x[1:3, 1].
+  Tensor Begin32 = tensor(std::vector<int32_t>{1, 1}, {2});
+  Tensor End32 = tensor(std::vector<int32_t>{3, 2}, {2});
+  expectTensor(run("slice_dyn", {X, Begin32, End32}), f32({5, 9}, {2, 1}));
+  expectTensor(run("slice_dyn", {X, i64({2}, {}), i64({3}, {}), i64({1}, {})}),
+               f32({2, 6, 10}, {3, 1}));
+  expectError(
+      [&] {
+        run("slice_dyn", {X, ints({0, 0}), ints({1})});
+      },
+      "'begin' has 2 entries but 'end' has 1");
 }
 
 TEST(TransformOps, SplitDyn) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 
 // Debian's oneDNN runs on OpenMP; its thread count is the calling thread's
@@ -23,6 +24,9 @@ std::atomic<int64_t> WeightReorders{0}, WeightHits{0};
 struct PrimitiveCache {
   std::mutex Lock;
   std::unordered_map<std::string, std::shared_ptr<const CachedPrimitive>> Map;
+  std::unordered_map<PrimitiveKey, std::shared_ptr<const CachedPrimitive>,
+                     PrimitiveKeyHash>
+      KeyMap;
 };
 PrimitiveCache &primitiveCache() {
   static PrimitiveCache C;
@@ -42,9 +46,8 @@ WeightCache &weightCache() {
   return C;
 }
 
-std::string dimsKey(const dnnl::memory::dims &D) {
-  return fmt::format("{}", fmt::join(D, "x"));
-}
+/// Tags of the post-op entries of a PrimitiveKey.
+enum PostOpTag : int64_t { Relu = 1, Clip, Sigmoid, Tanh, Sum, Add, Mul };
 
 /// The identity of a memory descriptor for cache keys: its C struct's bytes
 /// (plain data: layout, dims, strides, blocking; zero-initialized by
@@ -55,6 +58,29 @@ std::string descKey(const dnnl::memory::desc &D) {
 }
 
 } // namespace
+
+void PrimitiveKey::addFloat(float F) {
+  uint32_t Bits;
+  std::memcpy(&Bits, &F, sizeof(Bits));
+  add(Bits);
+}
+
+void PrimitiveKey::addList(const int64_t *Values, size_t N) {
+  add((int64_t)N);
+  words.insert(words.end(), Values, Values + N);
+}
+
+size_t PrimitiveKeyHash::operator()(const PrimitiveKey &K) const {
+  // Each word mixed in with splitmix64's finalizer.
+  uint64_t H = K.words.size();
+  for (int64_t W : K.words) {
+    uint64_t X = H ^ (uint64_t)W;
+    X = (X ^ (X >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    X = (X ^ (X >> 27)) * 0x94d049bb133111ebULL;
+    H = X ^ (X >> 31);
+  }
+  return (size_t)H;
+}
 
 dnnl::engine &engine() {
   static dnnl::engine E(dnnl::engine::kind::cpu, 0);
@@ -145,20 +171,22 @@ std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
     switch (Op.kind) {
     case PostOp::Kind::Relu:
       Plan.ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
-      Plan.key += "relu;";
+      Plan.key.add(PostOpTag::Relu);
       break;
     case PostOp::Kind::Clip:
       Plan.ops.append_eltwise(1.f, algorithm::eltwise_clip, (float)Op.lo,
                               (float)Op.hi);
-      Plan.key += fmt::format("clip{},{};", (float)Op.lo, (float)Op.hi);
+      Plan.key.add(PostOpTag::Clip);
+      Plan.key.addFloat((float)Op.lo);
+      Plan.key.addFloat((float)Op.hi);
       break;
     case PostOp::Kind::Sigmoid:
       Plan.ops.append_eltwise(1.f, algorithm::eltwise_logistic, 0.f, 0.f);
-      Plan.key += "sigmoid;";
+      Plan.key.add(PostOpTag::Sigmoid);
       break;
     case PostOp::Kind::Tanh:
       Plan.ops.append_eltwise(1.f, algorithm::eltwise_tanh, 0.f, 0.f);
-      Plan.key += "tanh;";
+      Plan.key.add(PostOpTag::Tanh);
       break;
     case PostOp::Kind::Add:
     case PostOp::Kind::Multiply: {
@@ -169,7 +197,7 @@ std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
           T.shape() == Out) {
         Plan.ops.append_sum(1.f);
         Plan.sumOperand = T;
-        Plan.key += "sum;";
+        Plan.key.add(PostOpTag::Sum);
         break;
       }
       // Right-align the operand with Out, then fold each output axis into
@@ -192,6 +220,7 @@ std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
       for (size_t I = 0; I < D.size(); ++I)
         D[I] = State[I] == 2 ? DstDims[I] : 1;
       dnnl::memory::desc MD = plainDesc(D);
+      bool ReadBlocked = false;
       if (BlockedDst) {
         // Blocked bytes follow the plain order unless the channels and a
         // spatial axis are both full.
@@ -202,6 +231,7 @@ std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
           if (D != DstDims)
             return std::nullopt;
           MD = *BlockedDst;
+          ReadBlocked = true;
         }
       }
       bool Add = Op.kind == PostOp::Kind::Add;
@@ -209,7 +239,9 @@ std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
           Add ? algorithm::binary_add : algorithm::binary_mul, MD);
       Plan.operandDescs.push_back(MD);
       Plan.operands.push_back(T);
-      Plan.key += fmt::format("{}{};", Add ? "add" : "mul", dimsKey(D));
+      Plan.key.add(Add ? PostOpTag::Add : PostOpTag::Mul);
+      Plan.key.addList(D.data(), D.size());
+      Plan.key.add(ReadBlocked);
       break;
     }
     }
@@ -229,6 +261,20 @@ void addPostOpArgs(const PostOpPlan &Plan,
   }
 }
 
+/// Runs Create (outside the cache's lock: JIT compilation can take
+/// milliseconds); oneDNN having no implementation gives a null prim.
+static std::shared_ptr<const CachedPrimitive>
+createPrimitive(const std::function<CachedPrimitive()> &Create) {
+  auto P = std::make_shared<CachedPrimitive>();
+  try {
+    *P = Create();
+  } catch (const dnnl::error &) {
+    P->prim.reset(); // no implementation for this case
+  }
+  ++PrimitivesCreated;
+  return P;
+}
+
 std::shared_ptr<const CachedPrimitive>
 findPrimitive(const std::string &Key,
               const std::function<CachedPrimitive()> &Create) {
@@ -243,17 +289,31 @@ findPrimitive(const std::string &Key,
       return It->second;
     }
   }
-  // Created outside the lock: JIT compilation can take milliseconds. Two
-  // threads racing on one key both create; the first insert wins.
-  auto P = std::make_shared<CachedPrimitive>();
-  try {
-    *P = Create();
-  } catch (const dnnl::error &) {
-    P->prim.reset(); // no implementation for this case
-  }
-  ++PrimitivesCreated;
+  // Two threads racing on one key both create; the first insert wins.
+  std::shared_ptr<const CachedPrimitive> P = createPrimitive(Create);
   std::lock_guard<std::mutex> G(C.Lock);
   return C.Map.emplace(Full, std::move(P)).first->second;
+}
+
+std::shared_ptr<const CachedPrimitive> lookupPrimitive(PrimitiveKey &Key) {
+  applyThreadSetting();
+  Key.add(effectiveThreads());
+  PrimitiveCache &C = primitiveCache();
+  std::lock_guard<std::mutex> G(C.Lock);
+  auto It = C.KeyMap.find(Key);
+  if (It == C.KeyMap.end())
+    return nullptr;
+  ++PrimitiveHits;
+  return It->second;
+}
+
+std::shared_ptr<const CachedPrimitive>
+insertPrimitive(const PrimitiveKey &Key,
+                const std::function<CachedPrimitive()> &Create) {
+  std::shared_ptr<const CachedPrimitive> P = createPrimitive(Create);
+  PrimitiveCache &C = primitiveCache();
+  std::lock_guard<std::mutex> G(C.Lock);
+  return C.KeyMap.emplace(Key, std::move(P)).first->second;
 }
 
 dnnl::primitive_attr baseAttr() {
@@ -262,21 +322,38 @@ dnnl::primitive_attr baseAttr() {
   return A;
 }
 
+/// This thread's scratchpad memory for P, or none when P needs none.
+static std::optional<dnnl::memory> scratchpadOf(const CachedPrimitive &P) {
+  size_t Bytes = P.scratchpad.get_size();
+  if (!Bytes)
+    return std::nullopt;
+  thread_local std::unique_ptr<char[]> Scratch;
+  thread_local size_t Capacity = 0;
+  if (Capacity < Bytes) {
+    Scratch.reset(new char[Bytes + 64]);
+    Capacity = Bytes;
+  }
+  void *Aligned = reinterpret_cast<void *>(
+      (reinterpret_cast<uintptr_t>(Scratch.get()) + 63) & ~uintptr_t(63));
+  return dnnl::memory(P.scratchpad, engine(), Aligned);
+}
+
 void executePrimitive(const CachedPrimitive &P,
                       std::unordered_map<int, dnnl::memory> Args) {
-  size_t Bytes = P.scratchpad.get_size();
-  if (Bytes) {
-    thread_local std::unique_ptr<char[]> Scratch;
-    thread_local size_t Capacity = 0;
-    if (Capacity < Bytes) {
-      Scratch.reset(new char[Bytes + 64]);
-      Capacity = Bytes;
-    }
-    void *Aligned = reinterpret_cast<void *>(
-        (reinterpret_cast<uintptr_t>(Scratch.get()) + 63) & ~uintptr_t(63));
-    Args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(P.scratchpad, engine(), Aligned);
-  }
+  if (std::optional<dnnl::memory> S = scratchpadOf(P))
+    Args[DNNL_ARG_SCRATCHPAD] = *S;
   P.prim->execute(threadStream(), Args);
+}
+
+void executePrimitive(const CachedPrimitive &P,
+                      std::vector<dnnl_exec_arg_t> &Args) {
+  std::optional<dnnl::memory> S = scratchpadOf(P);
+  if (S)
+    Args.push_back({DNNL_ARG_SCRATCHPAD, S->get()});
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(P.prim->get(),
+                                                 threadStream().get(),
+                                                 (int)Args.size(), Args.data()),
+                          "could not execute a primitive");
 }
 
 void reorderInto(const dnnl::memory &From, const dnnl::memory &To) {
@@ -371,6 +448,7 @@ void dnnlClearCaches() {
   {
     std::lock_guard<std::mutex> G(primitiveCache().Lock);
     primitiveCache().Map.clear();
+    primitiveCache().KeyMap.clear();
   }
   std::lock_guard<std::mutex> G(weightCache().Lock);
   weightCache().Map.clear();

@@ -62,6 +62,25 @@ dnnl::memory wrap(const Tensor &T, const dnnl::memory::desc &D);
 /// True when every tensor is float32.
 bool allFloat32(std::initializer_list<const Tensor *> Ts);
 
+/// The identity of a cached primitive: integers naming everything it was
+/// created for (a kind tag, dims, strides, post-ops with the bit patterns of
+/// their parameters, the thread count). A caller keeps one per thread and
+/// clears it per call, so that a lookup allocates nothing.
+struct PrimitiveKey {
+  std::vector<int64_t> words;
+
+  void clear() { words.clear(); }
+  void add(int64_t W) { words.push_back(W); }
+  /// A float by its bit pattern: distinct values (0 and -0 too) differ.
+  void addFloat(float F);
+  /// The count, then the values (so that lists of any length stay apart).
+  void addList(const int64_t *Values, size_t N);
+  bool operator==(const PrimitiveKey &) const = default;
+};
+struct PrimitiveKeyHash {
+  size_t operator()(const PrimitiveKey &K) const;
+};
+
 /// Post-ops as oneDNN attributes. DstDims are the anchor's dims as oneDNN
 /// sees them; OutToDst maps each axis of the logical output shape Out to a
 /// oneDNN axis (several consecutive output axes may share one, e.g. dense
@@ -76,7 +95,8 @@ struct PostOpPlan {
   /// would pin src1 to the plain layout, and oneDNN 2.6's blocked direct
   /// convolutions refuse that (falling back to slow plain gemm kernels).
   std::optional<Tensor> sumOperand;
-  std::string key; // appended to the primitive cache key
+  /// Kinds, parameters and operand dims, for the primitive cache key.
+  PrimitiveKey key;
 };
 /// BlockedDst, when given, is Out's layout (NCHW{b}c): an operand of Out's
 /// full size is read in it, and one that is neither that, per-channel nor
@@ -94,7 +114,7 @@ void addPostOpArgs(const PostOpPlan &Plan,
 /// no implementation (remembered, so that it is not asked again).
 struct CachedPrimitive {
   std::optional<dnnl::primitive> prim;
-  dnnl::memory::desc src, weights, dst;
+  dnnl::memory::desc src, weights, dst, bias;
   /// The primitive's scratchpad; primitives are created with
   /// scratchpad_mode::user because Debian's oneDNN (OpenMP runtime, no
   /// DNNL_ENABLE_CONCURRENT_EXEC) shares one library scratchpad between
@@ -107,11 +127,32 @@ dnnl::primitive_attr baseAttr();
 /// Runs P on this thread's stream with a thread-local scratchpad.
 void executePrimitive(const CachedPrimitive &P,
                       std::unordered_map<int, dnnl::memory> Args);
+/// The same with the arguments in oneDNN's C form (no map to build per
+/// call); the scratchpad is appended to Args.
+void executePrimitive(const CachedPrimitive &P,
+                      std::vector<dnnl_exec_arg_t> &Args);
 /// The cached primitive for Key, created by Create on a miss. Key must name
 /// everything Create depends on; the thread count is added here.
 std::shared_ptr<const CachedPrimitive>
 findPrimitive(const std::string &Key,
               const std::function<CachedPrimitive()> &Create);
+/// The cached primitive for Key, or null; appends the thread count to Key.
+std::shared_ptr<const CachedPrimitive> lookupPrimitive(PrimitiveKey &Key);
+/// Creates the primitive for Key (as completed by lookupPrimitive) and
+/// caches it; a thread that raced to insert the same key first wins.
+std::shared_ptr<const CachedPrimitive>
+insertPrimitive(const PrimitiveKey &Key,
+                const std::function<CachedPrimitive()> &Create);
+/// lookupPrimitive, then insertPrimitive on a miss. A template, so that a
+/// hit does not wrap Create in a std::function (which allocates for a
+/// lambda with more than two captures).
+template <class CreateFn>
+std::shared_ptr<const CachedPrimitive> findPrimitive(PrimitiveKey &Key,
+                                                     CreateFn &&Create) {
+  if (std::shared_ptr<const CachedPrimitive> P = lookupPrimitive(Key))
+    return P;
+  return insertPrimitive(Key, Create);
+}
 
 /// W (in layout Plain) in layout Wanted: a cached copy when Constant (see
 /// the file comment), else a fresh reorder. Returns W itself when the

@@ -121,7 +121,9 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
                D->size() * sizeof(int64_t));
   }
   Key += B ? "|b|" : "|-|";
-  Key += Plan->key;
+  const std::vector<int64_t> &PostKey = Plan->key.words;
+  Key.append(reinterpret_cast<const char *>(PostKey.data()),
+             PostKey.size() * sizeof(int64_t));
   auto Prim = findPrimitive(Key, [&] {
     dnnl::primitive_attr Attr = baseAttr();
     Attr.set_post_ops(Plan->ops);

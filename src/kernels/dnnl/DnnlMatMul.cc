@@ -11,7 +11,8 @@
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
 
-#include <fmt/format.h>
+#include <algorithm>
+#include <unordered_map>
 
 namespace rivet {
 
@@ -20,35 +21,112 @@ using dnnl::memory;
 
 namespace {
 
-std::string descKey(const memory::desc &D) {
-  return fmt::format(
-      "{}/{}", fmt::join(D.dims(), "x"),
-      fmt::join(
-          memory::dims(D.data.format_desc.blocking.strides,
-                       D.data.format_desc.blocking.strides + D.data.ndims),
-          ","));
+constexpr int kMaxRank = DNNL_MAX_NDIMS;
+
+/// How a matmul operand's buffer is viewed: dims and strides in elements,
+/// in fixed arrays so that describing a call allocates nothing.
+struct OperandView {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {}, strides[kMaxRank] = {};
+
+  /// Row-major over Dims (Rank <= kMaxRank).
+  static OperandView plain(const int64_t *Dims, size_t Rank) {
+    OperandView V;
+    V.rank = (int)Rank;
+    int64_t Stride = 1;
+    for (size_t I = Rank; I-- > 0;) {
+      V.dims[I] = Dims[I];
+      V.strides[I] = Stride;
+      Stride *= std::max<int64_t>(Dims[I], 1);
+    }
+    return V;
+  }
+  static OperandView plain(std::initializer_list<int64_t> Dims) {
+    return plain(Dims.begin(), Dims.size());
+  }
+  static OperandView strided(std::initializer_list<int64_t> Dims,
+                             std::initializer_list<int64_t> Strides) {
+    OperandView V;
+    V.rank = (int)Dims.size();
+    std::copy(Dims.begin(), Dims.end(), V.dims);
+    std::copy(Strides.begin(), Strides.end(), V.strides);
+    return V;
+  }
+
+  void addTo(PrimitiveKey &K) const {
+    K.addList(dims, (size_t)rank);
+    K.addList(strides, (size_t)rank);
+  }
+  memory::desc desc() const {
+    return stridedDesc(memory::dims(dims, dims + rank),
+                       memory::dims(strides, strides + rank));
+  }
+};
+
+/// Primitive cache key tag of a matmul (other kinds use other tags).
+constexpr int64_t kMatMulTag = 0x6d61746d756c; // "matmul"
+/// Post-op key tag of gemm's beta * c (planPostOps' tags are small).
+constexpr int64_t kGemmSumTag = 0x73756d; // "sum"
+
+/// This thread's memory objects for a cached matmul primitive, pointed at
+/// each call's buffers: creating them per call (a few allocations each)
+/// cost more than the rest of a small matmul's bookkeeping. Owner keeps the
+/// primitive, and so the key's address, alive.
+struct ThreadMemories {
+  std::shared_ptr<const CachedPrimitive> owner;
+  memory src, weights, bias, dst;
+};
+
+ThreadMemories &
+threadMemories(const std::shared_ptr<const CachedPrimitive> &P) {
+  thread_local std::unordered_map<const CachedPrimitive *, ThreadMemories> M;
+  auto [It, New] = M.try_emplace(P.get());
+  ThreadMemories &T = It->second;
+  if (New) {
+    T.owner = P;
+    T.src = memory(P->src, engine(), DNNL_MEMORY_NONE);
+    T.weights = memory(P->weights, engine(), DNNL_MEMORY_NONE);
+    T.dst = memory(P->dst, engine(), DNNL_MEMORY_NONE);
+    if (P->bias.get_size())
+      T.bias = memory(P->bias, engine(), DNNL_MEMORY_NONE);
+  }
+  return T;
 }
 
-/// One matmul call: Dst = post(Alpha * Src @ Wts + Bias). The descriptors
-/// say how the tensors' buffers are viewed.
-bool runMatMul(const Tensor &Src, const memory::desc &SrcD, const Tensor &Wts,
-               const memory::desc &WtsD, const Tensor *Bias,
-               const memory::desc &BiasD, Tensor &Out, const memory::desc &DstD,
+/// One matmul call: Dst = post(Alpha * Src @ Wts + Bias). The views say how
+/// the tensors' buffers are read; Bias has rank 0 when absent.
+bool runMatMul(const Tensor &Src, const OperandView &SrcV, const Tensor &Wts,
+               const OperandView &WtsV, const Tensor *Bias,
+               const OperandView &BiasV, Tensor &Out, const OperandView &DstV,
                float Alpha, const PostOpPlan &Plan) {
-  memory::dims SrcDims = SrcD.dims();
-  WorkScope Scope(SrcDims.empty() ? 0 : (int64_t)Out.numel() * SrcDims.back());
-  std::string Key =
-      fmt::format("matmul|{}|{}|{}|{}|a{}|{}", descKey(SrcD), descKey(WtsD),
-                  Bias ? descKey(BiasD) : "-", descKey(DstD), Alpha, Plan.key);
+  WorkScope Scope(
+      SrcV.rank == 0 ? 0 : (int64_t)Out.numel() * SrcV.dims[SrcV.rank - 1]);
+  thread_local PrimitiveKey Key;
+  Key.clear();
+  Key.add(kMatMulTag);
+  SrcV.addTo(Key);
+  WtsV.addTo(Key);
+  Key.add(Bias != nullptr);
+  if (Bias)
+    BiasV.addTo(Key);
+  DstV.addTo(Key);
+  Key.addFloat(Alpha);
+  Key.addList(Plan.key.words.data(), Plan.key.words.size());
   auto Prim = findPrimitive(Key, [&] {
     dnnl::primitive_attr Attr = baseAttr();
     Attr.set_post_ops(Plan.ops);
     if (Alpha != 1.f)
       Attr.set_output_scales(0, {Alpha});
-    dnnl::matmul::desc D = Bias ? dnnl::matmul::desc(SrcD, WtsD, BiasD, DstD)
-                                : dnnl::matmul::desc(SrcD, WtsD, DstD);
-    dnnl::matmul::primitive_desc PD(D, Attr, engine());
     CachedPrimitive C;
+    C.src = SrcV.desc();
+    C.weights = WtsV.desc();
+    C.dst = DstV.desc();
+    if (Bias)
+      C.bias = BiasV.desc();
+    dnnl::matmul::desc D =
+        Bias ? dnnl::matmul::desc(C.src, C.weights, C.bias, C.dst)
+             : dnnl::matmul::desc(C.src, C.weights, C.dst);
+    dnnl::matmul::primitive_desc PD(D, Attr, engine());
     C.prim = dnnl::matmul(PD);
     C.scratchpad = PD.scratchpad_desc();
     return C;
@@ -56,15 +134,31 @@ bool runMatMul(const Tensor &Src, const memory::desc &SrcD, const Tensor &Wts,
   if (!Prim->prim)
     return false;
   try {
-    dnnl::stream &S = threadStream();
-    std::unordered_map<int, memory> Args{{DNNL_ARG_SRC, wrap(Src, SrcD)},
-                                         {DNNL_ARG_WEIGHTS, wrap(Wts, WtsD)},
-                                         {DNNL_ARG_DST, wrap(Out, DstD)}};
-    if (Bias)
-      Args[DNNL_ARG_BIAS] = wrap(*Bias, BiasD);
-    addPostOpArgs(Plan, Args);
-    executePrimitive(*Prim, std::move(Args));
-    S.wait();
+    ThreadMemories &M = threadMemories(Prim);
+    M.src.set_data_handle(Src.rawData());
+    M.weights.set_data_handle(Wts.rawData());
+    M.dst.set_data_handle(Out.rawData());
+    thread_local std::vector<dnnl_exec_arg_t> Args;
+    Args.assign({{DNNL_ARG_SRC, M.src.get()},
+                 {DNNL_ARG_WEIGHTS, M.weights.get()},
+                 {DNNL_ARG_DST, M.dst.get()}});
+    if (Bias) {
+      M.bias.set_data_handle(Bias->rawData());
+      Args.push_back({DNNL_ARG_BIAS, M.bias.get()});
+    }
+    // Binary post-op operands are rare here: wrapped per call.
+    std::vector<memory> Operands;
+    for (int I = 0, Bin = 0; I < Plan.ops.len(); ++I) {
+      if (Plan.ops.kind(I) != dnnl::primitive::kind::binary)
+        continue;
+      Operands.push_back(
+          wrap(Plan.operands[(size_t)Bin], Plan.operandDescs[(size_t)Bin]));
+      Args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(I) | DNNL_ARG_SRC_1,
+                      Operands.back().get()});
+      ++Bin;
+    }
+    executePrimitive(*Prim, Args);
+    threadStream().wait();
   } catch (const dnnl::error &) {
     return false; // the reference kernel overwrites all of Out
   }
@@ -78,6 +172,13 @@ bool anyEmpty(std::initializer_list<const Tensor *> Ts) {
   return false;
 }
 
+/// The plan of an empty post-op list, shared: building one per call would
+/// create a oneDNN post_ops object (an allocation) for nothing.
+const PostOpPlan &noPostOps() {
+  static const PostOpPlan P;
+  return P;
+}
+
 } // namespace
 
 bool dnnlMatMul(const Tensor &A, const Tensor &B, const PostOps &Post,
@@ -85,21 +186,22 @@ bool dnnlMatMul(const Tensor &A, const Tensor &B, const PostOps &Post,
   if (!dnnlEnabled() || !allFloat32({&A, &B, &Out}) || A.rank() < 1 ||
       B.rank() < 1 || anyEmpty({&A, &B, &Out}))
     return false;
-  Shape SA = A.shape(), SB = B.shape();
-  bool AVec = SA.size() == 1, BVec = SB.size() == 1;
-  if (AVec)
-    SA.insert(SA.begin(), 1);
-  if (BVec)
-    SB.push_back(1);
-  size_t R = std::max(SA.size(), SB.size());
-  if (R > DNNL_MAX_NDIMS)
+  const Shape &ShA = A.shape(), &ShB = B.shape();
+  bool AVec = ShA.size() == 1, BVec = ShB.size() == 1;
+  // Both operands as matrices (a vector a is [1, K], b [K, 1]) with the
+  // same number R of axes, unit batch axes in front.
+  size_t RA = ShA.size() + AVec, RB = ShB.size() + BVec;
+  size_t R = std::max(RA, RB);
+  if (R > (size_t)kMaxRank)
     return false;
-  SA.insert(SA.begin(), R - SA.size(), 1);
-  SB.insert(SB.begin(), R - SB.size(), 1);
+  int64_t SA[kMaxRank], SB[kMaxRank], Dst[kMaxRank];
+  std::fill(SA, SA + R, 1);
+  std::fill(SB, SB + R, 1);
+  std::copy(ShA.begin(), ShA.end(), SA + (R - RA) + AVec);
+  std::copy(ShB.begin(), ShB.end(), SB + (R - RB));
   int64_t M = SA[R - 2], K = SA[R - 1], N = SB[R - 1];
   if (SB[R - 2] != K)
     return false;
-  Shape Dst(R);
   for (size_t I = 0; I + 2 < R; ++I) {
     if (SA[I] != SB[I] && SA[I] != 1 && SB[I] != 1)
       return false;
@@ -107,24 +209,30 @@ bool dnnlMatMul(const Tensor &A, const Tensor &B, const PostOps &Post,
   }
   Dst[R - 2] = M;
   Dst[R - 1] = N;
-  // The logical output drops the unit axes of vector operands and may have
-  // fewer batch axes than R - 2.
-  std::vector<int> OutToDst;
-  size_t OutBatch = (size_t)Out.rank() - (AVec ? 0 : 1) - (BVec ? 0 : 1);
-  for (size_t I = 0; I < OutBatch; ++I)
-    OutToDst.push_back((int)(R - 2 - OutBatch + I));
-  if (!AVec)
-    OutToDst.push_back((int)R - 2);
-  if (!BVec)
-    OutToDst.push_back((int)R - 1);
-  if (numElements(Dst) != Out.numel())
+  int64_t DstElems = 1;
+  for (size_t I = 0; I < R; ++I)
+    DstElems *= Dst[I];
+  if (DstElems != Out.numel())
     return false;
-  std::optional<PostOpPlan> Plan =
-      planPostOps(Post, Out.shape(), toDims(Dst), OutToDst);
-  if (!Plan)
-    return false;
-  return runMatMul(A, plainDesc(toDims(SA)), B, plainDesc(toDims(SB)), nullptr,
-                   memory::desc(), Out, plainDesc(toDims(Dst)), 1.f, *Plan);
+  std::optional<PostOpPlan> Plan;
+  if (!Post.empty()) {
+    // The logical output drops the unit axes of vector operands and may
+    // have fewer batch axes than R - 2.
+    std::vector<int> OutToDst;
+    size_t OutBatch = (size_t)Out.rank() - (AVec ? 0 : 1) - (BVec ? 0 : 1);
+    for (size_t I = 0; I < OutBatch; ++I)
+      OutToDst.push_back((int)(R - 2 - OutBatch + I));
+    if (!AVec)
+      OutToDst.push_back((int)R - 2);
+    if (!BVec)
+      OutToDst.push_back((int)R - 1);
+    Plan = planPostOps(Post, Out.shape(), memory::dims(Dst, Dst + R), OutToDst);
+    if (!Plan)
+      return false;
+  }
+  return runMatMul(A, OperandView::plain(SA, R), B, OperandView::plain(SB, R),
+                   nullptr, OperandView(), Out, OperandView::plain(Dst, R), 1.f,
+                   Plan ? *Plan : noPostOps());
 }
 
 bool dnnlDense(const Tensor &X, const Tensor &W, const Tensor *Bias,
@@ -137,15 +245,19 @@ bool dnnlDense(const Tensor &X, const Tensor &W, const Tensor *Bias,
       (Bias && (Bias->rank() != 1 || Bias->shape()[0] != N)))
     return false;
   int64_t M = X.numel() / K;
-  std::vector<int> OutToDst(Out.shape().size(), 0);
-  OutToDst.back() = 1;
-  std::optional<PostOpPlan> Plan =
-      planPostOps(Post, Out.shape(), {M, N}, OutToDst);
-  if (!Plan)
-    return false;
+  std::optional<PostOpPlan> Plan;
+  if (!Post.empty()) {
+    std::vector<int> OutToDst(Out.shape().size(), 0);
+    OutToDst.back() = 1;
+    Plan = planPostOps(Post, Out.shape(), {M, N}, OutToDst);
+    if (!Plan)
+      return false;
+  }
   // w is [N, K] row-major, i.e. [K, N] with strides (1, K).
-  return runMatMul(X, plainDesc({M, K}), W, stridedDesc({K, N}, {1, K}), Bias,
-                   plainDesc({1, N}), Out, plainDesc({M, N}), 1.f, *Plan);
+  return runMatMul(X, OperandView::plain({M, K}), W,
+                   OperandView::strided({K, N}, {1, K}), Bias,
+                   OperandView::plain({1, N}), Out, OperandView::plain({M, N}),
+                   1.f, Plan ? *Plan : noPostOps());
 }
 
 bool dnnlGemm(const Tensor &A, const Tensor &B, const Tensor *C, bool TransA,
@@ -171,14 +283,15 @@ bool dnnlGemm(const Tensor &A, const Tensor &B, const Tensor *C, bool TransA,
       for (int64_t J = 0; J < N; ++J)
         PO[I * N + J] = PC[I * RS + J * CS];
     Plan.ops.append_sum((float)Beta);
-    Plan.key = fmt::format("sum{};", (float)Beta);
+    Plan.key.add(kGemmSumTag);
+    Plan.key.addFloat((float)Beta);
   }
-  memory::desc AD =
-      TransA ? stridedDesc({M, K}, {1, M}) : stridedDesc({M, K}, {K, 1});
-  memory::desc BD =
-      TransB ? stridedDesc({K, N}, {1, K}) : stridedDesc({K, N}, {N, 1});
-  return runMatMul(A, AD, B, BD, nullptr, memory::desc(), Out,
-                   plainDesc({M, N}), (float)Alpha, Plan);
+  OperandView AV = TransA ? OperandView::strided({M, K}, {1, M})
+                          : OperandView::strided({M, K}, {K, 1});
+  OperandView BV = TransB ? OperandView::strided({K, N}, {1, K})
+                          : OperandView::strided({K, N}, {N, 1});
+  return runMatMul(A, AV, B, BV, nullptr, OperandView(), Out,
+                   OperandView::plain({M, N}), (float)Alpha, Plan);
 }
 
 } // namespace rivet

@@ -30,31 +30,37 @@ Attrs anchorAttrs(const Attrs &A) {
 }
 
 /// Splits a fused kernel's inputs into the anchor's and the post-op
-/// operands; the anchor takes between MinArgs and MaxArgs inputs.
-void splitInputs(const char *Op, const std::vector<Tensor> &In, const Attrs &A,
-                 size_t MinArgs, size_t MaxArgs, std::vector<Tensor> &Anchor,
-                 std::vector<Tensor> &Operands) {
+/// operands; the anchor takes between MinArgs and MaxArgs inputs. Returns
+/// the anchor's inputs: In itself when there are no operands (no copy),
+/// else Anchor filled.
+const std::vector<Tensor> &
+splitInputs(const char *Op, const std::vector<Tensor> &In, const Attrs &A,
+            size_t MinArgs, size_t MaxArgs, std::vector<Tensor> &Anchor,
+            std::vector<Tensor> &Operands) {
   size_t NOps = (size_t)countPostOpOperands(A);
   if (In.size() < NOps + MinArgs || In.size() > NOps + MaxArgs)
     fail("{}: expected {} to {} anchor inputs plus {} post-op operands, got "
          "{} inputs",
          Op, MinArgs, MaxArgs, NOps, In.size());
+  if (NOps == 0)
+    return In;
   size_t NAnchor = In.size() - NOps;
   Anchor.assign(In.begin(), In.begin() + (long)NAnchor);
   Operands.assign(In.begin() + (long)NAnchor, In.end());
+  return Anchor;
 }
 
 /// The anchor's output shape, then a check that no operand broadcasts it to
 /// something larger (a post-op keeps the anchor's shape).
-std::vector<TensorMeta> fusedShape(const char *Op, const char *AnchorOp,
+std::vector<TensorMeta> fusedShape(const char *Op, const KernelInfo &K,
                                    const std::vector<Tensor> &In,
                                    const Attrs &A, size_t MinArgs,
                                    size_t MaxArgs, bool ReadsOwnAttrs) {
-  std::vector<Tensor> Anchor, Operands;
-  splitInputs(Op, In, A, MinArgs, MaxArgs, Anchor, Operands);
+  std::vector<Tensor> AnchorCopy, Operands;
+  const std::vector<Tensor> &Anchor =
+      splitInputs(Op, In, A, MinArgs, MaxArgs, AnchorCopy, Operands);
   // Called before every dynamic-shape call: skip the copy of the attributes
   // when the anchor's shape function reads only its own.
-  const KernelInfo &K = KernelRegistry::global().get(AnchorOp);
   std::vector<TensorMeta> R =
       ReadsOwnAttrs ? K.shapeFn(Anchor, A) : K.shapeFn(Anchor, anchorAttrs(A));
   PostOps P = decodePostOps(A, Operands);
@@ -81,10 +87,10 @@ std::vector<TensorMeta> fusedShape(const char *Op, const char *AnchorOp,
 }
 
 /// Reference path: the anchor's kernel, then the post-ops one by one.
-void fusedReference(const char *AnchorOp, const std::vector<Tensor> &Anchor,
+void fusedReference(const KernelInfo &K, const std::vector<Tensor> &Anchor,
                     const Attrs &A, const PostOps &P, Tensor &Out) {
   std::vector<Tensor> Outs{Out};
-  KernelRegistry::global().get(AnchorOp).kernel(Anchor, Outs, anchorAttrs(A));
+  K.kernel(Anchor, Outs, anchorAttrs(A));
   applyPostOpsReference(Out, P);
 }
 
@@ -162,23 +168,30 @@ struct FusedAnchor {
   bool (*RunDnnl)(const std::vector<Tensor> &Anchor, const Attrs &A,
                   const PostOps &P, Tensor &Out);
   /// The anchor's shape function ignores attributes it does not know (the
-  /// post-ops' may be left in).
+  /// post-ops' may be left in). matmul's and dense's read none.
   bool ShapeReadsOwnAttrs;
 };
+
+/// The anchor operator's registered kernel, looked up once (by name, under
+/// the registry's lock, it cost a string map search per call).
+template <const FusedAnchor &F> const KernelInfo &anchorKernel() {
+  static const KernelInfo &K = KernelRegistry::global().get(F.AnchorOp);
+  return K;
+}
 
 constexpr FusedAnchor ConvFused{"dnnl.conv_fused", "conv", 2, 3,
                                 convDnnl,          true};
 constexpr FusedAnchor ConvNchwcFused{
     "dnnl.conv2d_nchwc_fused", "conv2d_nchwc", 2, 3, convNchwcDnnl, true};
 constexpr FusedAnchor MatMulFused{"dnnl.matmul_fused", "matmul", 2, 2,
-                                  matmulDnnl,          false};
+                                  matmulDnnl,          true};
 constexpr FusedAnchor DenseFused{"dnnl.dense_fused", "dense", 2, 2,
-                                 denseDnnl,          false};
+                                 denseDnnl,          true};
 
 template <const FusedAnchor &F>
 std::vector<TensorMeta> fusedAnchorShape(const std::vector<Tensor> &In,
                                          const Attrs &A) {
-  return fusedShape(F.Op, F.AnchorOp, In, A, F.MinArgs, F.MaxArgs,
+  return fusedShape(F.Op, anchorKernel<F>(), In, A, F.MinArgs, F.MaxArgs,
                     F.ShapeReadsOwnAttrs);
 }
 
@@ -187,11 +200,12 @@ std::vector<TensorMeta> fusedAnchorShape(const std::vector<Tensor> &In,
 template <const FusedAnchor &F>
 void fusedAnchorKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                        const Attrs &A) {
-  std::vector<Tensor> Anchor, Operands;
-  splitInputs(F.Op, In, A, F.MinArgs, F.MaxArgs, Anchor, Operands);
+  std::vector<Tensor> AnchorCopy, Operands;
+  const std::vector<Tensor> &Anchor =
+      splitInputs(F.Op, In, A, F.MinArgs, F.MaxArgs, AnchorCopy, Operands);
   PostOps P = decodePostOps(A, Operands);
   if (!F.RunDnnl(Anchor, A, P, Out[0]))
-    fusedReference(F.AnchorOp, Anchor, A, P, Out[0]);
+    fusedReference(anchorKernel<F>(), Anchor, A, P, Out[0]);
 }
 
 } // namespace

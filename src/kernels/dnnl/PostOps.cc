@@ -5,13 +5,42 @@
 
 #include <cstring>
 #include <limits>
+#include <span>
 
 namespace rivet {
 namespace {
 
-constexpr const char *KindAttr = "post_ops";
-constexpr const char *LoAttr = "post_op_lo";
-constexpr const char *HiAttr = "post_op_hi";
+// std::strings built once: fused kernels read these on every call.
+const std::string KindAttr = "post_ops";
+const std::string LoAttr = "post_op_lo";
+const std::string HiAttr = "post_op_hi";
+
+/// The value of attribute Name, or null: one map search where has() and a
+/// getter take two.
+const AttrValue *findAttr(const Attrs &A, const std::string &Name) {
+  auto It = A.items().find(Name);
+  return It == A.items().end() ? nullptr : &It->second;
+}
+
+/// The post-op kinds in A, or null when A has none.
+const std::vector<std::string> *postOpKinds(const Attrs &A) {
+  const AttrValue *V = findAttr(A, KindAttr);
+  if (!V)
+    return nullptr;
+  if (const auto *L = std::get_if<std::vector<std::string>>(V))
+    return L;
+  return &A.getStrings(KindAttr); // `[]`, or the error naming the kind
+}
+
+/// A float list attribute, without a copy when it is stored as floats.
+std::span<const double> floatsOf(const Attrs &A, const std::string &Name,
+                                 std::vector<double> &Buf) {
+  if (const AttrValue *V = findAttr(A, Name))
+    if (const auto *L = std::get_if<std::vector<double>>(V))
+      return *L;
+  Buf = A.getFloats(Name);
+  return Buf;
+}
 
 } // namespace
 
@@ -64,10 +93,13 @@ void encodePostOps(const PostOps &P, Attrs &A) {
 
 PostOps decodePostOps(const Attrs &A, const std::vector<Tensor> &Operands) {
   PostOps R;
-  if (!A.has(KindAttr))
+  const std::vector<std::string> *KindList = postOpKinds(A);
+  if (!KindList)
     return R;
-  const std::vector<std::string> &Kinds = A.getStrings(KindAttr);
-  std::vector<double> Lo = A.getFloats(LoAttr), Hi = A.getFloats(HiAttr);
+  const std::vector<std::string> &Kinds = *KindList;
+  std::vector<double> LoBuf, HiBuf;
+  std::span<const double> Lo = floatsOf(A, LoAttr, LoBuf),
+                          Hi = floatsOf(A, HiAttr, HiBuf);
   if (Lo.size() != Kinds.size() || Hi.size() != Kinds.size())
     fail("post-ops: '{}' has {} entries but '{}' and '{}' have {} and {}",
          KindAttr, Kinds.size(), LoAttr, HiAttr, Lo.size(), Hi.size());
@@ -95,10 +127,11 @@ PostOps decodePostOps(const Attrs &A, const std::vector<Tensor> &Operands) {
 }
 
 int64_t countPostOpOperands(const Attrs &A) {
-  if (!A.has(KindAttr))
+  const std::vector<std::string> *Kinds = postOpKinds(A);
+  if (!Kinds)
     return 0;
   int64_t N = 0;
-  for (const std::string &K : A.getStrings(KindAttr))
+  for (const std::string &K : *Kinds)
     N += K == "add" || K == "multiply";
   return N;
 }

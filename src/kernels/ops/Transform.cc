@@ -11,6 +11,8 @@
 #include "kernels/ops/KernelUtil.h"
 
 #include <algorithm>
+#include <optional>
+#include <span>
 
 namespace rivet::kernels {
 namespace {
@@ -19,7 +21,12 @@ namespace {
 // reshape
 //===----------------------------------------------------------------------===//
 
-Shape reshapeTarget(const Shape &In, const std::vector<int64_t> &NewShape) {
+/// NewShape as a Shape, for messages.
+Shape listShape(std::span<const int64_t> List) {
+  return Shape(List.begin(), List.end());
+}
+
+Shape reshapeTarget(const Shape &In, std::span<const int64_t> NewShape) {
   Shape Out(NewShape.size());
   int64_t Infer = -1, Known = 1;
   for (size_t I = 0; I < NewShape.size(); ++I) {
@@ -28,17 +35,18 @@ Shape reshapeTarget(const Shape &In, const std::vector<int64_t> &NewShape) {
       if (I >= In.size())
         fail("reshape: newshape {} copies dimension {} (0) but the input {} "
              "has rank {}",
-             shapeToString(NewShape), I, shapeToString(In), In.size());
+             shapeToString(listShape(NewShape)), I, shapeToString(In),
+             In.size());
       D = In[I];
     } else if (D == -1) {
       if (Infer >= 0)
         fail("reshape: newshape {} has more than one -1",
-             shapeToString(NewShape));
+             shapeToString(listShape(NewShape)));
       Infer = (int64_t)I;
       continue;
     } else if (D < -1) {
       fail("reshape: invalid extent {} in newshape {}", D,
-           shapeToString(NewShape));
+           shapeToString(listShape(NewShape)));
     }
     Out[I] = D;
     Known = D == 0 ? 0 : Known * D;
@@ -47,7 +55,7 @@ Shape reshapeTarget(const Shape &In, const std::vector<int64_t> &NewShape) {
   if (Infer >= 0) {
     if (Known == 0 || N % Known != 0)
       fail("reshape: cannot reshape {} to {}", shapeToString(In),
-           shapeToString(NewShape));
+           shapeToString(listShape(NewShape)));
     Out[Infer] = N / Known;
   }
   if (numElements(Out) != N)
@@ -292,38 +300,40 @@ struct SlicePlan {
   std::vector<int64_t> Start, Step; // per input dimension
 };
 
-SlicePlan planSlice(const Tensor &X, const Attrs &A) {
+/// What a slice takes: begin and end per sliced axis, and the strides and
+/// axes when given (else 1 and 0, 1, ...).
+struct SliceLists {
+  std::span<const int64_t> begin, end;
+  std::optional<std::span<const int64_t>> strides, axes;
+};
+
+SlicePlan planSlice(const Shape &In, const SliceLists &L) {
   const char *Op = "strided_slice";
-  std::vector<int64_t> Begin = attrInts(Op, A, "begin");
-  std::vector<int64_t> End = attrInts(Op, A, "end");
-  if (Begin.size() != End.size())
-    fail("strided_slice: 'begin' has {} entries but 'end' has {}", Begin.size(),
-         End.size());
-  std::vector<int64_t> Strides =
-      attrInts(Op, A, "strides", std::vector<int64_t>(Begin.size(), 1));
-  std::vector<int64_t> Axes;
-  for (size_t I = 0; I < Begin.size(); ++I)
-    Axes.push_back((int64_t)I);
-  Axes = attrInts(Op, A, "axes", Axes);
-  if (Strides.size() != Begin.size() || Axes.size() != Begin.size())
+  size_t N = L.begin.size();
+  if (N != L.end.size())
+    fail("strided_slice: 'begin' has {} entries but 'end' has {}", N,
+         L.end.size());
+  size_t NStrides = L.strides ? L.strides->size() : N;
+  size_t NAxes = L.axes ? L.axes->size() : N;
+  if (NStrides != N || NAxes != N)
     fail("strided_slice: 'begin', 'end', 'strides' and 'axes' must have the "
          "same length, got {}, {}, {} and {}",
-         Begin.size(), End.size(), Strides.size(), Axes.size());
-  int64_t R = X.rank();
+         N, L.end.size(), NStrides, NAxes);
+  int64_t R = (int64_t)In.size();
   SlicePlan P;
-  P.Out = X.shape();
+  P.Out = In;
   P.Start.assign(R, 0);
   P.Step.assign(R, 1);
   std::vector<bool> Seen(R, false);
-  for (size_t I = 0; I < Axes.size(); ++I) {
-    int64_t Ax = opAxis(Op, Axes[I], R);
+  for (size_t I = 0; I < N; ++I) {
+    int64_t Ax = opAxis(Op, L.axes ? (*L.axes)[I] : (int64_t)I, R);
     if (Seen[Ax])
       fail("strided_slice: axis {} appears twice in 'axes'", Ax);
     Seen[Ax] = true;
-    int64_t D = X.shape()[Ax], S = Strides[I];
+    int64_t D = In[Ax], S = L.strides ? (*L.strides)[I] : 1;
     if (S == 0)
       fail("strided_slice: stride 0 on axis {}", Ax);
-    int64_t B = Begin[I], E = End[I];
+    int64_t B = L.begin[I], E = L.end[I];
     if (B < 0)
       B = B < -D ? -1 : B + D; // stays negative when far below: clamps below
     if (E < 0)
@@ -353,6 +363,37 @@ SlicePlan planSlice(const Tensor &X, const Attrs &A) {
   return P;
 }
 
+SlicePlan planSlice(const Tensor &X, const Attrs &A) {
+  const char *Op = "strided_slice";
+  std::vector<int64_t> Begin = attrInts(Op, A, "begin");
+  std::vector<int64_t> End = attrInts(Op, A, "end");
+  std::optional<std::vector<int64_t>> Strides, Axes;
+  if (A.has("strides"))
+    Strides = attrInts(Op, A, "strides");
+  if (A.has("axes"))
+    Axes = attrInts(Op, A, "axes");
+  SliceLists L{Begin, End, std::nullopt, std::nullopt};
+  if (Strides)
+    L.strides = *Strides;
+  if (Axes)
+    L.axes = *Axes;
+  return planSlice(X.shape(), L);
+}
+
+/// Copies X's elements selected by P into Out.
+void copySlice(const Tensor &X, const SlicePlan &P, Tensor &Out) {
+  if (Out.numel() == 0)
+    return;
+  std::vector<int64_t> C = contiguousStrides(X.shape()), S(C.size());
+  int64_t Start = 0;
+  for (size_t D = 0; D < C.size(); ++D) {
+    S[D] = C[D] * P.Step[D];
+    Start += C[D] * P.Start[D];
+  }
+  copyStrided(X.rawData(), S, Start, Out.rawData(), Out.shape(),
+              dtypeSize(X.dtype()));
+}
+
 std::vector<TensorMeta> stridedSliceShape(const std::vector<Tensor> &In,
                                           const Attrs &A) {
   checkArity("strided_slice", In, 1);
@@ -361,18 +402,7 @@ std::vector<TensorMeta> stridedSliceShape(const std::vector<Tensor> &In,
 
 void stridedSliceKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                         const Attrs &A) {
-  const Tensor &X = In[0];
-  SlicePlan P = planSlice(X, A);
-  if (Out[0].numel() == 0)
-    return;
-  std::vector<int64_t> C = contiguousStrides(X.shape()), S(C.size());
-  int64_t Start = 0;
-  for (size_t D = 0; D < C.size(); ++D) {
-    S[D] = C[D] * P.Step[D];
-    Start += C[D] * P.Start[D];
-  }
-  copyStrided(X.rawData(), S, Start, Out[0].rawData(), Out[0].shape(),
-              dtypeSize(X.dtype()));
+  copySlice(In[0], planSlice(In[0], A), Out[0]);
 }
 
 //===----------------------------------------------------------------------===//
@@ -446,6 +476,19 @@ std::vector<int64_t> intListInput(const char *Op, const char *Arg,
   return T.toIntVector();
 }
 
+/// The values of a 1-D int list input, read in place when it is int64 (no
+/// copy: slice_dyn runs on every call of a dynamic model), else converted
+/// into Buf.
+std::span<const int64_t> intListView(const char *Op, const char *Arg,
+                                     const Tensor &T,
+                                     std::vector<int64_t> &Buf) {
+  if (T.dtype() != DType::Int64 || T.rank() > 1 || !T.hasData()) {
+    Buf = intListInput(Op, Arg, T);
+    return Buf;
+  }
+  return {T.data<int64_t>(), (size_t)T.numel()};
+}
+
 /// Normalizes a list of axes against Rank, rejecting repeats.
 std::vector<int64_t> uniqueAxes(const char *Op, std::vector<int64_t> Axes,
                                 int64_t Rank) {
@@ -464,28 +507,30 @@ std::vector<int64_t> uniqueAxes(const char *Op, std::vector<int64_t> Axes,
 //===----------------------------------------------------------------------===//
 
 /// ONNX Reshape with allowzero = 1: a 0 is a literal zero extent.
-Shape reshapeLiteral(const Shape &In, const std::vector<int64_t> &NewShape) {
-  std::vector<int64_t> New = NewShape;
+Shape reshapeLiteral(const Shape &In, std::span<const int64_t> New) {
   bool HasZero = std::count(New.begin(), New.end(), 0) > 0;
   bool HasInfer = std::count(New.begin(), New.end(), -1) > 0;
   if (HasZero && HasInfer)
     fail("reshape_dyn: shape {} has both 0 and -1, which allowzero=1 forbids",
-         shapeToString(New));
+         shapeToString(listShape(New)));
   if (!HasZero)
     return reshapeTarget(In, New);
   for (int64_t D : New)
     if (D < 0)
-      fail("reshape_dyn: invalid extent {} in shape {}", D, shapeToString(New));
+      fail("reshape_dyn: invalid extent {} in shape {}", D,
+           shapeToString(listShape(New)));
   if (numElements(In) != 0)
     fail("reshape_dyn: cannot reshape {} to {}", shapeToString(In),
-         shapeToString(New));
-  return New;
+         shapeToString(listShape(New)));
+  return listShape(New);
 }
 
 std::vector<TensorMeta> reshapeDynShape(const std::vector<Tensor> &In,
                                         const Attrs &A) {
   checkArity("reshape_dyn", In, 2);
-  std::vector<int64_t> New = intListInput("reshape_dyn", "shape", In[1]);
+  std::vector<int64_t> Buf;
+  std::span<const int64_t> New =
+      intListView("reshape_dyn", "shape", In[1], Buf);
   bool AllowZero = attrFlag("reshape_dyn", A, "allowzero", false);
   Shape Out = AllowZero ? reshapeLiteral(In[0].shape(), New)
                         : withOp("reshape_dyn", [&] {
@@ -498,29 +543,30 @@ std::vector<TensorMeta> reshapeDynShape(const std::vector<Tensor> &In,
 // slice_dyn (ONNX Slice with tensor starts/ends/axes/steps)
 //===----------------------------------------------------------------------===//
 
-Attrs sliceDynAttrs(const std::vector<Tensor> &In) {
+/// The slice of In[0] that slice_dyn's other inputs ask for.
+SlicePlan planSliceDyn(const std::vector<Tensor> &In) {
   const char *Op = "slice_dyn";
   if (In.size() < 3 || In.size() > 5)
     fail("slice_dyn: expected 3 to 5 inputs, got {}", In.size());
-  Attrs A;
-  A.set("begin", intListInput(Op, "starts", In[1]));
-  A.set("end", intListInput(Op, "ends", In[2]));
+  std::vector<int64_t> Bufs[4];
+  SliceLists L;
+  L.begin = intListView(Op, "starts", In[1], Bufs[0]);
+  L.end = intListView(Op, "ends", In[2], Bufs[1]);
   if (In.size() > 3 && In[3].defined())
-    A.set("axes", intListInput(Op, "axes", In[3]));
+    L.axes = intListView(Op, "axes", In[3], Bufs[2]);
   if (In.size() > 4 && In[4].defined())
-    A.set("strides", intListInput(Op, "steps", In[4]));
-  return A;
+    L.strides = intListView(Op, "steps", In[4], Bufs[3]);
+  return withOp(Op, [&] { return planSlice(In[0].shape(), L); });
 }
 
 std::vector<TensorMeta> sliceDynShape(const std::vector<Tensor> &In,
                                       const Attrs &) {
-  Attrs A = sliceDynAttrs(In);
-  return withOp("slice_dyn", [&] { return stridedSliceShape({In[0]}, A); });
+  return {{planSliceDyn(In).Out, In[0].dtype()}};
 }
 
 void sliceDynKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                     const Attrs &) {
-  stridedSliceKernel({In[0]}, Out, sliceDynAttrs(In));
+  copySlice(In[0], planSliceDyn(In), Out[0]);
 }
 
 //===----------------------------------------------------------------------===//

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -55,6 +56,12 @@ namespace {
 /// chunk left and goes back to sleep, where an OpenMP region would make the
 /// caller wait for it at the closing barrier. oneDNN keeps its own OpenMP
 /// threads; the VM runs one kernel at a time, so the two do not compete.
+///
+/// Waking a sleeping thread is a system call for the waker and a context
+/// switch for the woken (18-50 us on a shared VM), so both sides spin for
+/// a short while before they sleep: a worker after its job (a model's
+/// parallel kernels come in bursts), the caller while a worker finishes
+/// its last chunk.
 class ChunkPool {
 public:
   /// True on the pool's own threads (a nested loop runs serially there).
@@ -83,26 +90,33 @@ public:
     }
     Current = &J;
     Wanted = Threads - 1;
-    ++Epoch;
+    Epoch.fetch_add(1, std::memory_order_release);
     L.unlock();
-    Wake.notify_all();
+    Wake.notify_all(); // no system call when every worker is spinning
     runChunks(J);
     // No worker may join any more; wait for those that did to finish.
     L.lock();
     Current = nullptr;
     Wanted = 0;
-    Idle.wait(L, [&] { return J.Active == 0; });
+    L.unlock();
+    spinUntil([&] { return J.Active.load(std::memory_order_acquire) == 0; });
+    L.lock();
+    Idle.wait(L, [&] { return J.Active.load(std::memory_order_acquire) == 0; });
     L.unlock();
     Busy.store(false, std::memory_order_release);
   }
 
 private:
+  /// How long a thread polls before it sleeps.
+  static constexpr std::chrono::microseconds kSpin{50};
+
   struct Job {
     int64_t N = 0, NumChunks = 0;
     void *Closure = nullptr;
     RivetParallelBody Body = nullptr;
     std::atomic<int64_t> Next{0};
-    int Active = 0; // workers inside runChunks (guarded by the mutex)
+    /// Workers inside runChunks; joining happens under the mutex.
+    std::atomic<int> Active{0};
   };
 
   static void runChunks(Job &J) {
@@ -114,23 +128,40 @@ private:
     }
   }
 
+  /// Polls Done for up to kSpin; true when it became true.
+  template <class Pred> static bool spinUntil(Pred Done) {
+    auto Until = std::chrono::steady_clock::now() + kSpin;
+    for (unsigned I = 0;; ++I) {
+      if (Done())
+        return true;
+      if ((I & 63) == 63 && std::chrono::steady_clock::now() >= Until)
+        return false;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+
   void work() {
     InWorker = true;
     uint64_t Seen = 0;
-    std::unique_lock<std::mutex> L(M);
     for (;;) {
-      Wake.wait(L, [&] { return Epoch != Seen; });
-      Seen = Epoch;
+      spinUntil([&] { return Epoch.load(std::memory_order_acquire) != Seen; });
+      std::unique_lock<std::mutex> L(M);
+      Wake.wait(L,
+                [&] { return Epoch.load(std::memory_order_relaxed) != Seen; });
+      Seen = Epoch.load(std::memory_order_relaxed);
       if (!Current || Wanted == 0)
         continue;
       --Wanted;
       Job &J = *Current;
-      ++J.Active;
+      J.Active.fetch_add(1, std::memory_order_relaxed);
       L.unlock();
       runChunks(J);
+      // The last touch of J: the caller may return once it reads 0.
+      J.Active.fetch_sub(1, std::memory_order_release);
       L.lock();
-      if (--J.Active == 0)
-        Idle.notify_all();
+      Idle.notify_all();
     }
   }
 
@@ -139,8 +170,8 @@ private:
   std::condition_variable Wake, Idle;
   std::vector<std::thread> Workers; // detached
   Job *Current = nullptr;
-  int64_t Wanted = 0; // workers the current job may still take
-  uint64_t Epoch = 0;
+  int64_t Wanted = 0;             // workers the current job may still take
+  std::atomic<uint64_t> Epoch{0}; // changed under M
 };
 
 thread_local bool ChunkPool::InWorker = false;

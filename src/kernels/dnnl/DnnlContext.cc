@@ -106,9 +106,10 @@ static void applyThreadSetting() {
 }
 
 /// Multiply-adds below which a second thread costs more than it saves
-/// (~10 us of work at one core's speed; waking a sleeping thread and
-/// joining it costs several us).
-constexpr int64_t kMinParallelWork = 1 << 18;
+/// (~40 us of work at one core's speed: an OpenMP region whose idle threads
+/// sleep, OMP_WAIT_POLICY=passive, costs 18-50 us to wake and join on a
+/// shared VM, a few us on bare metal).
+constexpr int64_t kMinParallelWork = 1 << 20;
 
 WorkScope::WorkScope(int64_t Work) : WorkScope(Work, kMinParallelWork) {}
 

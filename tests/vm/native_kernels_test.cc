@@ -482,3 +482,39 @@ TEST_P(NativeModes, BroadcastInsideTheGroupIsChecked) {
 }
 
 } // namespace
+
+namespace {
+size_t mainOps(const vm::Executable &E, vm::Opcode Op) {
+  size_t N = 0;
+  for (const vm::Instruction &I : E.functions[E.function("main")].code)
+    N += I.op == Op;
+  return N;
+}
+} // namespace
+
+// A group that only reshapes its parameter is a view (ReshapeTensor), not a
+// generated copy; one that also computes stays a native kernel.
+TEST_P(NativeModes, ReshapeOnlyGroupsAreViews) {
+  ir::Module View = parse(R"(
+def @main(%x: Tensor[(N, 1, 64), float32]) -> Tensor[(N, 64), float32] {
+  reshape(squeeze(%x, axes=[1]), newshape=[0, 64])
+}
+)",
+                          0);
+  auto Exe = vm::compile(View, options(GetParam()));
+  EXPECT_EQ(countKernels(*Exe, vm::KernelEntry::Kind::Native), 0u);
+  EXPECT_EQ(mainOps(*Exe, vm::Opcode::ReshapeTensor), 1u);
+  for (int64_t N : {1, 7, 33})
+    expectAgrees(View, Exe, N, "reshape-only group");
+
+  ir::Module Compute = parse(R"(
+def @main(%x: Tensor[(N, 1, 64), float32]) -> Tensor[(N, 64), float32] {
+  exp(squeeze(%x, axes=[1]))
+}
+)",
+                             0);
+  Exe = vm::compile(Compute, options(GetParam()));
+  EXPECT_GE(countKernels(*Exe, vm::KernelEntry::Kind::Native), 1u);
+  EXPECT_EQ(mainOps(*Exe, vm::Opcode::ReshapeTensor), 0u);
+  expectAgrees(Compute, Exe, 7, "reshape and exp");
+}

@@ -1,6 +1,7 @@
 //===- InlinePrimitives.cc - Fused functions back to operator calls -------===//
 #include "vm/compiler/InlinePrimitives.h"
 
+#include "ir/Op.h"
 #include "ir/TypeInference.h"
 #include "ir/Visitor.h"
 #include "ir/transforms/Pass.h"
@@ -14,6 +15,22 @@
 namespace rivet::vm::compiler {
 
 namespace {
+
+/// True when Fn's body only reshapes a parameter (reshape, squeeze,
+/// flatten, ..., OpInfo::viewOfFirstArg): inlined, the VM compiler makes
+/// it a view of the argument instead of a kernel that copies it.
+bool isViewOfParameter(const ir::FunctionNode &Fn) {
+  ir::Expr E = Fn.body;
+  bool AnyView = false;
+  while (const auto *C = E->as<ir::CallNode>()) {
+    const auto *Op = C->callee->as<ir::OpNode>();
+    if (!Op || !Op->info || !Op->info->viewOfFirstArg || C->args.empty())
+      return false;
+    AnyView = true;
+    E = C->args[0];
+  }
+  return AnyView && E->as<ir::VarNode>();
+}
 
 /// Beta-reduces calls of Primitive function literals. Parameters become
 /// fresh let-bound variables, so a literal called twice binds nothing twice.
@@ -103,6 +120,8 @@ public:
     if (Dnnl)
       if (std::optional<AnchorCall> AC = selectAnchor(Callee, N.args))
         return anchorCall(Fn, *AC, Args);
+    if (isViewOfParameter(Fn))
+      return inlineBody(Fn, Args);
     ir::Expr Anchor = firstOperatorCall(Fn);
     bool IsAnchor =
         Anchor &&
@@ -122,6 +141,13 @@ public:
     if (!Dnnl)
       if (std::optional<AnchorCall> AC = selectAnchor(Callee, N.args))
         return anchorCall(Fn, *AC, Args);
+    return inlineBody(Fn, Args);
+  }
+
+private:
+  /// Fn's body with its parameters bound to Args.
+  ir::Expr inlineBody(const ir::FunctionNode &Fn,
+                      const std::vector<ir::Expr> &Args) {
     std::unordered_map<const ir::VarNode *, ir::Expr> Rename;
     std::vector<ir::Var> Fresh;
     for (const ir::Var &P : Fn.params) {
@@ -135,7 +161,6 @@ public:
     return Body;
   }
 
-private:
   const ir::Module &M;
   NativeKernelBuilder *Native;
 };

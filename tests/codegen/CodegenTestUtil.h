@@ -44,6 +44,22 @@ inline std::string primitiveModuleText(const std::vector<std::string> &Types,
                      MainParams, FnParams, Body, Args);
 }
 
+/// The type-checked module of primitiveModuleText(Types, Body).
+inline ir::Module parsePrimitive(const std::vector<std::string> &Types,
+                                 const std::string &Body) {
+  ir::Module M = ir::parseModule(primitiveModuleText(Types, Body), "<test>");
+  ir::inferTypes(M);
+  return M;
+}
+
+/// How many times Sub occurs in S (printed kernels, IR text).
+inline size_t countOccurrences(const std::string &S, const std::string &Sub) {
+  size_t N = 0;
+  for (size_t P = S.find(Sub); P != std::string::npos; P = S.find(Sub, P + 1))
+    ++N;
+  return N;
+}
+
 /// The primitive function literal that @main of M calls.
 inline ir::Expr primitiveOf(const ir::Module &M) {
   const auto &Main = *M.function("main")->as<ir::FunctionNode>();

@@ -15,20 +15,6 @@ const std::vector<SizeMap> kSizes = {
     {{"n", 12}, {"m", 1}, {"?", 1}},
 };
 
-ir::Module parse(const std::vector<std::string> &Types,
-                 const std::string &Body) {
-  ir::Module M = ir::parseModule(primitiveModuleText(Types, Body), "<test>");
-  ir::inferTypes(M);
-  return M;
-}
-
-size_t count(const std::string &S, const std::string &Sub) {
-  size_t N = 0;
-  for (size_t P = S.find(Sub); P != std::string::npos; P = S.find(Sub, P + 1))
-    ++N;
-  return N;
-}
-
 TEST(LowerPrimitive, MultiplyAddReluWithBroadcasting) {
   std::vector<std::string> Types = {"Tensor[(n, m), float32]",
                                     "Tensor[(m), float32]",
@@ -37,12 +23,12 @@ TEST(LowerPrimitive, MultiplyAddReluWithBroadcasting) {
                      "let %b = add(%a, %p2);\n"
                      "relu(%b)";
   expectKernelMatches(Types, Body, kSizes);
-  codegen::LoweredKernel L = lowerOrFail(parse(Types, Body), "chain");
+  codegen::LoweredKernel L = lowerOrFail(parsePrimitive(Types, Body), "chain");
   // Inputs and one output only; one store in one loop nest.
   EXPECT_EQ(L.kernel.buffers.size(), 4u);
   std::string Text = codegen::printLoopKernel(L.kernel);
-  EXPECT_EQ(count(Text, " = "), 1u) << Text;
-  EXPECT_EQ(count(Text, "for "), 2u) << Text;
+  EXPECT_EQ(countOccurrences(Text, " = "), 1u) << Text;
+  EXPECT_EQ(countOccurrences(Text, "for "), 2u) << Text;
   EXPECT_NE(Text.find("vectorized"), std::string::npos) << Text;
   // n and m are the kernel's only size parameters.
   EXPECT_EQ(L.kernel.sizeParams, (std::vector<std::string>{"n", "m"}));
@@ -71,7 +57,8 @@ TEST(LowerPrimitive, ReductionFeedingElementwiseIsHoisted) {
                      "let %d = divide(%e, %s);\n"
                      "multiply(%d, 2.0)";
   expectKernelMatches(Types, Body, kSizes, 1e-4, 1e-6);
-  codegen::LoweredKernel L = lowerOrFail(parse(Types, Body), "hoisted");
+  codegen::LoweredKernel L =
+      lowerOrFail(parsePrimitive(Types, Body), "hoisted");
   std::string Text = codegen::printLoopKernel(L.kernel);
   // The accumulator is computed once per row, before the loop over columns.
   size_t Local = Text.find("local acc0");
@@ -104,7 +91,7 @@ TEST(LowerPrimitive, StaticShapesGiveConstantExtents) {
                                     "Tensor[(8), float32]"};
   std::string Body = "let %a = add(%p0, %p1);\nsigmoid(%a)";
   expectKernelMatches(Types, Body, {{}});
-  codegen::LoweredKernel L = lowerOrFail(parse(Types, Body), "static");
+  codegen::LoweredKernel L = lowerOrFail(parsePrimitive(Types, Body), "static");
   EXPECT_TRUE(L.kernel.sizeParams.empty());
   EXPECT_NE(codegen::printLoopKernel(L.kernel).find("[0, 8) vectorized"),
             std::string::npos)
@@ -112,21 +99,21 @@ TEST(LowerPrimitive, StaticShapesGiveConstantExtents) {
 }
 
 TEST(LowerPrimitive, RefusesOpaqueOperators) {
-  ir::Module M = parse({"Tensor[(n, 4), float32]"},
-                       "let %a = relu(%p0);\nargmax(%a, axis=1)");
+  ir::Module M = parsePrimitive({"Tensor[(n, 4), float32]"},
+                                "let %a = relu(%p0);\nargmax(%a, axis=1)");
   codegen::LoweringResult R = codegen::lowerPrimitive(primitiveOf(M), "opaque");
   EXPECT_FALSE(R.ok());
   EXPECT_NE(R.unsupported.find("argmax"), std::string::npos) << R.unsupported;
 }
 
 TEST(LowerPrimitive, RefusesIntegerDivision) {
-  ir::Module M =
-      parse({"Tensor[(n), int32]", "Tensor[(n), int32]"}, "divide(%p0, %p1)");
+  ir::Module M = parsePrimitive({"Tensor[(n), int32]", "Tensor[(n), int32]"},
+                                "divide(%p0, %p1)");
   codegen::LoweringResult R = codegen::lowerPrimitive(primitiveOf(M), "idiv");
   EXPECT_FALSE(R.ok());
   EXPECT_NE(R.unsupported.find("divide"), std::string::npos) << R.unsupported;
   // A zero constant divisor too (the reference kernel fails at run time).
-  M = parse({"Tensor[(n), int32]"}, "divide(%p0, 0i32)");
+  M = parsePrimitive({"Tensor[(n), int32]"}, "divide(%p0, 0i32)");
   R = codegen::lowerPrimitive(primitiveOf(M), "idiv0");
   EXPECT_FALSE(R.ok());
   EXPECT_NE(R.unsupported.find("nonzero constant"), std::string::npos)
@@ -137,9 +124,10 @@ TEST(LowerPrimitive, RefusesContractionsNotKnownToAgree) {
   // Two unknown contraction extents: the loop nest would read one operand up
   // to the other's extent.
   for (const char *Body : {"matmul(%p0, %p1)", "dense(%p0, %p2)"}) {
-    ir::Module M = parse({"Tensor[(n, ?), float32]", "Tensor[(?, 4), float32]",
-                          "Tensor[(4, ?), float32]"},
-                         Body);
+    ir::Module M =
+        parsePrimitive({"Tensor[(n, ?), float32]", "Tensor[(?, 4), float32]",
+                        "Tensor[(4, ?), float32]"},
+                       Body);
     codegen::LoweringResult R =
         codegen::lowerPrimitive(primitiveOf(M), "contraction");
     EXPECT_FALSE(R.ok()) << Body;
@@ -153,7 +141,7 @@ TEST(LowerPrimitive, RefusesContractionsNotKnownToAgree) {
 }
 
 TEST(LowerPrimitive, RefusesNonFunctions) {
-  ir::Module M = parse({"Tensor[(n), float32]"}, "relu(%p0)");
+  ir::Module M = parsePrimitive({"Tensor[(n), float32]"}, "relu(%p0)");
   EXPECT_FALSE(codegen::lowerPrimitive(
                    M.function("main")->as<ir::FunctionNode>()->body, "x")
                    .ok());

@@ -15,13 +15,6 @@ using namespace rivet::test;
 
 namespace {
 
-ir::Module parse(const std::vector<std::string> &Types,
-                 const std::string &Body) {
-  ir::Module M = ir::parseModule(primitiveModuleText(Types, Body), "<test>");
-  ir::inferTypes(M);
-  return M;
-}
-
 bool isParallel(const codegen::LoweredKernel &L) {
   return codegen::printLoopKernel(L.kernel).find(" parallel {") !=
          std::string::npos;
@@ -38,7 +31,7 @@ void expectParallelMatches(const std::vector<std::string> &Types,
                            const std::string &Body,
                            const std::vector<SizeMap> &Sizes,
                            double Rtol = 1e-5, double Atol = 1e-6) {
-  codegen::LoweredKernel L = lowerOrFail(parse(Types, Body), "probe");
+  codegen::LoweredKernel L = lowerOrFail(parsePrimitive(Types, Body), "probe");
   EXPECT_TRUE(isParallel(L)) << codegen::printLoopKernel(L.kernel);
   ThreadsGuard Guard;
   for (int T : {1, 2, 4}) {
@@ -74,7 +67,7 @@ TEST(ParallelKernel, Rank3SymbolicAfterAUnitAxis) {
   std::vector<std::string> Types = {"Tensor[(1, n, 64), float32]",
                                     "Tensor[(64), float32]"};
   std::string Body = "let %a = add(%p0, %p1);\ntanh(%a)";
-  codegen::LoweredKernel L = lowerOrFail(parse(Types, Body), "unit");
+  codegen::LoweredKernel L = lowerOrFail(parsePrimitive(Types, Body), "unit");
   std::string Text = codegen::printLoopKernel(L.kernel);
   EXPECT_NE(Text.find("for i1 in [0, n) parallel"), std::string::npos) << Text;
   expectParallelMatches(Types, Body, {{{"n", 1}}, {{"n", 3}}, {{"n", 2000}}},
@@ -116,16 +109,17 @@ TEST(ParallelKernel, IntegersAndBools) {
 }
 
 TEST(ParallelKernel, SmallStaticKernelsStaySerial) {
-  codegen::LoweredKernel L =
-      lowerOrFail(parse({"Tensor[(4, 8), float32]"}, "sigmoid(%p0)"), "small");
+  codegen::LoweredKernel L = lowerOrFail(
+      parsePrimitive({"Tensor[(4, 8), float32]"}, "sigmoid(%p0)"), "small");
   EXPECT_FALSE(isParallel(L)) << codegen::printLoopKernel(L.kernel);
   // Unit axes are never the parallel loop.
-  L = lowerOrFail(parse({"Tensor[(1, 1), float32]"}, "sigmoid(%p0)"), "unit");
+  L = lowerOrFail(parsePrimitive({"Tensor[(1, 1), float32]"}, "sigmoid(%p0)"),
+                  "unit");
   EXPECT_FALSE(isParallel(L)) << codegen::printLoopKernel(L.kernel);
 }
 
 TEST(ParallelKernel, ParallelCanBeTurnedOff) {
-  ir::Module M = parse({"Tensor[(n, m), float32]"}, "exp(%p0)");
+  ir::Module M = parsePrimitive({"Tensor[(n, m), float32]"}, "exp(%p0)");
   codegen::LoweringOptions Opts;
   Opts.parallel = false;
   codegen::LoweringResult R =
@@ -135,8 +129,8 @@ TEST(ParallelKernel, ParallelCanBeTurnedOff) {
 }
 
 TEST(ParallelKernel, ChunksAreVectorizedAndCallTheRuntime) {
-  codegen::LoweredKernel L =
-      lowerOrFail(parse({"Tensor[(n), float32]"}, kChain), "par_chain");
+  codegen::LoweredKernel L = lowerOrFail(
+      parsePrimitive({"Tensor[(n), float32]"}, kChain), "par_chain");
   std::string Raw = codegen::emitLLVMIR(L.kernel, {}, /*Optimize=*/false);
   EXPECT_NE(Raw.find("define internal void @par_chain.par0(ptr"),
             std::string::npos)
@@ -189,7 +183,7 @@ TEST(ParallelKernel, GrainMakesChunksOfEnoughWork) {
   std::vector<std::string> Types = {"Tensor[(n, m), float32]",
                                     "Tensor[(m), float32]"};
   std::string Body = "let %a = add(%p0, %p1);\nrelu(%a)";
-  ir::Module M = parse(Types, Body);
+  ir::Module M = parsePrimitive(Types, Body);
   codegen::LoweredKernel L = lowerOrFail(M, "grain_rows");
   const codegen::LoopStmtNode *P = parallelLoop(L.kernel.body);
   ASSERT_TRUE(P) << codegen::printLoopKernel(L.kernel);
@@ -215,7 +209,7 @@ TEST(ParallelKernel, GrainMakesChunksOfEnoughWork) {
 }
 
 TEST(ParallelKernel, StaticGrainOfARank1Kernel) {
-  ir::Module M = parse({"Tensor[(100003), float32]"}, kChain);
+  ir::Module M = parsePrimitive({"Tensor[(100003), float32]"}, kChain);
   codegen::LoweredKernel L = lowerOrFail(M, "grain_flat");
   const codegen::LoopStmtNode *P = parallelLoop(L.kernel.body);
   ASSERT_TRUE(P);

@@ -21,20 +21,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-ir::Module parse(const std::vector<std::string> &Types,
-                 const std::string &Body) {
-  ir::Module M = ir::parseModule(primitiveModuleText(Types, Body), "<test>");
-  ir::inferTypes(M);
-  return M;
-}
-
-size_t count(const std::string &S, const std::string &Sub) {
-  size_t N = 0;
-  for (size_t P = S.find(Sub); P != std::string::npos; P = S.find(Sub, P + 1))
-    ++N;
-  return N;
-}
-
 /// Element K along Axis of row Row of X (rows enumerate the other axes in
 /// row-major order).
 int64_t rowElement(const Shape &Sh, size_t Axis, int64_t Row, int64_t K) {
@@ -87,7 +73,7 @@ void expectMatches(const std::vector<std::string> &Types,
                    double Rtol = 1e-5, double Atol = 1e-6) {
   std::string Text = primitiveModuleText(Types, Body);
   SCOPED_TRACE(Text);
-  ir::Module M = parse(Types, Body);
+  ir::Module M = parsePrimitive(Types, Body);
   codegen::LoweredKernel L = lowerOrFail(M, uniqueKernelName(Body));
   if (L.kernel.name.empty())
     return;
@@ -162,8 +148,8 @@ TEST(ReductionVectorize, SoftmaxAsAnInnerValueMatchesTheReference) {
 TEST(ReductionVectorize, SoftmaxResultComputesEachExpOnce) {
   auto Exps = [](const std::vector<std::string> &Types,
                  const std::string &Body) {
-    codegen::LoweredKernel L = lowerOrFail(parse(Types, Body), "exps");
-    return count(codegen::printLoopKernel(L.kernel), "exp(");
+    codegen::LoweredKernel L = lowerOrFail(parsePrimitive(Types, Body), "exps");
+    return countOccurrences(codegen::printLoopKernel(L.kernel), "exp(");
   };
   // The result along the last axis: the sum stores its exps.
   EXPECT_EQ(Exps({"Tensor[(n, 17), float32]"}, "softmax(%p0, axis=-1)"), 1u);
@@ -181,7 +167,8 @@ TEST(ReductionVectorize, SoftmaxResultComputesEachExpOnce) {
 
 TEST(ReductionVectorize, SoftmaxStoreKeepsTheSumVectorized) {
   codegen::LoweredKernel L = lowerOrFail(
-      parse({"Tensor[(4, n, n), float32]"}, "softmax(%p0, axis=2)"), "smx_vec");
+      parsePrimitive({"Tensor[(4, n, n), float32]"}, "softmax(%p0, axis=2)"),
+      "smx_vec");
   std::string IR = codegen::emitLLVMIR(L.kernel);
   // The sum loop stores vectors of exps and accumulates vectors.
   EXPECT_NE(IR.find("store <"), std::string::npos) << IR;
@@ -250,7 +237,7 @@ TEST(ReductionVectorize, MaxMinOverSeveralAxesAndBodies) {
 TEST(ReductionVectorize, FloatMaxCountsNaNsApart) {
   auto Kernel = [](const std::string &Type) {
     codegen::LoweredKernel L =
-        lowerOrFail(parse({Type}, "max(%p0, axis=[1])"), "nan_apart");
+        lowerOrFail(parsePrimitive({Type}, "max(%p0, axis=[1])"), "nan_apart");
     return L.kernel;
   };
   // The maximum and a bool that says whether a NaN was seen.
@@ -259,8 +246,8 @@ TEST(ReductionVectorize, FloatMaxCountsNaNsApart) {
     codegen::LoopKernel K = Kernel(Type);
     EXPECT_EQ(K.locals, (std::vector<DType>{K.buffers[0].dtype, DType::Bool}));
     std::string Text = codegen::printLoopKernel(K);
-    EXPECT_EQ(count(Text, "// reduction, no NaN"), 1u) << Text;
-    EXPECT_EQ(count(Text, "isnan("), 2u) << Text;
+    EXPECT_EQ(countOccurrences(Text, "// reduction, no NaN"), 1u) << Text;
+    EXPECT_EQ(countOccurrences(Text, "isnan("), 2u) << Text;
   }
   // Integers have no NaN.
   EXPECT_EQ(Kernel("Tensor[(4, n), int32]").locals.size(), 1u);
@@ -271,7 +258,7 @@ TEST(ReductionVectorize, FloatMaxBecomesVectorCode) {
                                "Tensor[(4, n), float32]", " x float>"},
                            {"Tensor[(4, n), float64]", " x double>"}}) {
     codegen::LoweredKernel L =
-        lowerOrFail(parse({Type}, "max(%p0, axis=[1])"), "max_vec");
+        lowerOrFail(parsePrimitive({Type}, "max(%p0, axis=[1])"), "max_vec");
     std::string IR = codegen::emitLLVMIR(L.kernel);
     // NaN-propagating max on vectors: unordered compares and selects.
     EXPECT_NE(IR.find("fcmp uno <"), std::string::npos) << IR;
@@ -291,8 +278,8 @@ int64_t ulpDistance(float A, float B) {
 }
 
 TEST(ReductionVectorize, InlineExpf32IsWithinTwoUlpOfTheCorrectlyRoundedExp) {
-  codegen::LoweredKernel L =
-      lowerOrFail(parse({"Tensor[(n), float32]"}, "exp(%p0)"), "expf_sweep");
+  codegen::LoweredKernel L = lowerOrFail(
+      parsePrimitive({"Tensor[(n), float32]"}, "exp(%p0)"), "expf_sweep");
   codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
   std::vector<float> X;
   // Every 2^9-th bit pattern (8M inputs, both signs, NaNs and infinities).

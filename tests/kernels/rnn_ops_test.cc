@@ -141,3 +141,34 @@ TEST(RnnKernel, Errors) {
 }
 
 } // namespace
+
+// The recurrences' tanh (computed from one exp, not libm's tanh): a
+// one-unit RNN with W = 1, R = 0 gives Y[t] = tanh(x[t]), within one float
+// ulp of std::tanh over tiny, moderate and huge inputs and the specials
+// (a zero's sign is the recurrence's: -0 * 1 + 0 * h is +0).
+TEST(RnnKernel, TanhMatchesLibm) {
+  std::vector<float> Xs = {0.0f,     -0.0f,  1e-30f,   -1e-9f,   9.9e-5f,
+                           1e-4f,    -1e-4f, 0.001f,   0.1f,     -0.2499f,
+                           0.5f,     1.0f,   -3.0f,    9.0f,     20.0f,
+                           -1000.0f, 1e30f,  INFINITY, -INFINITY};
+  for (int I = -200; I <= 200; ++I)
+    Xs.push_back((float)I * 0.0371f);
+  Xs.push_back(NAN); // last: R h is 0 * NaN = NaN from then on
+  int64_t T = (int64_t)Xs.size();
+  Tensor X = f32(Xs, {T, 1, 1});
+  Tensor W = f32({1}, {1, 1, 1}), R = f32({0}, {1, 1, 1});
+  Tensor Y = runAll("rnn", {X, W, R, emptyF(), emptyI(), emptyF()},
+                    Attrs{{"hidden_size", int64_t(1)}})[0];
+  ASSERT_EQ(Y.numel(), T);
+  for (int64_t I = 0; I < T; ++I) {
+    float Got = (float)Y.elementAsDouble(I);
+    float Want = (float)std::tanh((double)Xs[(size_t)I]);
+    if (std::isnan(Want)) {
+      EXPECT_TRUE(std::isnan(Got)) << Xs[(size_t)I];
+      continue;
+    }
+    EXPECT_LE(std::fabs(Got - Want),
+              std::nextafter(std::fabs(Want), INFINITY) - std::fabs(Want))
+        << "tanh(" << Xs[(size_t)I] << ")";
+  }
+}

@@ -28,6 +28,12 @@ public:
       : Map(L) {}
 
   bool has(const std::string &Name) const { return Map.count(Name) != 0; }
+  /// The value of Name, or null: one lookup where has() and a getter take
+  /// two.
+  const AttrValue *find(const std::string &Name) const {
+    auto It = Map.find(Name);
+    return It == Map.end() ? nullptr : &It->second;
+  }
   void set(const std::string &Name, AttrValue V) { Map[Name] = std::move(V); }
   const std::map<std::string, AttrValue> &items() const { return Map; }
   bool empty() const { return Map.empty(); }

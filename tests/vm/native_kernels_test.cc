@@ -84,13 +84,13 @@ size_t mainKernelCalls(const vm::Executable &E, vm::KernelEntry::Kind K) {
   return N;
 }
 
-/// Runs @main on a fresh VM of Exe and compares with the interpreter.
-void expectAgrees(const ir::Module &M,
-                  const std::shared_ptr<vm::Executable> &Exe, int64_t N,
-                  const std::string &What) {
-  std::vector<ir::Value> Args = inputs(M, N, 7 + (uint64_t)N);
-  ir::Interpreter Interp(M);
-  Tensor Want = Interp.call("main", Args).tensor();
+/// Runs @main of Exe on Args twice on one fresh VM and compares each result
+/// with the interpreter's; What names the case in failures.
+void expectAgreesOnArgs(const ir::Module &M,
+                        const std::shared_ptr<vm::Executable> &Exe,
+                        const std::vector<ir::Value> &Args,
+                        const std::string &What) {
+  Tensor Want = ir::Interpreter(M).call("main", Args).tensor();
   vm::VirtualMachine VM(Exe);
   for (int Run = 0; Run < 2; ++Run) {
     std::vector<vm::ObjectRef> Objs;
@@ -98,10 +98,27 @@ void expectAgrees(const ir::Module &M,
       Objs.push_back(vm::toObject(A, *Exe));
     Tensor Got =
         vm::toValue(VM.invoke("main", std::move(Objs)), *Exe, M).tensor();
+    EXPECT_EQ(Got.shape(), Want.shape()) << What;
     EXPECT_TRUE(allClose(Got, Want, 1e-5, 1e-6))
-        << What << " (N=" << N << ", run " << Run << "): got "
-        << Got.typeString() << ", expected " << Want.typeString();
+        << What << ", run " << Run << ": got " << Got.typeString()
+        << ", expected " << Want.typeString();
   }
+}
+
+/// Runs @main on a fresh VM of Exe and compares with the interpreter.
+void expectAgrees(const ir::Module &M,
+                  const std::shared_ptr<vm::Executable> &Exe, int64_t N,
+                  const std::string &What) {
+  expectAgreesOnArgs(M, Exe, inputs(M, N, 7 + (uint64_t)N),
+                     What + " (N=" + std::to_string(N) + ")");
+}
+
+/// How many instructions of @main have opcode Op.
+size_t mainOps(const vm::Executable &E, vm::Opcode Op) {
+  size_t N = 0;
+  for (const vm::Instruction &I : E.functions[E.function("main")].code)
+    N += I.op == Op;
+  return N;
 }
 
 vm::CompileOptions options(vm::NativeCode Mode) {
@@ -372,27 +389,17 @@ ir::Module parseTyped(const char *Text) {
   return M;
 }
 
-/// Runs @main of Exe on Args (twice on one VM) and compares with the
-/// interpreter.
+/// Runs @main of Exe on random inputs of Shapes (twice on one VM) and
+/// compares with the interpreter.
 void expectAgreesOn(const ir::Module &M,
                     const std::shared_ptr<vm::Executable> &Exe,
                     const std::vector<Shape> &Shapes, const std::string &What) {
   std::vector<ir::Value> Args;
   for (size_t I = 0; I < Shapes.size(); ++I)
     Args.push_back(randomTensor(Shapes[I], DType::Float32, 11 + I));
-  Tensor Want = ir::Interpreter(M).call("main", Args).tensor();
-  vm::VirtualMachine VM(Exe);
-  for (int Run = 0; Run < 2; ++Run) {
-    std::vector<vm::ObjectRef> Objs;
-    for (const ir::Value &A : Args)
-      Objs.push_back(vm::toObject(A, *Exe));
-    Tensor Got =
-        vm::toValue(VM.invoke("main", std::move(Objs)), *Exe, M).tensor();
-    EXPECT_EQ(Got.shape(), Want.shape()) << What;
-    EXPECT_TRUE(allClose(Got, Want, 1e-5, 1e-6))
-        << What << " (inputs " << shapeToString(Shapes[0]) << ", "
-        << shapeToString(Shapes[1]) << ", run " << Run << ")";
-  }
+  expectAgreesOnArgs(M, Exe, Args,
+                     What + " (inputs " + shapeToString(Shapes[0]) + ", " +
+                         shapeToString(Shapes[1]) + ")");
 }
 
 /// Runs @main on one VM of Exe for each shape list in turn (its registers
@@ -481,15 +488,6 @@ TEST_P(NativeModes, BroadcastInsideTheGroupIsChecked) {
   EXPECT_NE(Err.find("do not broadcast"), std::string::npos) << Err;
 }
 
-} // namespace
-
-namespace {
-size_t mainOps(const vm::Executable &E, vm::Opcode Op) {
-  size_t N = 0;
-  for (const vm::Instruction &I : E.functions[E.function("main")].code)
-    N += I.op == Op;
-  return N;
-}
 } // namespace
 
 // A group that only reshapes its parameter is a view (ReshapeTensor), not a

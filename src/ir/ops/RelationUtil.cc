@@ -243,10 +243,10 @@ std::optional<int64_t> optInt(const Attrs &A, const std::string &Name) {
 
 std::optional<std::vector<int64_t>> optInts(const Attrs &A,
                                             const std::string &Name) {
-  auto It = A.items().find(Name);
-  if (It == A.items().end())
+  const AttrValue *V = A.find(Name);
+  if (!V)
     return std::nullopt;
-  if (isEmptyList(It->second))
+  if (isEmptyList(*V))
     return std::vector<int64_t>{};
   return A.getInts(Name);
 }

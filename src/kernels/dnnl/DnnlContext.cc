@@ -4,9 +4,8 @@
 #include "kernels/Threading.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 
-#include <fmt/format.h>
-
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 
@@ -23,10 +22,9 @@ std::atomic<int64_t> WeightReorders{0}, WeightHits{0};
 
 struct PrimitiveCache {
   std::mutex Lock;
-  std::unordered_map<std::string, std::shared_ptr<const CachedPrimitive>> Map;
   std::unordered_map<PrimitiveKey, std::shared_ptr<const CachedPrimitive>,
                      PrimitiveKeyHash>
-      KeyMap;
+      Map;
 };
 PrimitiveCache &primitiveCache() {
   static PrimitiveCache C;
@@ -39,7 +37,7 @@ struct WeightEntry {
 };
 struct WeightCache {
   std::mutex Lock;
-  std::unordered_map<std::string, WeightEntry> Map;
+  std::unordered_map<PrimitiveKey, WeightEntry, PrimitiveKeyHash> Map;
 };
 WeightCache &weightCache() {
   static WeightCache C;
@@ -49,13 +47,8 @@ WeightCache &weightCache() {
 /// Tags of the post-op entries of a PrimitiveKey.
 enum PostOpTag : int64_t { Relu = 1, Clip, Sigmoid, Tanh, Sum, Add, Mul };
 
-/// The identity of a memory descriptor for cache keys: its C struct's bytes
-/// (plain data: layout, dims, strides, blocking; zero-initialized by
-/// oneDNN), as they are. Formatting them (one fmt call per byte) cost more
-/// than the reorders they keyed on small tensors.
-std::string descKey(const dnnl::memory::desc &D) {
-  return std::string(reinterpret_cast<const char *>(&D.data), sizeof(D.data));
-}
+/// Kind tags, the first word of a PrimitiveKey (matmul has its own).
+constexpr int64_t kReorderTag = 0x72656f72646572; // "reorder"
 
 } // namespace
 
@@ -68,6 +61,15 @@ void PrimitiveKey::addFloat(float F) {
 void PrimitiveKey::addList(const int64_t *Values, size_t N) {
   add((int64_t)N);
   words.insert(words.end(), Values, Values + N);
+}
+
+void PrimitiveKey::addDesc(const dnnl::memory::desc &D) {
+  // As they are: formatting them (one fmt call per byte) cost more than the
+  // reorders they keyed on small tensors.
+  constexpr size_t N = (sizeof(D.data) + sizeof(int64_t) - 1) / sizeof(int64_t);
+  int64_t Words[N] = {};
+  std::memcpy(Words, &D.data, sizeof(D.data));
+  words.insert(words.end(), Words, Words + N);
 }
 
 size_t PrimitiveKeyHash::operator()(const PrimitiveKey &K) const {
@@ -276,33 +278,13 @@ createPrimitive(const std::function<CachedPrimitive()> &Create) {
   return P;
 }
 
-std::shared_ptr<const CachedPrimitive>
-findPrimitive(const std::string &Key,
-              const std::function<CachedPrimitive()> &Create) {
-  applyThreadSetting();
-  std::string Full = Key + "|t" + std::to_string(effectiveThreads());
-  PrimitiveCache &C = primitiveCache();
-  {
-    std::lock_guard<std::mutex> G(C.Lock);
-    auto It = C.Map.find(Full);
-    if (It != C.Map.end()) {
-      ++PrimitiveHits;
-      return It->second;
-    }
-  }
-  // Two threads racing on one key both create; the first insert wins.
-  std::shared_ptr<const CachedPrimitive> P = createPrimitive(Create);
-  std::lock_guard<std::mutex> G(C.Lock);
-  return C.Map.emplace(Full, std::move(P)).first->second;
-}
-
 std::shared_ptr<const CachedPrimitive> lookupPrimitive(PrimitiveKey &Key) {
   applyThreadSetting();
   Key.add(effectiveThreads());
   PrimitiveCache &C = primitiveCache();
   std::lock_guard<std::mutex> G(C.Lock);
-  auto It = C.KeyMap.find(Key);
-  if (It == C.KeyMap.end())
+  auto It = C.Map.find(Key);
+  if (It == C.Map.end())
     return nullptr;
   ++PrimitiveHits;
   return It->second;
@@ -314,7 +296,7 @@ insertPrimitive(const PrimitiveKey &Key,
   std::shared_ptr<const CachedPrimitive> P = createPrimitive(Create);
   PrimitiveCache &C = primitiveCache();
   std::lock_guard<std::mutex> G(C.Lock);
-  return C.KeyMap.emplace(Key, std::move(P)).first->second;
+  return C.Map.emplace(Key, std::move(P)).first->second;
 }
 
 dnnl::primitive_attr baseAttr() {
@@ -363,7 +345,12 @@ void reorderInto(const dnnl::memory &From, const dnnl::memory &To) {
   // (one below ~4 MB took ~13x longer on two threads than on one, waiting
   // for the second thread to wake).
   WorkScope Scope((int64_t)(FD.get_size() / 16));
-  auto Prim = findPrimitive("reorder|" + descKey(FD) + "|" + descKey(TD), [&] {
+  thread_local PrimitiveKey Key;
+  Key.clear();
+  Key.add(kReorderTag);
+  Key.addDesc(FD);
+  Key.addDesc(TD);
+  auto Prim = findPrimitive(Key, [&] {
     CachedPrimitive C;
     dnnl::reorder::primitive_desc PD(engine(), FD, engine(), TD, baseAttr());
     C.prim = dnnl::reorder(PD);
@@ -409,8 +396,10 @@ dnnl::memory weightsIn(const Tensor &W, const dnnl::memory::desc &Plain,
     return M;
   if (!Constant)
     return reorderTo(M, Wanted);
-  std::string Key = fmt::format("{}+{}:{}", (const void *)W.storage().get(),
-                                W.byteOffset(), descKey(Wanted));
+  PrimitiveKey Key;
+  Key.add((int64_t) reinterpret_cast<uintptr_t>(W.storage().get()));
+  Key.add(W.byteOffset());
+  Key.addDesc(Wanted);
   WeightCache &C = weightCache();
   {
     std::lock_guard<std::mutex> G(C.Lock);
@@ -449,7 +438,6 @@ void dnnlClearCaches() {
   {
     std::lock_guard<std::mutex> G(primitiveCache().Lock);
     primitiveCache().Map.clear();
-    primitiveCache().KeyMap.clear();
   }
   std::lock_guard<std::mutex> G(weightCache().Lock);
   weightCache().Map.clear();

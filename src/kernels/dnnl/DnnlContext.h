@@ -75,6 +75,9 @@ struct PrimitiveKey {
   void addFloat(float F);
   /// The count, then the values (so that lists of any length stay apart).
   void addList(const int64_t *Values, size_t N);
+  /// A memory descriptor by its C struct's bytes (plain data: layout, dims,
+  /// strides, blocking; zero-initialized by oneDNN).
+  void addDesc(const dnnl::memory::desc &D);
   bool operator==(const PrimitiveKey &) const = default;
 };
 struct PrimitiveKeyHash {
@@ -131,11 +134,6 @@ void executePrimitive(const CachedPrimitive &P,
 /// call); the scratchpad is appended to Args.
 void executePrimitive(const CachedPrimitive &P,
                       std::vector<dnnl_exec_arg_t> &Args);
-/// The cached primitive for Key, created by Create on a miss. Key must name
-/// everything Create depends on; the thread count is added here.
-std::shared_ptr<const CachedPrimitive>
-findPrimitive(const std::string &Key,
-              const std::function<CachedPrimitive()> &Create);
 /// The cached primitive for Key, or null; appends the thread count to Key.
 std::shared_ptr<const CachedPrimitive> lookupPrimitive(PrimitiveKey &Key);
 /// Creates the primitive for Key (as completed by lookupPrimitive) and
@@ -143,9 +141,10 @@ std::shared_ptr<const CachedPrimitive> lookupPrimitive(PrimitiveKey &Key);
 std::shared_ptr<const CachedPrimitive>
 insertPrimitive(const PrimitiveKey &Key,
                 const std::function<CachedPrimitive()> &Create);
-/// lookupPrimitive, then insertPrimitive on a miss. A template, so that a
-/// hit does not wrap Create in a std::function (which allocates for a
-/// lambda with more than two captures).
+/// The cached primitive for Key, created by Create on a miss (Key must name
+/// everything Create depends on): lookupPrimitive, then insertPrimitive. A
+/// template, so that a hit does not wrap Create in a std::function (which
+/// allocates for a lambda with more than two captures).
 template <class CreateFn>
 std::shared_ptr<const CachedPrimitive> findPrimitive(PrimitiveKey &Key,
                                                      CreateFn &&Create) {

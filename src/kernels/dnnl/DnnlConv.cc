@@ -14,8 +14,6 @@
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
 
-#include <fmt/format.h>
-
 #include <cstring>
 #include <string_view>
 
@@ -64,8 +62,12 @@ struct ConvBuffers {
   std::vector<int> outToDst;
   /// The output's layout when blocked (binary operands of its full size).
   std::optional<memory::desc> blockedDst;
-  std::string key;
+  /// The layout choice, for the primitive cache key.
+  PrimitiveKey key;
 };
+
+/// Kind tag of a conv's PrimitiveKey.
+constexpr int64_t kConvTag = 0x636f6e76; // "conv"
 
 /// Multiply-adds below which a conv runs on one thread. Higher than other
 /// calls' threshold: a conv's OpenMP region splits the work statically, so
@@ -110,20 +112,16 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
   memory::desc BiasDesc = B ? plainDesc({M}) : memory::desc();
   WorkScope Scope(Out.numel() * (W.numel() / std::max<int64_t>(M, 1)),
                   kMinParallelConvWork);
-  // The key's numbers as raw bytes: formatting them cost more than a small
-  // conv (the key is built on every call).
-  std::string Key = "conv|" + L.key;
+  thread_local PrimitiveKey Key;
+  Key.clear();
+  Key.add(kConvTag);
+  Key.addList(L.key.words.data(), L.key.words.size());
   const memory::dims *Parts[] = {
       &L.srcDims, &L.weightDims, &L.dstDims, &Strides, &Dil, &PadL, &PadR};
-  for (const memory::dims *D : Parts) {
-    Key += char(D->size());
-    Key.append(reinterpret_cast<const char *>(D->data()),
-               D->size() * sizeof(int64_t));
-  }
-  Key += B ? "|b|" : "|-|";
-  const std::vector<int64_t> &PostKey = Plan->key.words;
-  Key.append(reinterpret_cast<const char *>(PostKey.data()),
-             PostKey.size() * sizeof(int64_t));
+  for (const memory::dims *D : Parts)
+    Key.addList(D->data(), D->size());
+  Key.add(B != nullptr);
+  Key.addList(Plan->key.words.data(), Plan->key.words.size());
   auto Prim = findPrimitive(Key, [&] {
     dnnl::primitive_attr Attr = baseAttr();
     Attr.set_post_ops(Plan->ops);
@@ -235,7 +233,7 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
   L.chooseLayouts = true;
   for (size_t I = 0; I < Out.shape().size(); ++I)
     L.outToDst.push_back((int)I);
-  L.key = "plain";
+  L.key.add(0); // plain
   return runConv(X, W, B, P, Post, Out, L, isPerChannel);
 }
 
@@ -278,8 +276,7 @@ bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
   L.weights = memory::desc(L.weightDims, memory::data_type::f32, *WTag);
   L.outToDst = {0, 1, 2, 3, 1};
   L.blockedDst = L.dst;
-  L.key = fmt::format("blocked{},{},{}", BL.dataBlock, BL.kernelInputBlock,
-                      BL.outBlock);
+  L.key.words = {1, BL.dataBlock, BL.kernelInputBlock, BL.outBlock};
   return runConv(X, W, B, P, Post, Out, L, isPerChannelBlocked);
 }
 

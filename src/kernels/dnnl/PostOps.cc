@@ -15,16 +15,9 @@ const std::string KindAttr = "post_ops";
 const std::string LoAttr = "post_op_lo";
 const std::string HiAttr = "post_op_hi";
 
-/// The value of attribute Name, or null: one map search where has() and a
-/// getter take two.
-const AttrValue *findAttr(const Attrs &A, const std::string &Name) {
-  auto It = A.items().find(Name);
-  return It == A.items().end() ? nullptr : &It->second;
-}
-
 /// The post-op kinds in A, or null when A has none.
 const std::vector<std::string> *postOpKinds(const Attrs &A) {
-  const AttrValue *V = findAttr(A, KindAttr);
+  const AttrValue *V = A.find(KindAttr);
   if (!V)
     return nullptr;
   if (const auto *L = std::get_if<std::vector<std::string>>(V))
@@ -35,7 +28,7 @@ const std::vector<std::string> *postOpKinds(const Attrs &A) {
 /// A float list attribute, without a copy when it is stored as floats.
 std::span<const double> floatsOf(const Attrs &A, const std::string &Name,
                                  std::vector<double> &Buf) {
-  if (const AttrValue *V = findAttr(A, Name))
+  if (const AttrValue *V = A.find(Name))
     if (const auto *L = std::get_if<std::vector<double>>(V))
       return *L;
   Buf = A.getFloats(Name);

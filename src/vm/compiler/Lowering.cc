@@ -716,12 +716,7 @@ private:
     if (AnyDynamic) {
       for (size_t I = 0; I < Outs.size(); ++I)
         ShapeRegs.push_back(newReg(nullptr));
-      PendingInst &P = emit(Opcode::InvokeKernel);
-      P.inst.c = ML.kernel(KernelEntry::Kind::ShapeFunction, Op.name, C.attrs);
-      P.inst.d = NumIn;
-      P.kernelKind = KernelEntry::Kind::ShapeFunction;
-      P.regs = Args;
-      P.regs.insert(P.regs.end(), ShapeRegs.begin(), ShapeRegs.end());
+      callShapeFunction(C, Op, Args, ShapeRegs);
     }
     std::vector<uint32_t> OutRegs;
     for (size_t I = 0; I < Outs.size(); ++I) {
@@ -746,6 +741,19 @@ private:
     return finish(R, Tail);
   }
 
+  /// The operator's shape function on Args, one shape per register of
+  /// ShapeRegs.
+  void callShapeFunction(const CallNode &C, const OpInfo &Op,
+                         const std::vector<uint32_t> &Args,
+                         const std::vector<uint32_t> &ShapeRegs) {
+    PendingInst &P = emit(Opcode::InvokeKernel);
+    P.inst.c = ML.kernel(KernelEntry::Kind::ShapeFunction, Op.name, C.attrs);
+    P.inst.d = (uint32_t)Args.size();
+    P.kernelKind = KernelEntry::Kind::ShapeFunction;
+    P.regs = Args;
+    P.regs.insert(P.regs.end(), ShapeRegs.begin(), ShapeRegs.end());
+  }
+
   /// A call of an operator whose result is a view of its first argument
   /// (reshape, squeeze, flatten): the result's shape (constant, or from the
   /// operator's shape function), then ReshapeTensor, which shares the
@@ -762,12 +770,7 @@ private:
       P.inst.dst = ShapeReg;
       P.inst.c = ML.shapeConstant(Dims);
     } else {
-      PendingInst &P = emit(Opcode::InvokeKernel);
-      P.inst.c = ML.kernel(KernelEntry::Kind::ShapeFunction, Op.name, C.attrs);
-      P.inst.d = (uint32_t)Args.size();
-      P.kernelKind = KernelEntry::Kind::ShapeFunction;
-      P.regs = Args;
-      P.regs.push_back(ShapeReg);
+      callShapeFunction(C, Op, Args, {ShapeReg});
     }
     uint32_t R = newReg(std::move(T), true);
     PendingInst &P = emit(Opcode::ReshapeTensor);

@@ -11,12 +11,17 @@
 #include "kernels/Threading.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/DnnlConfig.h"
+#include "kernels/dnnl/DnnlContext.h"
 
 #include <fmt/format.h>
 
 #include <atomic>
 #include <random>
 #include <thread>
+
+// oneDNN's OpenMP runtime, loaded with libdnnl (weak: the test does not
+// link it itself).
+extern "C" int omp_get_max_threads() __attribute__((weak));
 
 namespace rivet::test {
 namespace {
@@ -559,6 +564,24 @@ TEST(DnnlThreads, OneAndTwoThreadsAgree) {
   setNumThreads(Saved);
   expectTensor(One, Two, 1e-5, 1e-5);
   expectTensor(One, runReference("matmul", In), 1e-4, 1e-4);
+}
+
+// A small call limits oneDNN to one thread for its duration; a small call
+// nested in it (a reorder inside a conv) must not lift that limit when it
+// ends, or the rest of the outer call runs on threads it was not made for.
+TEST(DnnlThreads, NestedWorkScopeKeepsTheOuterLimit) {
+  if (!omp_get_max_threads)
+    GTEST_SKIP() << "no OpenMP runtime loaded";
+  int Saved = numThreads();
+  setNumThreads(2);
+  {
+    dnnlctx::WorkScope Outer(0);
+    EXPECT_EQ(omp_get_max_threads(), 1);
+    { dnnlctx::WorkScope Inner(0); }
+    EXPECT_EQ(omp_get_max_threads(), 1);
+  }
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  setNumThreads(Saved);
 }
 
 } // namespace

@@ -116,7 +116,10 @@ constexpr int64_t kMinParallelWork = 1 << 20;
 WorkScope::WorkScope(int64_t Work) : WorkScope(Work, kMinParallelWork) {}
 
 WorkScope::WorkScope(int64_t Work, int64_t MinParallelWork) {
-  if (Work >= MinParallelWork || numThreads() == 1 || !omp_set_num_threads)
+  // Inside a limited scope (a reorder within a conv call) a nested one
+  // changes nothing, so that its end does not lift the outer limit.
+  if (SingleThreaded || Work >= MinParallelWork || numThreads() == 1 ||
+      !omp_set_num_threads)
     return;
   applyThreadSetting();
   SingleThreaded = Limited = true;

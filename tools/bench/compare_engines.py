@@ -4,11 +4,14 @@ thread counts (issue 6). A benchmark, not a test.
 
     /usr/bin/python3 tools/bench/compare_engines.py [--rivet build/tools/rivet]
         [--ort-python /work/ort-venv/bin/python] [--threads 1,2]
-        [--warmup 3] [--repeat 20] [--min-time 1.0] [--models a,b,...]
+        [--warmup 3] [--repeat 20] [--min-time 1.0] [--rounds 3] [--models a,b,...]
         [--json OUT.json] [--markdown]
 
 For every model and thread count T it prints the median latency (ms) of each
-engine after warmup runs, and the ratio of Rivet's to the faster peer's:
+engine after warmup runs, and the ratio of Rivet's to the faster peer's. The
+engines are timed in interleaved rounds (--rounds, default 3) and the ratio
+is the median of the rounds' ratios, since the speed of a shared machine
+drifts between rounds:
 
 - Rivet: the model is compiled once with `rivet compile -O3` to a .rvx (the
   compile time is reported separately) and timed with `rivet bench X.rvx
@@ -292,8 +295,14 @@ def error_line(text):
 
 
 def measure(case, rivet, ort_python, threads, a):
+    """Times the three engines on one case in a.rounds interleaved rounds
+    (Rivet, ONNX Runtime, PyTorch, then again), so that each round's engines
+    share the machine's state of the moment: on a shared VM the speed drifts
+    by tens of percent within minutes, and a ratio of medians taken minutes
+    apart inherits that drift."""
     row = {"model": case.name, "kind": case.kind, "inputs": case.note, "rivet_ms": {}, "ort_ms": {},
-           "torch_ms": {}, "errors": {}}
+           "torch_ms": {}, "errors": {}, "rounds": {"rivet": {}, "ort": {}, "torch": {}}}
+    runs = row["rounds"]
     work = tempfile.mkdtemp(prefix="compare_engines_")
     try:
         inputs = write_inputs(case, work)
@@ -301,19 +310,37 @@ def measure(case, rivet, ort_python, threads, a):
         try:
             rvx, row["rivet_compile_s"], row["rivet_compile"] = rivet_compile(rivet, case, work, a.compile_args)
             rivet_out = rivet_outputs(rivet, rvx, inputs, work)
-            for t in threads:
-                row["rivet_ms"][t] = rivet_time(rivet, rvx, inputs, t, a)
         except (RuntimeError, ValueError, KeyError) as e:
             row["errors"]["rivet"] = str(e)
-        if ort_python:
-            try:
-                row["ort_version"], row["ort_ms"], ort_out = ort_measure(ort_python, case, inputs, threads, work, a)
-            except (RuntimeError, ValueError, KeyError) as e:
-                row["errors"]["ort"] = str(e)
-        try:
-            row["torch_version"], row["torch_ms"], torch_out = torch_measure(case, threads, a)
-        except Exception as e:  # noqa: BLE001 - any failure of the peer is reported, not fatal
-            row["errors"]["torch"] = f"{type(e).__name__}: {e}"
+        if not ort_python:
+            row["errors"]["ort"] = "skipped (--ort-python '')"
+        for _ in range(a.rounds):
+            if "rivet" not in row["errors"]:
+                try:
+                    for t in threads:
+                        runs["rivet"].setdefault(t, []).append(rivet_time(rivet, rvx, inputs, t, a))
+                except (RuntimeError, ValueError, KeyError) as e:
+                    row["errors"]["rivet"] = str(e)
+            if "ort" not in row["errors"]:
+                try:
+                    row["ort_version"], ms, ort_out = ort_measure(ort_python, case, inputs, threads, work, a)
+                    for t, v in ms.items():
+                        runs["ort"].setdefault(t, []).append(v)
+                except (RuntimeError, ValueError, KeyError) as e:
+                    row["errors"]["ort"] = str(e)
+            if "torch" not in row["errors"]:
+                try:
+                    row["torch_version"], ms, torch_out = torch_measure(case, threads, a)
+                    for t, v in ms.items():
+                        runs["torch"].setdefault(t, []).append(v)
+                except Exception as e:  # noqa: BLE001 - any failure of the peer is reported, not fatal
+                    row["errors"]["torch"] = f"{type(e).__name__}: {e}"
+        if not ort_python:
+            del row["errors"]["ort"]
+        # An engine that failed in a later round is reported, not mixed in.
+        for engine in ("rivet", "ort", "torch"):
+            if engine not in row["errors"]:
+                row[f"{engine}_ms"] = {t: statistics.median(v) for t, v in runs[engine].items()}
         row["diff_ort"] = max_abs_diff(rivet_out, ort_out)
         row["diff_torch"] = max_abs_diff(rivet_out, torch_out)
     finally:
@@ -321,6 +348,19 @@ def measure(case, rivet, ort_python, threads, a):
     for k, v in row["errors"].items():
         print(f"({case.name}: {k} failed: {error_line(v)})", file=sys.stderr)
     return row
+
+
+def round_ratios(row, t):
+    """Rivet's latency over the faster peer's, per round."""
+    runs, out = row["rounds"], []
+    if not row["rivet_ms"]:
+        return out
+    for k, rv in enumerate(runs["rivet"].get(t, [])):
+        peers = [runs[e][t][k] for e in ("ort", "torch")
+                 if row[f"{e}_ms"] and k < len(runs[e].get(t, []))]
+        if peers:
+            out.append(rv / min(peers))
+    return out
 
 
 def fmt_ms(x):
@@ -332,19 +372,25 @@ def fmt_diff(x):
 
 
 def table(rows, threads):
+    """The ratio is the median of the per-round ratios (its range when there
+    were several rounds); the latencies are each engine's median over rounds."""
     lines = ["| model | inputs | T | Rivet ms | ORT ms | PyTorch ms | Rivet / fastest peer | target | met? "
              "| max abs diff vs ORT / PyTorch |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
     for r in rows:
         for t in threads:
             rv, o, p = r["rivet_ms"].get(t), r["ort_ms"].get(t), r["torch_ms"].get(t)
-            peers = [x for x in (o, p) if x is not None]
-            ratio = rv / min(peers) if rv is not None and peers else None
+            ratios = round_ratios(r, t)
+            ratio = statistics.median(ratios) if ratios else None
             target = TARGETS[r["kind"]]
             met = "—" if ratio is None else "met" if ratio <= target else "**missed**"
             r.setdefault("ratio", {})[t] = ratio
+            r.setdefault("ratio_range", {})[t] = (min(ratios), max(ratios)) if ratios else None
+            cell = "—" if ratio is None else f"{ratio:.2f}"
+            if len(ratios) > 1:
+                cell += f" ({min(ratios):.2f}–{max(ratios):.2f})"
             lines.append(f"| {r['model']} | {r['inputs']} | {t} | {fmt_ms(rv)} | {fmt_ms(o)} | {fmt_ms(p)} | "
-                         f"{'—' if ratio is None else f'{ratio:.2f}'} | ≤ {target} | {met} | "
+                         f"{cell} | ≤ {target} | {met} | "
                          f"{fmt_diff(r['diff_ort'])} / {fmt_diff(r['diff_torch'])} |")
     return "\n".join(lines)
 
@@ -376,6 +422,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=20, help="at least this many timed runs")
     ap.add_argument("--min-time", type=float, default=1.0, help="and at least this many seconds of them")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="interleaved rounds of the three engines; the ratio is the median of the rounds' ratios")
     ap.add_argument("--seq-lens", default="16,64,128", help="the transformer's sequence lengths")
     ap.add_argument("--models", default="", help="comma-separated row names (prefixes) to run; default all")
     ap.add_argument("--compile-arg", dest="compile_args", action="append", default=[],
@@ -414,8 +462,9 @@ def main():
     if a.markdown:
         print(f"Command: `{cmd.strip()}`\n")
         print(f"Machine: {machine_summary()}; {versions}; OMP_WAIT_POLICY=passive; {load}.\n")
-        print(f"Median of at least {a.repeat} runs and {a.min_time} s after {a.warmup} warmup runs; "
-              f"T = intra-op threads.\n")
+        print(f"Median of at least {a.repeat} runs and {a.min_time} s after {a.warmup} warmup runs, in "
+              f"{a.rounds} interleaved round(s) of the three engines: latencies are medians over rounds, the "
+              f"ratio the median of the rounds' ratios (range in brackets); T = intra-op threads.\n")
         print(main_table)
         print()
         print(ctable)
@@ -427,7 +476,7 @@ def main():
         print(ctable)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"command": cmd, "machine": machine_summary(), "load_before": load_before,
+            json.dump({"command": cmd, "machine": machine_summary(), "rounds": a.rounds, "load_before": load_before,
                        "load_after": load_after, "threads": threads, "warmup": a.warmup, "repeat": a.repeat,
                        "min_time": a.min_time, "rows": rows}, f, indent=1, default=str)
 

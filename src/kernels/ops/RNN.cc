@@ -4,14 +4,21 @@
 // and bidirectional; activation lists with alpha/beta; clip; layout 0
 // ([seq, batch, ...]) and 1 ([batch, seq, ...]); optional inputs (B,
 // sequence_lens, initial_h, initial_c, P) are absent when they have zero
-// elements. Each step is a plain matrix-vector product in double.
+// elements. Each step is a matrix-vector product in double.
+//
+// The results are pinned bit for bit (tests/kernels/rnn_exact_test.cc):
+// every gate pre-activation is its bias (or 0.0) plus W[row][j] * x[j] for
+// j = 0, 1, ... in that order, and R h likewise, as separate sums. The
+// products run over transposed weights in "axpy" form (for each j, every
+// row's sum gains one term), which keeps each row's order and lets rows go
+// through SIMD lanes; W x for all steps is hoisted out of the recurrence.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/ops/KernelUtil.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
+#include <cstring>
 
 namespace rivet::kernels {
 namespace {
@@ -25,18 +32,36 @@ int64_t numGates(RnnKind K) {
   return K == RnnKind::Lstm ? 4 : K == RnnKind::Gru ? 3 : 1;
 }
 size_t numInputs(RnnKind K) { return K == RnnKind::Lstm ? 8 : 6; }
+/// Activation functions per direction: f, g[, h].
+size_t numActivations(RnnKind K) {
+  return K == RnnKind::Lstm ? 3 : K == RnnKind::Gru ? 2 : 1;
+}
 
 /// tanh in double precision from one exp: libm's tanh goes through expm1
 /// and took a third of a small LSTM's time. Relative error below 1e-11
 /// (cancellation in 1 - 2/(e^2x + 1) loses at most ~20 bits for |x| >=
 /// 1e-4; below, x - x^3/3 is exact to double precision), far inside the
 /// float results these kernels produce.
-double tanhViaExp(double X) {
+inline double tanhViaExp(double X) {
   double A = std::fabs(X);
   if (A < 1e-4)
     return X * (1 - X * X / 3);
   return std::copysign(1 - 2 / (std::exp(2 * A) + 1), X);
 }
+
+inline double sigmoid(double X) { return 1 / (1 + std::exp(-X)); }
+
+/// Two doubles: one SSE2 register on x86-64, generic code elsewhere. Each
+/// lane's + and * are the scalar IEEE operations.
+typedef double Double2 __attribute__((vector_size(16)));
+
+inline Double2 load2(const double *P) {
+  Double2 V;
+  std::memcpy(&V, P, sizeof(V));
+  return V;
+}
+inline void store2(double *P, Double2 V) { std::memcpy(P, &V, sizeof(V)); }
+inline Double2 splat2(double V) { return Double2{V, V}; }
 
 /// One activation function with its alpha and beta.
 struct Activation {
@@ -52,14 +77,14 @@ struct Activation {
     Elu,
     Softsign,
     Softplus
-  } F;
+  } F = Tanh;
   double Alpha = 0, Beta = 0;
 
   double operator()(double X) const {
     switch (F) {
     case Relu: return std::max(X, 0.0);
     case Tanh: return tanhViaExp(X);
-    case Sigmoid: return 1 / (1 + std::exp(-X));
+    case Sigmoid: return sigmoid(X);
     case Affine: return Alpha * X + Beta;
     case LeakyRelu: return X >= 0 ? X : Alpha * X;
     case ThresholdedRelu: return X > Alpha ? X : 0;
@@ -71,7 +96,58 @@ struct Activation {
     }
     return X;
   }
+  /// V[j] = f(V[j]) for j < N (Tmp: N doubles of scratch, unused here).
+  void apply(double *V, int64_t N, double *Tmp) const {
+    for (int64_t J = 0; J < N; ++J)
+      V[J] = (*this)(V[J]);
+  }
 };
+
+/// The default activations as types, so that the common case inlines them
+/// instead of switching per element. apply() makes all the exp calls first,
+/// then the divisions two lanes at a time: the same formulas, per lane, as
+/// sigmoid() and tanhViaExp().
+struct SigmoidFn {
+  double operator()(double X) const { return sigmoid(X); }
+  void apply(double *V, int64_t N, double *Tmp) const {
+    for (int64_t J = 0; J < N; ++J)
+      V[J] = std::exp(-V[J]);
+    const Double2 One = splat2(1);
+    int64_t J = 0;
+    for (; J + 2 <= N; J += 2)
+      store2(V + J, One / (One + load2(V + J)));
+    for (; J < N; ++J)
+      V[J] = 1 / (1 + V[J]);
+  }
+};
+struct TanhFn {
+  double operator()(double X) const { return tanhViaExp(X); }
+  void apply(double *V, int64_t N, double *Tmp) const {
+    // exp(2|x|) even where |x| < 1e-4 selects the polynomial: unused there.
+    for (int64_t J = 0; J < N; ++J)
+      Tmp[J] = std::exp(2 * std::fabs(V[J]));
+    typedef int64_t Int2 __attribute__((vector_size(16)));
+    const Double2 One = splat2(1), Two = splat2(2), Three = splat2(3),
+                  Small = splat2(1e-4);
+    const Int2 Sign = {INT64_MIN, INT64_MIN};
+    int64_t J = 0;
+    for (; J + 2 <= N; J += 2) {
+      Double2 X = load2(V + J);
+      Int2 XBits = (Int2)X;
+      Double2 A = (Double2)(XBits & ~Sign);
+      Double2 Big = One - Two / (load2(Tmp + J) + One);
+      Int2 BigSigned = ((Int2)Big & ~Sign) | (XBits & Sign); // copysign
+      Double2 Poly = X * (One - X * X / Three);
+      Int2 UsePoly = A < Small;
+      store2(V + J, (Double2)(((Int2)Poly & UsePoly) | (BigSigned & ~UsePoly)));
+    }
+    for (; J < N; ++J)
+      V[J] = tanhViaExp(V[J]);
+  }
+};
+
+/// At most 3 activations per direction, 2 directions.
+constexpr size_t MaxActivations = 6;
 
 struct RnnParams {
   int64_t NumDir = 1;
@@ -81,103 +157,115 @@ struct RnnParams {
   bool Layout = false;
   bool InputForget = false;
   bool LinearBeforeReset = false;
-  std::vector<Activation> Acts; // per direction: f, g[, h]
+  bool DefaultActs = true;         // no (or an empty) "activations" attribute
+  Activation Acts[MaxActivations]; // per direction: f, g[, h]
 };
 
-std::vector<Activation> parseActivations(const char *Op, const Attrs &A,
-                                         RnnKind K, int64_t NumDir) {
-  std::vector<std::string> Names;
-  if (A.has("activations"))
-    Names = withOp(Op, [&] { return A.getStrings("activations"); });
-  size_t Per = K == RnnKind::Lstm ? 3 : K == RnnKind::Gru ? 2 : 1;
-  if (Names.empty()) {
-    std::vector<std::string> D =
-        K == RnnKind::Lstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
-        : K == RnnKind::Gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                            : std::vector<std::string>{"Tanh"};
-    for (int64_t I = 0; I < NumDir; ++I)
-      Names.insert(Names.end(), D.begin(), D.end());
-  } else if (NumDir == 2 && Names.size() == Per) {
-    // One list for both directions.
-    std::vector<std::string> Copy = Names;
-    Names.insert(Names.end(), Copy.begin(), Copy.end());
+/// Whether Name equals Lower (all lowercase) ignoring ASCII case.
+bool equalsLower(const std::string &Name, const char *Lower) {
+  size_t I = 0;
+  for (; I < Name.size() && Lower[I]; ++I) {
+    char C = Name[I];
+    if (C >= 'A' && C <= 'Z')
+      C = (char)(C - 'A' + 'a');
+    if (C != Lower[I])
+      return false;
   }
-  if (Names.size() != Per * (size_t)NumDir)
+  return I == Name.size() && !Lower[I];
+}
+
+/// Fills P.Acts from the activations / activation_alpha / activation_beta
+/// attributes, or with the ONNX defaults when there are none.
+void parseActivations(const char *Op, const Attrs &A, RnnKind K, RnnParams &P) {
+  size_t Per = numActivations(K);
+  const std::vector<std::string> *Listed = nullptr;
+  if (A.find("activations"))
+    Listed = &withOp(Op, [&]() -> const std::vector<std::string> & {
+      return A.getStrings("activations");
+    });
+  if (!Listed || Listed->empty()) {
+    for (int64_t D = 0; D < P.NumDir; ++D)
+      for (size_t J = 0; J < Per; ++J)
+        P.Acts[(size_t)D * Per + J].F = J == 0 && K != RnnKind::Rnn
+                                            ? Activation::Sigmoid
+                                            : Activation::Tanh;
+    return;
+  }
+  P.DefaultActs = false;
+  const std::vector<std::string> &Names = *Listed;
+  // One list may serve both directions.
+  size_t Count = P.NumDir == 2 && Names.size() == Per ? 2 * Per : Names.size();
+  if (Count != Per * (size_t)P.NumDir)
     fail("{}: expected {} activations ({} per direction), got {}", Op,
-         Per * (size_t)NumDir, Per, Names.size());
+         Per * (size_t)P.NumDir, Per, Names.size());
   std::vector<double> Alphas, Betas;
-  if (A.has("activation_alpha"))
+  if (A.find("activation_alpha"))
     Alphas = withOp(Op, [&] { return A.getFloats("activation_alpha"); });
-  if (A.has("activation_beta"))
+  if (A.find("activation_beta"))
     Betas = withOp(Op, [&] { return A.getFloats("activation_beta"); });
   size_t AI = 0, BI = 0;
-  std::vector<Activation> R;
-  for (const std::string &N : Names) {
-    std::string L = N;
-    for (char &Ch : L)
-      Ch = (char)std::tolower((unsigned char)Ch);
-    Activation Act;
-    // Alpha and beta are consumed in order by the functions that use them.
-    auto TakeA = [&](double D) {
-      return AI < Alphas.size() ? Alphas[AI++] : D;
-    };
-    auto TakeB = [&](double D) { return BI < Betas.size() ? Betas[BI++] : D; };
-    if (L == "relu")
+  // Alpha and beta are consumed in order by the functions that use them.
+  auto TakeA = [&](double D) { return AI < Alphas.size() ? Alphas[AI++] : D; };
+  auto TakeB = [&](double D) { return BI < Betas.size() ? Betas[BI++] : D; };
+  for (size_t I = 0; I < Count; ++I) {
+    const std::string &N = Names[I % Names.size()];
+    Activation &Act = P.Acts[I];
+    if (equalsLower(N, "relu"))
       Act.F = Activation::Relu;
-    else if (L == "tanh")
+    else if (equalsLower(N, "tanh"))
       Act.F = Activation::Tanh;
-    else if (L == "sigmoid")
+    else if (equalsLower(N, "sigmoid"))
       Act.F = Activation::Sigmoid;
-    else if (L == "affine") {
+    else if (equalsLower(N, "affine")) {
       Act.F = Activation::Affine;
       Act.Alpha = TakeA(1);
       Act.Beta = TakeB(0);
-    } else if (L == "leakyrelu") {
+    } else if (equalsLower(N, "leakyrelu")) {
       Act.F = Activation::LeakyRelu;
       Act.Alpha = TakeA(0.01);
-    } else if (L == "thresholdedrelu") {
+    } else if (equalsLower(N, "thresholdedrelu")) {
       Act.F = Activation::ThresholdedRelu;
       Act.Alpha = TakeA(1);
-    } else if (L == "scaledtanh") {
+    } else if (equalsLower(N, "scaledtanh")) {
       Act.F = Activation::ScaledTanh;
       Act.Alpha = TakeA(1);
       Act.Beta = TakeB(1);
-    } else if (L == "hardsigmoid") {
+    } else if (equalsLower(N, "hardsigmoid")) {
       Act.F = Activation::HardSigmoid;
       Act.Alpha = TakeA(0.2);
       Act.Beta = TakeB(0.5);
-    } else if (L == "elu") {
+    } else if (equalsLower(N, "elu")) {
       Act.F = Activation::Elu;
       Act.Alpha = TakeA(1);
-    } else if (L == "softsign")
+    } else if (equalsLower(N, "softsign"))
       Act.F = Activation::Softsign;
-    else if (L == "softplus")
+    else if (equalsLower(N, "softplus"))
       Act.F = Activation::Softplus;
     else
       fail("{}: unknown activation function '{}'", Op, N);
-    R.push_back(Act);
   }
-  return R;
 }
 
 RnnParams rnnParams(RnnKind K, const Attrs &A) {
   const char *Op = kindOp(K);
   RnnParams P;
-  std::string Dir =
-      withOp(Op, [&] { return A.getString("direction", "forward"); });
-  if (Dir == "forward")
-    P.NumDir = 1;
-  else if (Dir == "reverse")
-    P.NumDir = 1, P.Reverse = true;
-  else if (Dir == "bidirectional")
-    P.NumDir = 2;
-  else
-    fail("{}: direction must be forward, reverse or bidirectional, got '{}'",
-         Op, Dir);
+  if (A.find("direction")) {
+    const std::string &Dir = withOp(
+        Op, [&]() -> const std::string & { return A.getString("direction"); });
+    if (Dir == "forward")
+      P.NumDir = 1;
+    else if (Dir == "reverse")
+      P.NumDir = 1, P.Reverse = true;
+    else if (Dir == "bidirectional")
+      P.NumDir = 2;
+    else
+      fail("{}: direction must be forward, reverse or bidirectional, got '{}'",
+           Op, Dir);
+  }
   P.Hidden = attrInt(Op, A, "hidden_size", 0);
   if (P.Hidden < 0)
     fail("{}: hidden_size must be positive, got {}", Op, P.Hidden);
-  if (A.has("clip")) {
+  if (A.find("clip")) {
     P.Clip = withOp(Op, [&] { return A.getFloat("clip"); });
     if (!(P.Clip > 0))
       fail("{}: clip must be positive, got {}", Op, P.Clip);
@@ -185,8 +273,19 @@ RnnParams rnnParams(RnnKind K, const Attrs &A) {
   P.Layout = attrFlag(Op, A, "layout", false);
   P.InputForget = attrFlag(Op, A, "input_forget", false);
   P.LinearBeforeReset = attrFlag(Op, A, "linear_before_reset", false);
-  P.Acts = parseActivations(Op, A, K, P.NumDir);
+  parseActivations(Op, A, K, P);
   return P;
+}
+
+/// Element I of an int32 or int64 tensor.
+int64_t indexElement(const Tensor &T, int64_t I) {
+  return T.dtype() == DType::Int32 ? T.data<int32_t>()[I]
+                                   : T.data<int64_t>()[I];
+}
+
+/// Whether S is Want, without building a Shape (this runs on every call).
+bool shapeIs(const Shape &S, std::initializer_list<int64_t> Want) {
+  return std::equal(S.begin(), S.end(), Want.begin(), Want.end());
 }
 
 /// Checked extents of a call.
@@ -213,38 +312,41 @@ RnnDims checkRnn(RnnKind K, const std::vector<Tensor> &In, const RnnParams &P) {
   D.Input = X.shape()[2];
   D.Hidden = P.Hidden ? P.Hidden : R.shape()[2];
   int64_t GH = D.Gates * D.Hidden;
-  if (W.shape() != Shape{D.NumDir, GH, D.Input})
+  if (!shapeIs(W.shape(), {D.NumDir, GH, D.Input}))
     fail("{}: w must be {}, got {}", Op, shapeToString({D.NumDir, GH, D.Input}),
          shapeToString(W.shape()));
-  if (R.shape() != Shape{D.NumDir, GH, D.Hidden})
+  if (!shapeIs(R.shape(), {D.NumDir, GH, D.Hidden}))
     fail("{}: r must be {}, got {}", Op,
          shapeToString({D.NumDir, GH, D.Hidden}), shapeToString(R.shape()));
-  auto CheckOpt = [&](size_t I, const char *Name, const Shape &Want,
-                      bool Float) {
+  auto CheckOpt = [&](size_t I, const char *Name,
+                      std::initializer_list<int64_t> Want, bool Float) {
     const Tensor &T = In[I];
-    if (T.numel() == 0 && T.shape() != Want)
+    if (T.numel() == 0 && !shapeIs(T.shape(), Want))
       return;
     if (Float)
       checkSameDType(Op, "x", X, Name, T);
     else
       checkDType(Op, Name, T.dtype(), DTypeClass::Index);
-    if (T.shape() != Want)
-      fail("{}: {} must be {}, got {}", Op, Name, shapeToString(Want),
+    if (!shapeIs(T.shape(), Want))
+      fail("{}: {} must be {}, got {}", Op, Name, shapeToString(Shape(Want)),
            shapeToString(T.shape()));
   };
-  Shape HShape = P.Layout ? Shape{D.Batch, D.NumDir, D.Hidden}
-                          : Shape{D.NumDir, D.Batch, D.Hidden};
+  // initial_h and initial_c: [dir, batch, hidden] or [batch, dir, hidden].
+  int64_t H0 = P.Layout ? D.Batch : D.NumDir,
+          H1 = P.Layout ? D.NumDir : D.Batch;
   CheckOpt(3, "b", {D.NumDir, 2 * GH}, true);
   CheckOpt(4, "sequence_lens", {D.Batch}, false);
-  CheckOpt(5, "initial_h", HShape, true);
+  CheckOpt(5, "initial_h", {H0, H1, D.Hidden}, true);
   if (K == RnnKind::Lstm) {
-    CheckOpt(6, "initial_c", HShape, true);
+    CheckOpt(6, "initial_c", {H0, H1, D.Hidden}, true);
     CheckOpt(7, "p", {D.NumDir, 3 * D.Hidden}, true);
   }
   if (In[4].numel() > 0 && In[4].hasData())
-    for (int64_t L : In[4].toIntVector())
+    for (int64_t Bi = 0; Bi < D.Batch; ++Bi) {
+      int64_t L = indexElement(In[4], Bi);
       if (L < 0 || L > D.Seq)
         fail("{}: sequence length {} is out of range [0, {}]", Op, L, D.Seq);
+    }
   return D;
 }
 
@@ -264,141 +366,343 @@ std::vector<TensorMeta> rnnShape(const std::vector<Tensor> &In,
   return R;
 }
 
-template <RnnKind K>
-void rnnKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
-               const Attrs &A) {
-  RnnParams P = rnnParams(K, A);
-  RnnDims D = checkRnn(K, In, P);
+/// Rows of the transposed weights are padded to a multiple of this many
+/// doubles (four SSE2 registers); padding rows have zero weights and are
+/// never read back.
+constexpr int64_t RowBlock = 8;
+
+int64_t padRows(int64_t N) { return (N + RowBlock - 1) / RowBlock * RowBlock; }
+
+/// Out[r] = Init[r] + M[0][r] * V[0] + M[1][r] * V[1] + ... in that order,
+/// for r < Rows (a multiple of RowBlock); M is K rows of Stride doubles.
+/// With Scale, each term is (M[j][r] * Scale[j]) * V[j] instead (GRU's
+/// R_h (r . h)). Eight or sixteen rows at a time keep the sums in registers.
+template <bool Scaled>
+void accumulateColumns(const double *Init, const double *M, int64_t Stride,
+                       int64_t K, const double *V, const double *Scale,
+                       int64_t Rows, double *Out) {
+  int64_t R = 0;
+  for (; R + 2 * RowBlock <= Rows; R += 2 * RowBlock) {
+    Double2 A0 = load2(Init + R), A1 = load2(Init + R + 2),
+            A2 = load2(Init + R + 4), A3 = load2(Init + R + 6),
+            A4 = load2(Init + R + 8), A5 = load2(Init + R + 10),
+            A6 = load2(Init + R + 12), A7 = load2(Init + R + 14);
+    const double *MR = M + R;
+    for (int64_t J = 0; J < K; ++J, MR += Stride) {
+      Double2 VJ = {V[J], V[J]};
+      if constexpr (Scaled) {
+        Double2 SJ = {Scale[J], Scale[J]};
+        A0 += load2(MR) * SJ * VJ;
+        A1 += load2(MR + 2) * SJ * VJ;
+        A2 += load2(MR + 4) * SJ * VJ;
+        A3 += load2(MR + 6) * SJ * VJ;
+        A4 += load2(MR + 8) * SJ * VJ;
+        A5 += load2(MR + 10) * SJ * VJ;
+        A6 += load2(MR + 12) * SJ * VJ;
+        A7 += load2(MR + 14) * SJ * VJ;
+      } else {
+        A0 += load2(MR) * VJ;
+        A1 += load2(MR + 2) * VJ;
+        A2 += load2(MR + 4) * VJ;
+        A3 += load2(MR + 6) * VJ;
+        A4 += load2(MR + 8) * VJ;
+        A5 += load2(MR + 10) * VJ;
+        A6 += load2(MR + 12) * VJ;
+        A7 += load2(MR + 14) * VJ;
+      }
+    }
+    store2(Out + R, A0), store2(Out + R + 2, A1), store2(Out + R + 4, A2),
+        store2(Out + R + 6, A3), store2(Out + R + 8, A4),
+        store2(Out + R + 10, A5), store2(Out + R + 12, A6),
+        store2(Out + R + 14, A7);
+  }
+  for (; R < Rows; R += RowBlock) {
+    Double2 A0 = load2(Init + R), A1 = load2(Init + R + 2),
+            A2 = load2(Init + R + 4), A3 = load2(Init + R + 6);
+    const double *MR = M + R;
+    for (int64_t J = 0; J < K; ++J, MR += Stride) {
+      Double2 VJ = {V[J], V[J]};
+      if constexpr (Scaled) {
+        Double2 SJ = {Scale[J], Scale[J]};
+        A0 += load2(MR) * SJ * VJ;
+        A1 += load2(MR + 2) * SJ * VJ;
+        A2 += load2(MR + 4) * SJ * VJ;
+        A3 += load2(MR + 6) * SJ * VJ;
+      } else {
+        A0 += load2(MR) * VJ;
+        A1 += load2(MR + 2) * VJ;
+        A2 += load2(MR + 4) * VJ;
+        A3 += load2(MR + 6) * VJ;
+      }
+    }
+    store2(Out + R, A0), store2(Out + R + 2, A1), store2(Out + R + 4, A2),
+        store2(Out + R + 6, A3);
+  }
+}
+
+/// Per-call scratch, reused across calls on a thread (the kernel allocates
+/// nothing in steady state).
+std::vector<double> &scratchBuffer() {
+  thread_local std::vector<double> Buffer;
+  return Buffer;
+}
+double *scratch(size_t N) {
+  std::vector<double> &B = scratchBuffer();
+  if (B.size() < N)
+    B.resize(N);
+  return B.data();
+}
+/// Frees the scratch after a large call (over 8 MB) instead of holding it.
+void releaseLargeScratch() {
+  std::vector<double> &B = scratchBuffer();
+  if (B.size() > (size_t(1) << 20))
+    std::vector<double>().swap(B);
+}
+
+/// Everything one direction of one batch element's recurrence reads.
+struct Recurrence {
+  int64_t H, GHp, Len;
+  double Clip; // 0: none
+  bool InputForget, LinearBeforeReset;
+  const double *Gx;            // [Len][GHp]: W x_t + Wb in step order
+  const double *Rt, *RB;       // [H][GHp] transposed R; [GHp] Rb or zeros
+  const double *RtH;           // GRU without linear_before_reset: [H][Hp]
+  const double *RBH;           // its bias Rb_h, [Hp]
+  const double *Peep;          // [3H] or null
+  double *Gh, *Rg, *Zg, *NewH; // [GHp], [Hp], [Hp], [Hp] scratch
+  double *Tmp;                 // [Hp] scratch for the activations
+  double *Hs, *Cs;             // state in/out, [Hp], [H]
+
+  double clip(double V) const {
+    return Clip > 0 ? std::clamp(V, -Clip, Clip) : V;
+  }
+};
+
+/// Runs the recurrence, calling Emit(Step, Hs) after each step. F, G and
+/// Hf are the activation functions f, g and h (unused ones ignored).
+template <RnnKind K, typename F, typename G, typename Hf, typename EmitFn>
+void recur(const Recurrence &C, F Fa, G Ga, Hf Ha, EmitFn Emit) {
+  int64_t H = C.H;
+  double *Hs = C.Hs, *NewH = C.NewH, *Cs = C.Cs;
+  for (int64_t Step = 0; Step < C.Len; ++Step) {
+    const double *Gx = C.Gx + Step * C.GHp;
+    double *Gh = C.Gh;
+    accumulateColumns<false>(C.RB, C.Rt, C.GHp, H, Hs, nullptr, C.GHp, Gh);
+    // Each gate's pre-activations are formed in place in Gh, then its
+    // activation runs over the whole gate.
+    double *Tmp = C.Tmp;
+    if constexpr (K == RnnKind::Lstm) {
+      // Gate order i, o, f, c; peepholes i, o, f.
+      const double *PD = C.Peep;
+      double *IG = Gh, *OG = Gh + H, *FG = Gh + 2 * H, *CG = Gh + 3 * H;
+      for (int64_t J = 0; J < H; ++J) {
+        double Cv = Cs[J];
+        IG[J] = C.clip(Gx[J] + IG[J] + (PD ? PD[J] * Cv : 0));
+        if (!C.InputForget)
+          FG[J] = C.clip(Gx[2 * H + J] + FG[J] + (PD ? PD[2 * H + J] * Cv : 0));
+        CG[J] = C.clip(Gx[3 * H + J] + CG[J]);
+      }
+      Fa.apply(IG, H, Tmp);
+      if (!C.InputForget)
+        Fa.apply(FG, H, Tmp);
+      Ga.apply(CG, H, Tmp);
+      for (int64_t J = 0; J < H; ++J) {
+        double Forget = C.InputForget ? 1 - IG[J] : FG[J];
+        double NC = Forget * Cs[J] + IG[J] * CG[J];
+        Cs[J] = NC;
+        OG[J] = C.clip(Gx[H + J] + OG[J] + (PD ? PD[H + J] * NC : 0));
+        NewH[J] = NC;
+      }
+      Fa.apply(OG, H, Tmp);
+      Ha.apply(NewH, H, Tmp);
+      for (int64_t J = 0; J < H; ++J)
+        NewH[J] = OG[J] * NewH[J];
+    } else if constexpr (K == RnnKind::Gru) {
+      // Gate order z, r, h.
+      double *Zg = C.Zg, *Rg = C.Rg;
+      for (int64_t J = 0; J < H; ++J) {
+        Zg[J] = C.clip(Gx[J] + Gh[J]);
+        Rg[J] = C.clip(Gx[H + J] + Gh[H + J]);
+      }
+      Fa.apply(Zg, H, Tmp);
+      Fa.apply(Rg, H, Tmp);
+      if (!C.LinearBeforeReset)
+        // R_h (r . h) + Rb_h, recomputed with the reset hidden state; NewH
+        // holds it until the loop below overwrites it element by element.
+        accumulateColumns<true>(C.RBH, C.RtH, padRows(H), H, Hs, Rg, padRows(H),
+                                NewH);
+      for (int64_t J = 0; J < H; ++J)
+        NewH[J] =
+            C.clip(C.LinearBeforeReset ? Gx[2 * H + J] + Rg[J] * Gh[2 * H + J]
+                                       : Gx[2 * H + J] + NewH[J]);
+      Ga.apply(NewH, H, Tmp);
+      for (int64_t J = 0; J < H; ++J) {
+        double Z = Zg[J];
+        NewH[J] = (1 - Z) * NewH[J] + Z * Hs[J];
+      }
+    } else {
+      for (int64_t J = 0; J < H; ++J)
+        NewH[J] = C.clip(Gx[J] + Gh[J]);
+      Fa.apply(NewH, H, Tmp);
+    }
+    std::swap(Hs, NewH);
+    Emit(Step, Hs);
+  }
+  // The final state lives in whichever buffer the last swap left it.
+  if (Hs != C.Hs)
+    std::copy_n(Hs, H, C.Hs);
+}
+
+template <RnnKind K, typename E>
+void rnnTyped(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+              const RnnParams &P, const RnnDims &D) {
   int64_t S = D.Seq, N = D.Batch, I = D.Input, H = D.Hidden, G = D.Gates;
-  std::vector<double> X = In[0].toDoubleVector(), W = In[1].toDoubleVector(),
-                      R = In[2].toDoubleVector();
-  auto Opt = [&](size_t Idx) {
-    return Idx < In.size() && In[Idx].numel() > 0 ? In[Idx].toDoubleVector()
-                                                  : std::vector<double>{};
+  int64_t GH = G * H, GHp = padRows(GH), Hp = padRows(H), ND = D.NumDir;
+  auto Present = [&](size_t Idx) {
+    return Idx < In.size() && In[Idx].numel() > 0 ? In[Idx].data<E>() : nullptr;
   };
-  std::vector<double> B = Opt(3), H0 = Opt(5),
-                      C0 = K == RnnKind::Lstm ? Opt(6) : std::vector<double>{},
-                      Peep =
-                          K == RnnKind::Lstm ? Opt(7) : std::vector<double>{};
-  std::vector<int64_t> Lens((size_t)N, S);
-  if (In[4].numel() > 0)
-    Lens = In[4].toIntVector();
+  const E *XE = In[0].data<E>(), *WE = In[1].data<E>(), *RE = In[2].data<E>();
+  const E *BE = Present(3), *H0E = Present(5);
+  const E *C0E = K == RnnKind::Lstm ? Present(6) : nullptr;
+  const E *PE = K == RnnKind::Lstm ? Present(7) : nullptr;
+  bool GruReset = K == RnnKind::Gru && !P.LinearBeforeReset;
+
+  // Scratch layout (doubles).
+  size_t WtN = (size_t)(ND * I * GHp), RtN = (size_t)(ND * H * GHp),
+         BN = (size_t)(ND * 2 * GHp),
+         RtHN = GruReset ? (size_t)(ND * H * Hp) : 0,
+         RBHN = GruReset ? (size_t)(ND * Hp) : 0, XN = (size_t)(S * N * I),
+         PN = PE ? (size_t)(ND * 3 * H) : 0, GxN = (size_t)(S * GHp);
+  size_t Total =
+      WtN + RtN + BN + RtHN + RBHN + XN + PN + GxN + (size_t)(GHp + 6 * Hp);
+  double *Base = scratch(Total);
+  auto Take = [&](size_t Count) {
+    double *R = Base;
+    Base += Count;
+    return R;
+  };
+  double *Wt = Take(WtN), *Rt = Take(RtN), *Bias = Take(BN), *RtH = Take(RtHN),
+         *RBH = Take(RBHN), *X = Take(XN), *Peep = Take(PN), *Gx = Take(GxN),
+         *Gh = Take((size_t)GHp), *Rg = Take((size_t)Hp),
+         *Zg = Take((size_t)Hp), *NewH = Take((size_t)Hp),
+         *Hs = Take((size_t)Hp), *Cs = Take((size_t)Hp),
+         *Tmp = Take((size_t)Hp);
+  auto Dbl = [](E V) { return convertElement<double>(V); };
+
+  // Transposed, zero-padded weights and biases (zeros where B is absent:
+  // the sums then start at 0.0, as without bias).
+  std::fill_n(Wt, WtN + RtN + BN + RtHN + RBHN, 0.0);
+  for (int64_t Dir = 0; Dir < ND; ++Dir) {
+    for (int64_t Row = 0; Row < GH; ++Row) {
+      for (int64_t J = 0; J < I; ++J)
+        Wt[(Dir * I + J) * GHp + Row] = Dbl(WE[(Dir * GH + Row) * I + J]);
+      for (int64_t J = 0; J < H; ++J)
+        Rt[(Dir * H + J) * GHp + Row] = Dbl(RE[(Dir * GH + Row) * H + J]);
+      if (BE) {
+        Bias[Dir * 2 * GHp + Row] = Dbl(BE[Dir * 2 * GH + Row]);
+        Bias[(Dir * 2 + 1) * GHp + Row] = Dbl(BE[Dir * 2 * GH + GH + Row]);
+      }
+    }
+    if (GruReset)
+      for (int64_t Row = 0; Row < H; ++Row) {
+        for (int64_t J = 0; J < H; ++J)
+          RtH[(Dir * H + J) * Hp + Row] = Rt[(Dir * H + J) * GHp + 2 * H + Row];
+        RBH[Dir * Hp + Row] = Bias[(Dir * 2 + 1) * GHp + 2 * H + Row];
+      }
+  }
+  for (size_t J = 0; J < XN; ++J)
+    X[J] = Dbl(XE[J]);
+  for (size_t J = 0; J < PN; ++J)
+    Peep[J] = Dbl(PE[J]);
+
   // Element offsets of x[t, b, :], y[t, dir, b, :] and h[dir, b, :] for both
   // layouts.
   auto XOff = [&](int64_t T, int64_t Bi) {
     return P.Layout ? (Bi * S + T) * I : (T * N + Bi) * I;
   };
   auto YOff = [&](int64_t T, int64_t Dir, int64_t Bi) {
-    return P.Layout ? ((Bi * S + T) * D.NumDir + Dir) * H
-                    : ((T * D.NumDir + Dir) * N + Bi) * H;
+    return P.Layout ? ((Bi * S + T) * ND + Dir) * H
+                    : ((T * ND + Dir) * N + Bi) * H;
   };
   auto HOff = [&](int64_t Dir, int64_t Bi) {
-    return P.Layout ? (Bi * D.NumDir + Dir) * H : (Dir * N + Bi) * H;
+    return P.Layout ? (Bi * ND + Dir) * H : (Dir * N + Bi) * H;
   };
-  std::vector<double> Y((size_t)(S * D.NumDir * N * H), 0.0);
-  std::vector<double> YH((size_t)(D.NumDir * N * H), 0.0), YC = YH;
-  size_t NA = P.Acts.size() / (size_t)D.NumDir;
-  auto Clip = [&](double V) {
-    return P.Clip > 0 ? std::clamp(V, -P.Clip, P.Clip) : V;
-  };
-  std::vector<double> Gx((size_t)(G * H)), Gh((size_t)(G * H));
-  std::vector<double> NewH((size_t)H), Rg((size_t)H), Zg((size_t)H);
-  for (int64_t Dir = 0; Dir < D.NumDir; ++Dir) {
-    bool Rev = D.NumDir == 2 ? Dir == 1 : P.Reverse;
-    const double *WD = W.data() + Dir * G * H * I;
-    const double *RD = R.data() + Dir * G * H * H;
-    const double *WB = B.empty() ? nullptr : B.data() + Dir * 2 * G * H;
-    const double *RB = WB ? WB + G * H : nullptr;
-    const double *PD = Peep.empty() ? nullptr : Peep.data() + Dir * 3 * H;
-    const Activation *Act = P.Acts.data() + (size_t)Dir * NA;
+  E *Y = Out[0].data<E>(), *YH = Out[1].data<E>();
+  E *YC = K == RnnKind::Lstm ? Out[2].data<E>() : nullptr;
+  const Tensor &LensT = In[4];
+  bool HasLens = LensT.numel() > 0;
+  // Steps past a sequence's end are zero.
+  if (HasLens)
+    std::fill_n(Y, S * ND * N * H, convertElement<E>(0.0));
+
+  size_t NA = numActivations(K);
+  for (int64_t Dir = 0; Dir < ND; ++Dir) {
+    bool Rev = ND == 2 ? Dir == 1 : P.Reverse;
+    const double *WtD = Wt + Dir * I * GHp;
+    const double *WB = Bias + Dir * 2 * GHp;
+    const Activation *Act = P.Acts + (size_t)Dir * NA;
+    Recurrence C;
+    C.H = H, C.GHp = GHp, C.Clip = P.Clip, C.InputForget = P.InputForget,
+    C.LinearBeforeReset = P.LinearBeforeReset, C.Gx = Gx,
+    C.Rt = Rt + Dir * H * GHp, C.RB = WB + GHp, C.RtH = RtH + Dir * H * Hp,
+    C.RBH = RBH + Dir * Hp, C.Peep = PE ? Peep + Dir * 3 * H : nullptr,
+    C.Gh = Gh, C.Tmp = Tmp, C.Rg = Rg, C.Zg = Zg, C.NewH = NewH, C.Hs = Hs,
+    C.Cs = Cs;
     for (int64_t Bi = 0; Bi < N; ++Bi) {
-      std::vector<double> Hs((size_t)H, 0.0), Cs((size_t)H, 0.0);
-      if (!H0.empty())
-        std::copy_n(H0.data() + HOff(Dir, Bi), H, Hs.begin());
-      if (!C0.empty())
-        std::copy_n(C0.data() + HOff(Dir, Bi), H, Cs.begin());
-      int64_t Len = Lens[(size_t)Bi];
+      std::fill_n(Hs, Hp, 0.0);
+      std::fill_n(Cs, Hp, 0.0);
+      if (H0E)
+        for (int64_t J = 0; J < H; ++J)
+          Hs[J] = Dbl(H0E[HOff(Dir, Bi) + J]);
+      if (C0E)
+        for (int64_t J = 0; J < H; ++J)
+          Cs[J] = Dbl(C0E[HOff(Dir, Bi) + J]);
+      int64_t Len = HasLens ? indexElement(LensT, Bi) : S;
+      C.Len = Len;
+      // W x_t + Wb does not depend on the state: all steps first.
       for (int64_t Step = 0; Step < Len; ++Step) {
         int64_t T = Rev ? Len - 1 - Step : Step;
-        const double *XT = X.data() + XOff(T, Bi);
-        // Gx = W x + Wb, Gh = R h + Rb, per gate row.
-        for (int64_t Row = 0; Row < G * H; ++Row) {
-          double SX = WB ? WB[Row] : 0.0, SH = RB ? RB[Row] : 0.0;
-          const double *WR = WD + Row * I, *RR = RD + Row * H;
-          for (int64_t J = 0; J < I; ++J)
-            SX += WR[J] * XT[J];
-          for (int64_t J = 0; J < H; ++J)
-            SH += RR[J] * Hs[(size_t)J];
-          Gx[(size_t)Row] = SX;
-          Gh[(size_t)Row] = SH;
-        }
-        if constexpr (K == RnnKind::Lstm) {
-          // Gate order i, o, f, c; peepholes i, o, f.
-          for (int64_t J = 0; J < H; ++J) {
-            auto Pre = [&](int64_t Gate) {
-              return Gx[(size_t)(Gate * H + J)] + Gh[(size_t)(Gate * H + J)];
-            };
-            double C = Cs[(size_t)J];
-            double IG = Act[0](Clip(Pre(0) + (PD ? PD[J] * C : 0)));
-            double FG =
-                P.InputForget
-                    ? 1 - IG
-                    : Act[0](Clip(Pre(2) + (PD ? PD[2 * H + J] * C : 0)));
-            double CG = Act[1](Clip(Pre(3)));
-            double NC = FG * C + IG * CG;
-            double OG = Act[0](Clip(Pre(1) + (PD ? PD[H + J] * NC : 0)));
-            Cs[(size_t)J] = NC;
-            NewH[(size_t)J] = OG * Act[2](NC);
-          }
-        } else if constexpr (K == RnnKind::Gru) {
-          // Gate order z, r, h.
-          for (int64_t J = 0; J < H; ++J) {
-            Zg[(size_t)J] = Act[0](Clip(Gx[(size_t)J] + Gh[(size_t)J]));
-            Rg[(size_t)J] =
-                Act[0](Clip(Gx[(size_t)(H + J)] + Gh[(size_t)(H + J)]));
-          }
-          for (int64_t J = 0; J < H; ++J) {
-            double Pre;
-            if (P.LinearBeforeReset) {
-              Pre = Gx[(size_t)(2 * H + J)] +
-                    Rg[(size_t)J] * Gh[(size_t)(2 * H + J)];
-            } else {
-              // R_h (r . h) + Rb_h, recomputed with the reset hidden state.
-              double SH = RB ? RB[2 * H + J] : 0.0;
-              const double *RR = RD + (2 * H + J) * H;
-              for (int64_t L = 0; L < H; ++L)
-                SH += RR[L] * Rg[(size_t)L] * Hs[(size_t)L];
-              Pre = Gx[(size_t)(2 * H + J)] + SH;
-            }
-            double HT = Act[1](Clip(Pre));
-            double Z = Zg[(size_t)J];
-            NewH[(size_t)J] = (1 - Z) * HT + Z * Hs[(size_t)J];
-          }
-        } else {
-          for (int64_t J = 0; J < H; ++J)
-            NewH[(size_t)J] = Act[0](Clip(Gx[(size_t)J] + Gh[(size_t)J]));
-        }
-        Hs.swap(NewH);
-        std::copy(Hs.begin(), Hs.end(), Y.begin() + YOff(T, Dir, Bi));
+        accumulateColumns<false>(WB, WtD, GHp, I, X + XOff(T, Bi), nullptr, GHp,
+                                 Gx + Step * GHp);
       }
-      std::copy(Hs.begin(), Hs.end(), YH.begin() + HOff(Dir, Bi));
-      std::copy(Cs.begin(), Cs.end(), YC.begin() + HOff(Dir, Bi));
+      auto Emit = [&](int64_t Step, const double *HV) {
+        int64_t T = Rev ? Len - 1 - Step : Step;
+        E *YT = Y + YOff(T, Dir, Bi);
+        for (int64_t J = 0; J < H; ++J)
+          YT[J] = convertElement<E>(HV[J]);
+      };
+      bool Defaults = P.DefaultActs ||
+                      (Act[0].F == (K == RnnKind::Rnn ? Activation::Tanh
+                                                      : Activation::Sigmoid) &&
+                       std::all_of(Act + 1, Act + NA, [](const Activation &A) {
+                         return A.F == Activation::Tanh;
+                       }));
+      if (Defaults && K == RnnKind::Rnn)
+        recur<K>(C, TanhFn(), TanhFn(), TanhFn(), Emit);
+      else if (Defaults)
+        recur<K>(C, SigmoidFn(), TanhFn(), TanhFn(), Emit);
+      else
+        recur<K>(C, Act[0], Act[NA > 1 ? 1 : 0], Act[NA - 1], Emit);
+      for (int64_t J = 0; J < H; ++J)
+        YH[HOff(Dir, Bi) + J] = convertElement<E>(Hs[J]);
+      if (YC)
+        for (int64_t J = 0; J < H; ++J)
+          YC[HOff(Dir, Bi) + J] = convertElement<E>(Cs[J]);
     }
   }
+}
+
+template <RnnKind K>
+void rnnKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+               const Attrs &A) {
+  RnnParams P = rnnParams(K, A);
+  RnnDims D = checkRnn(K, In, P);
   dispatchDType(In[0].dtype(), [&](auto Tag) {
     using E = decltype(Tag);
-    if constexpr (elemInClass<E>(DTypeClass::Float)) {
-      auto Store = [](const std::vector<double> &V, Tensor &T) {
-        E *P = T.data<E>();
-        for (size_t J = 0; J < V.size(); ++J)
-          P[J] = convertElement<E>(V[J]);
-      };
-      Store(Y, Out[0]);
-      Store(YH, Out[1]);
-      if (K == RnnKind::Lstm)
-        Store(YC, Out[2]);
-    }
+    if constexpr (elemInClass<E>(DTypeClass::Float))
+      rnnTyped<K, E>(In, Out, P, D);
   });
+  releaseLargeScratch();
 }
 
 } // namespace

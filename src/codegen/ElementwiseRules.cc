@@ -129,7 +129,9 @@ LoopExpr sigmoidRule(ComputeContext &Ctx, const Ix &Out) {
   LoopExpr One = fc(1, T);
   LoopExpr Pos = binary(LoopOp::Div, One, binary(LoopOp::Add, One, E));
   LoopExpr Neg = binary(LoopOp::Div, E, binary(LoopOp::Add, One, E));
-  return select(compare(LoopOp::GE, X, fc(0, T)), Pos, Neg);
+  // The reference's x >= 0 as a sign test (cheaper in vector code): they
+  // differ at -0, where both sides are 1/2, and at NaN, where both are NaN.
+  return select(unary(LoopOp::SignBit, X), Neg, Pos);
 }
 
 LoopExpr reciprocalRule(ComputeContext &Ctx, const Ix &Out) {

@@ -34,6 +34,7 @@ const char *loopOpName(LoopOp Op) {
   case LoopOp::Select: return "select";
   case LoopOp::Cast: return "cast";
   case LoopOp::IsNan: return "isnan";
+  case LoopOp::SignBit: return "signbit";
   case LoopOp::Exp: return "exp";
   case LoopOp::Log: return "log";
   case LoopOp::Sqrt: return "sqrt";
@@ -188,7 +189,7 @@ LoopExpr binary(LoopOp Op, LoopExpr A, LoopExpr B) {
 
 LoopExpr unary(LoopOp Op, LoopExpr A) {
   DType T = A->dtype;
-  if (Op == LoopOp::IsNan)
+  if (Op == LoopOp::IsNan || Op == LoopOp::SignBit)
     T = DType::Bool;
   return opExpr(Op, T, {std::move(A)});
 }
@@ -385,8 +386,9 @@ void printStmt(const LoopStmt &S, const LoopKernel &K, int Indent,
   }
   case LoopStmtKind::Store:
     Out +=
-        fmt::format("{}{}{} = {}\n", Pad, bufferName(&K, S->id),
-                    printIndices(S->indices, &K), printLoopExpr(S->value, &K));
+        fmt::format("{}{}{} = {}{}\n", Pad, bufferName(&K, S->id),
+                    printIndices(S->indices, &K), printLoopExpr(S->value, &K),
+                    S->streaming ? "  // streaming" : "");
     return;
   case LoopStmtKind::Declare:
     Out += fmt::format("{}local acc{}: {} = {}\n", Pad, S->id,

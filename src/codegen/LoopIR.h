@@ -59,6 +59,7 @@ enum class LoopOp : uint8_t {
   Select,
   Cast,
   IsNan,
+  SignBit, // float -> bool: the sign bit is set (-0 and some NaNs too)
   // Math functions (float operands, float result of the same dtype).
   Exp,
   Log,
@@ -169,6 +170,10 @@ public:
   /// matter, so the backend may tell LLVM (nnan nsz), whose loop vectorizer
   /// only then vectorizes a float max/min reduction.
   bool nanFree = false;
+  /// Store: a streaming store (StreamingStores.h): the sole, in-order write
+  /// of every element of an output too large for the caches, which the
+  /// backend may write around them (non-temporal stores).
+  bool streaming = false;
 
   explicit LoopStmtNode(LoopStmtKind K) : kind(K) {}
 };

@@ -10,7 +10,8 @@
 // A group with an operator that has no compute rule (an opaque operator, a
 // dtype or attribute the rule does not handle) is refused with a reason; it
 // stays on the builtin kernels. A kernel big enough (or possibly big
-// enough) gets a parallel outer loop.
+// enough) gets a parallel outer loop, and an output too large for the
+// caches streaming stores (StreamingStores.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

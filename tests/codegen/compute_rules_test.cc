@@ -6,6 +6,7 @@
 #include "codegen/CodegenTestUtil.h"
 #include "codegen/ComputeRule.h"
 
+#include <limits>
 #include <set>
 
 using namespace rivet;
@@ -277,6 +278,29 @@ TEST(ComputeRules, InjectiveMatchTheInterpreter) {
 }
 TEST(ComputeRules, ReductionsMatchTheInterpreter) {
   expectCasesMatch(reductionCases());
+}
+
+// sigmoid tests the sign bit where the reference tests x >= 0, and its exp
+// of -|x| scales by a fixed split: zeros of both signs, NaNs of both signs,
+// infinities and the tails where exp(-|x|) is subnormal or 0 agree too.
+TEST(ComputeRules, SigmoidAtSpecialValuesMatchesTheInterpreter) {
+  const float Inf = std::numeric_limits<float>::infinity();
+  const float NaN = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> X = {0.0f,    -0.0f,   NaN,    -NaN,   Inf,     -Inf,
+                          1e-30f,  -1e-30f, 0.5f,   -0.5f,  20.0f,   -20.0f,
+                          87.0f,   -87.0f,  -88.0f, -90.0f, -100.0f, -103.0f,
+                          -104.0f, -110.0f, 1e30f,  -1e30f};
+  // Enough elements for the vector loop to take every value.
+  std::vector<float> Values;
+  for (int Rep = 0; Rep < 8; ++Rep)
+    Values.insert(Values.end(), X.begin(), X.end());
+  ir::Module M = parsePrimitive({"Tensor[(n), float32]"}, "sigmoid(%p0)");
+  codegen::LoweredKernel L =
+      lowerOrFail(M, uniqueKernelName("sigmoid_special"));
+  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
+  expectRunOnInputsMatchesInterpreter(
+      M, L, Fn, {Tensor::fromVector(Values, {(int64_t)Values.size()})}, 1e-6,
+      0);
 }
 
 TEST(ComputeRules, EveryRuleHasACase) {

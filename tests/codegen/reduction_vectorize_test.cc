@@ -277,9 +277,13 @@ int64_t ulpDistance(float A, float B) {
   return std::abs(Ordered(A) - Ordered(B));
 }
 
-TEST(ReductionVectorize, InlineExpf32IsWithinTwoUlpOfTheCorrectlyRoundedExp) {
-  codegen::LoweredKernel L = lowerOrFail(
-      parsePrimitive({"Tensor[(n), float32]"}, "exp(%p0)"), "expf_sweep");
+/// Runs exp(Arg(x)), the kernel of Body, over a sweep of float bit patterns
+/// and the ends of the range, and checks it against the correctly rounded
+/// exp of Arg(x).
+void expectExpf32WithinTwoUlp(const std::string &Body, const std::string &Name,
+                              float (*Arg)(float)) {
+  codegen::LoweredKernel L =
+      lowerOrFail(parsePrimitive({"Tensor[(n), float32]"}, Body), Name);
   codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
   std::vector<float> X;
   // Every 2^9-th bit pattern (8M inputs, both signs, NaNs and infinities).
@@ -305,7 +309,7 @@ TEST(ReductionVectorize, InlineExpf32IsWithinTwoUlpOfTheCorrectlyRoundedExp) {
   int64_t MaxUlp = 0;
   float Worst = 0;
   for (size_t I = 0; I < X.size(); ++I) {
-    float E = (float)std::exp((double)X[I]);
+    float E = (float)std::exp((double)Arg(X[I]));
     if (std::isnan(E)) {
       ASSERT_TRUE(std::isnan(Y[I])) << X[I];
       continue;
@@ -328,9 +332,21 @@ TEST(ReductionVectorize, InlineExpf32IsWithinTwoUlpOfTheCorrectlyRoundedExp) {
       Worst = X[I];
     }
   }
-  std::printf("inline expf: max error %lld ulp (at %.9g) over %zu inputs\n",
-              (long long)MaxUlp, Worst, X.size());
+  std::printf(
+      "inline expf of %s: max error %lld ulp (at %.9g) over %zu inputs\n",
+      Name.c_str(), (long long)MaxUlp, Worst, X.size());
   EXPECT_LE(MaxUlp, 2) << "at " << Worst;
+}
+
+TEST(ReductionVectorize, InlineExpf32IsWithinTwoUlpOfTheCorrectlyRoundedExp) {
+  expectExpf32WithinTwoUlp("exp(%p0)", "expf_sweep", [](float X) { return X; });
+}
+
+// exp(-|x|) (sigmoid's) scales by 2^n in one fixed split: as exact.
+TEST(ReductionVectorize, InlineExpf32OfNonPositiveIsWithinTwoUlp) {
+  expectExpf32WithinTwoUlp(
+      "let %a = abs(%p0);\nlet %n = negative(%a);\nexp(%n)",
+      "expf_nonpositive_sweep", [](float X) { return -std::fabs(X); });
 }
 
 } // namespace

@@ -10,17 +10,30 @@
 // exact except the updates of reductions, which may be reassociated, and
 // float max/min updates, whose operands lowering keeps free of NaN (nnan
 // nsz: the sign of a zero maximum is either).
+// A streaming store (StreamingStores.h) on x86-64 runs its loop in two parts:
+// ordinary stores up to the first 64-byte boundary, then the rest from a
+// base pointer rounded up to it (llvm.ptrmask); after optimization
+// (finishStreamingStores) the vector stores addressed from such a base are
+// made non-temporal, and every function that streams ends with an sfence.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/llvm/EmitLLVM.h"
+#include "codegen/StreamingStores.h"
 
 #include "kernels/Error.h"
 
+#include <llvm/ADT/Triple.h>
+#include <llvm/Analysis/AssumptionCache.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Transforms/Utils/Local.h>
 
 #include <set>
 #include <unordered_map>
@@ -31,6 +44,21 @@ namespace {
 using llvm::IRBuilder;
 using llvm::Type;
 using llvm::Value;
+
+/// The alignment of the base of a streaming loop's aligned part: a cache
+/// line, so that any vector width divides it. No other code of a kernel
+/// masks a pointer with -64, which is how finishStreamingStores finds those
+/// bases again after optimization.
+constexpr unsigned kStreamingAlignment = 64;
+
+/// The vector iterations a streaming loop interleaves. LLVM picks 1 for a
+/// long body, whose iterations then overlap only as far as the scheduler
+/// reaches (an expf is a chain of ~20 dependent operations): llvm-mca puts
+/// sigmoid(x * 2 + 1) * x at 14.4 cycles per 8 floats on Zen 3 that way,
+/// 11.9 with 2 interleaved and 10.9 with 4 (8: 11.4, spilling), nearer the
+/// ~8 of its arithmetic alone, the limit once streaming stores relieve the
+/// memory. The rows of a streaming loop are long enough for 4 x 8.
+constexpr unsigned kStreamingInterleave = 4;
 
 bool hasParallelLoop(const std::vector<LoopStmt> &Body) {
   for (const LoopStmt &S : Body)
@@ -43,7 +71,9 @@ bool hasParallelLoop(const std::vector<LoopStmt> &Body) {
 class KernelEmitter {
 public:
   KernelEmitter(const LoopKernel &K, llvm::Module &M)
-      : K(K), M(M), Ctx(M.getContext()), B(Ctx) {}
+      : K(K), M(M), Ctx(M.getContext()), B(Ctx),
+        StreamingTarget(llvm::Triple(M.getTargetTriple()).getArch() ==
+                        llvm::Triple::x86_64) {}
 
   void run() {
     llvm::Type *I64 = B.getInt64Ty();
@@ -55,6 +85,7 @@ public:
     Runtime = Body->getArg((unsigned)(K.buffers.size() + K.sizeParams.size()));
     for (const LoopStmt &S : K.body)
       emitStmt(S);
+    fenceStreamingStores();
     B.CreateRetVoid();
 
     // The entry point: unpacks the arrays and calls the body.
@@ -85,6 +116,15 @@ private:
   IRBuilder<> B;
   bool BuffersCaptured = false;
   int NumParallel = 0;
+  /// x86-64 (SSE and its sfence always there): streaming stores become
+  /// non-temporal (other targets keep ordinary ones).
+  bool StreamingTarget = false;
+  /// The aligned part of a streaming loop being emitted: its streaming
+  /// store writes StreamBase[StreamIv], StreamIv counting its iterations
+  /// from 0 (an address the optimizer sees is aligned every 64 bytes).
+  Value *StreamBase = nullptr, *StreamIv = nullptr;
+  /// Whether the function being emitted has streaming stores.
+  bool Streamed = false;
 
   // The function being emitted: its buffer and size arguments, the runtime
   // table (null inside a parallel loop's body: a nested parallel loop runs
@@ -120,6 +160,7 @@ private:
     for (size_t I = 0; I < K.sizeParams.size(); ++I)
       SizeArgs.push_back(F->getArg((unsigned)(K.buffers.size() + I)));
     B.SetInsertPoint(llvm::BasicBlock::Create(Ctx, "entry", F));
+    Streamed = false;
     Vars.clear();
     Locals.assign(K.locals.size(), nullptr);
     for (size_t I = 0; I < K.locals.size(); ++I)
@@ -177,7 +218,11 @@ private:
       Value *V = emit(S->value);
       if (T == DType::Bool)
         V = B.CreateZExt(V, B.getInt8Ty());
-      B.CreateStore(V, address(S->id, S->indices));
+      Value *Ptr =
+          S->streaming && StreamBase
+              ? B.CreateInBoundsGEP(memoryType(T), StreamBase, StreamIv)
+              : address(S->id, S->indices);
+      B.CreateStore(V, Ptr);
       return;
     }
     case LoopStmtKind::Declare:
@@ -224,12 +269,103 @@ private:
   void emitFor(const LoopStmtNode &S) {
     if (S.loopKind == LoopKind::Parallel && Runtime)
       return emitParallelFor(S);
+    if (isStreamingLoop(S))
+      return emitStreamingLoop(S, B.getInt64(0), emit(S.extent));
     emitLoop(S, B.getInt64(0), emit(S.extent), loopMetadata(S.loopKind));
   }
 
-  /// for S.id in [Begin, End) { S.body } as a guarded do-while loop.
+  /// Whether S is the loop of a streaming store that this target streams.
+  bool isStreamingLoop(const LoopStmtNode &S) const {
+    return StreamingTarget && S.body.size() == 1 &&
+           S.body[0]->kind == LoopStmtKind::Store && S.body[0]->streaming;
+  }
+
+  /// The streaming loop S over [Begin, End), vectorized: with non-temporal
+  /// stores where its output is large enough (decided at run time for a
+  /// symbolic shape: the other branch is the ordinary loop).
+  void emitStreamingLoop(const LoopStmtNode &S, Value *Begin, Value *End) {
+    LoopExpr Cond = streamingCondition(K, S.body[0]->id);
+    if (Cond->isConst()) {
+      if (Cond->intValue)
+        emitAlignedStreamingLoop(S, Begin, End);
+      else
+        emitLoop(S, Begin, End, loopMetadata(LoopKind::Vectorized));
+      return;
+    }
+    auto *Stream = llvm::BasicBlock::Create(Ctx, S.name + ".stream", F);
+    auto *Plain = llvm::BasicBlock::Create(Ctx, S.name + ".cached", F);
+    auto *Join = llvm::BasicBlock::Create(Ctx, S.name + ".join", F);
+    B.CreateCondBr(emit(Cond), Stream, Plain);
+    B.SetInsertPoint(Stream);
+    emitAlignedStreamingLoop(S, Begin, End);
+    B.CreateBr(Join);
+    B.SetInsertPoint(Plain);
+    emitLoop(S, Begin, End, loopMetadata(LoopKind::Vectorized));
+    B.CreateBr(Join);
+    B.SetInsertPoint(Join);
+  }
+
+  /// The streaming loop S over [Begin, End) in two parts: a scalar loop of
+  /// ordinary stores up to the first element on a 64-byte boundary, then a
+  /// vectorized loop whose store addresses that boundary, a base pointer
+  /// rounded up by llvm.ptrmask and assumed aligned (the optimizer then
+  /// infers the alignment of the vector stores from it; the mask keeps it
+  /// from folding the address back into the buffer's, and lets
+  /// finishStreamingStores find the base again: it makes the aligned vector
+  /// stores addressed from it non-temporal). An output not aligned to its
+  /// element size never reaches a boundary: all its stores are ordinary.
+  void emitAlignedStreamingLoop(const LoopStmtNode &S, Value *Begin,
+                                Value *End) {
+    const LoopStmtNode &St = *S.body[0];
+    uint64_t Size = dtypeSize(K.buffers.at((size_t)St.id).dtype);
+    Type *I64 = B.getInt64Ty();
+    Vars[S.id] = Begin;
+    Value *First = address(St.id, St.indices);
+    Vars.erase(S.id);
+    Value *Base = B.CreateIntrinsic(
+        llvm::Intrinsic::ptrmask, {B.getPtrTy(), I64},
+        {B.CreateGEP(B.getInt8Ty(), First, B.getInt64(kStreamingAlignment - 1)),
+         B.getInt64(-(int64_t)kStreamingAlignment)},
+        nullptr, S.name + ".line");
+    // LLVM 16 derives no alignment from ptrmask itself.
+    B.CreateAlignmentAssumption(M.getDataLayout(), Base, kStreamingAlignment);
+    Value *PeelBytes =
+        B.CreateSub(B.CreatePtrToInt(Base, I64), B.CreatePtrToInt(First, I64));
+    Value *Peel = B.CreateLShr(PeelBytes, llvm::Log2_64(Size));
+    Value *Count = B.CreateSub(End, Begin);
+    Value *ElementAligned =
+        B.CreateICmpEQ(B.CreateAnd(PeelBytes, Size - 1), B.getInt64(0));
+    Peel = B.CreateSelect(
+        B.CreateAnd(ElementAligned, B.CreateICmpSLT(Peel, Count)), Peel, Count);
+    Value *Mid = B.CreateAdd(Begin, Peel, S.name + ".aligned", false, true);
+    emitLoop(S, Begin, Mid, scalarLoopMetadata());
+
+    auto *Pre = llvm::BasicBlock::Create(Ctx, S.name + ".streaming", F);
+    auto *Done = llvm::BasicBlock::Create(Ctx, S.name + ".streamed", F);
+    B.CreateCondBr(B.CreateICmpSLT(Mid, End), Pre, Done);
+    B.SetInsertPoint(Pre);
+    StreamBase = Base;
+    emitLoop(S, B.getInt64(0), B.CreateSub(End, Mid),
+             loopMetadata(LoopKind::Vectorized, kStreamingInterleave), Mid);
+    StreamBase = StreamIv = nullptr;
+    B.CreateBr(Done);
+    B.SetInsertPoint(Done);
+    Streamed = true;
+  }
+
+  /// Non-temporal stores are weakly ordered: neither returning nor the
+  /// thread pool's release/acquire handoff orders them before the caller's
+  /// (or another thread's) reads; an sfence does.
+  void fenceStreamingStores() {
+    if (Streamed)
+      B.CreateIntrinsic(llvm::Intrinsic::x86_sse_sfence, {}, {});
+  }
+
+  /// for S.id in [Begin, End) { S.body } as a guarded do-while loop; with
+  /// an Offset, S.id is the counter plus Offset (and the counter is
+  /// StreamIv while a streaming loop is emitted).
   void emitLoop(const LoopStmtNode &S, Value *Begin, Value *End,
-                llvm::MDNode *Md) {
+                llvm::MDNode *Md, Value *Offset = nullptr) {
     llvm::BasicBlock *Pre = B.GetInsertBlock();
     auto *Header = llvm::BasicBlock::Create(Ctx, S.name + ".body", F);
     auto *Exit = llvm::BasicBlock::Create(Ctx, S.name + ".exit", F);
@@ -237,7 +373,9 @@ private:
     B.SetInsertPoint(Header);
     llvm::PHINode *Iv = B.CreatePHI(B.getInt64Ty(), 2, S.name);
     Iv->addIncoming(Begin, Pre);
-    Vars[S.id] = Iv;
+    Vars[S.id] = Offset ? B.CreateAdd(Iv, Offset, "", false, true) : Iv;
+    if (Offset && StreamBase)
+      StreamIv = Iv;
     for (const LoopStmt &Inner : S.body)
       emitStmt(Inner);
     Value *Next = B.CreateAdd(Iv, B.getInt64(1), S.name + ".next", true, true);
@@ -332,6 +470,7 @@ private:
     Value *SavedRuntime = Runtime;
     auto SavedVars = Vars;
     std::vector<Value *> SavedLocals = Locals;
+    bool SavedStreamed = Streamed;
 
     std::string Name = K.name + ".par" + std::to_string(NumParallel++);
     Type *I64 = B.getInt64Ty(), *Ptr = B.getPtrTy();
@@ -352,8 +491,12 @@ private:
     Value *Begin = Iters->getArg(Arg), *End = Iters->getArg(Arg + 1);
     LoopUses U;
     U.stmts(S.body);
-    emitLoop(S, Begin, End,
-             U.hasLoop ? nullptr : loopMetadata(LoopKind::Vectorized));
+    if (isStreamingLoop(S))
+      emitStreamingLoop(S, Begin, End);
+    else
+      emitLoop(S, Begin, End,
+               U.hasLoop ? nullptr : loopMetadata(LoopKind::Vectorized));
+    fenceStreamingStores();
     B.CreateRetVoid();
 
     // The entry the runtime calls.
@@ -379,11 +522,14 @@ private:
     Runtime = SavedRuntime;
     Vars = std::move(SavedVars);
     Locals = std::move(SavedLocals);
+    Streamed = SavedStreamed;
     B.restoreIP(IP);
     return Chunk;
   }
 
-  llvm::MDNode *loopMetadata(LoopKind Kind) {
+  /// The llvm.loop metadata of a loop of kind Kind; Interleave: how many
+  /// vector iterations a vectorized loop interleaves (0: LLVM's choice).
+  llvm::MDNode *loopMetadata(LoopKind Kind, unsigned Interleave = 0) {
     const char *Key = Kind == LoopKind::Vectorized
                           ? "llvm.loop.vectorize.enable"
                       : Kind == LoopKind::Unrolled ? "llvm.loop.unroll.full"
@@ -397,6 +543,25 @@ private:
                                   llvm::ConstantAsMetadata::get(B.getTrue())}));
     else
       Ops.push_back(llvm::MDNode::get(Ctx, {llvm::MDString::get(Ctx, Key)}));
+    if (Kind == LoopKind::Vectorized && Interleave)
+      Ops.push_back(llvm::MDNode::get(
+          Ctx, {llvm::MDString::get(Ctx, "llvm.loop.interleave.count"),
+                llvm::ConstantAsMetadata::get(B.getInt32(Interleave))}));
+    llvm::MDNode *Id = llvm::MDNode::getDistinct(Ctx, Ops);
+    Id->replaceOperandWith(0, Id);
+    return Id;
+  }
+
+  /// A loop left scalar and rolled: the few iterations before a streaming
+  /// loop's aligned part.
+  llvm::MDNode *scalarLoopMetadata() {
+    std::vector<llvm::Metadata *> Ops{
+        nullptr,
+        llvm::MDNode::get(
+            Ctx, {llvm::MDString::get(Ctx, "llvm.loop.vectorize.enable"),
+                  llvm::ConstantAsMetadata::get(B.getFalse())}),
+        llvm::MDNode::get(
+            Ctx, {llvm::MDString::get(Ctx, "llvm.loop.unroll.disable")})};
     llvm::MDNode *Id = llvm::MDNode::getDistinct(Ctx, Ops);
     Id->replaceOperandWith(0, Id);
     return Id;
@@ -533,8 +698,14 @@ private:
     case LoopOp::Select: return B.CreateSelect(A[0], A[1], A[2]);
     case LoopOp::Cast: return emitCast(A[0], T, E.dtype);
     case LoopOp::IsNan: return B.CreateFCmpUNO(A[0], A[0]);
+    case LoopOp::SignBit: {
+      // A sign test of the bits, which x86 blends on directly.
+      Type *I = B.getIntNTy(A[0]->getType()->getPrimitiveSizeInBits());
+      return B.CreateICmpSLT(B.CreateBitCast(A[0], I),
+                             llvm::ConstantInt::get(I, 0));
+    }
     case LoopOp::Exp:
-      return T == DType::Float32 ? emitExpF32(A[0])
+      return T == DType::Float32 ? emitExpF32(A[0], isNonPositive(*E.args[0]))
                                  : intrinsic(llvm::Intrinsic::exp, A);
     case LoopOp::Log: return intrinsic(llvm::Intrinsic::log, A);
     case LoopOp::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, A);
@@ -561,44 +732,75 @@ private:
     fail("codegen: operation {} has no LLVM lowering", loopOpName(E.op));
   }
 
-  /// expf expanded inline (Cephes' expf: x = n ln2 + r, a degree-6
+  /// expf expanded inline (after Cephes' expf: x = n ln2 + r, a degree-6
   /// polynomial for e^r, scaling by 2^n in two steps so that subnormal and
   /// overflowing results come out right), within 2 ulp of libm: a loop
   /// calling it vectorizes, and there is no vector math library the
-  /// runtime could link. Only selects, compares and arithmetic.
-  Value *emitExpF32(Value *X) {
+  /// runtime could link. The loops calling it are latency-bound, so it has
+  /// no operation with a latency of its own (round, float-to-int) and no
+  /// select for NaN: n comes from the bits of a float sum, and a NaN
+  /// argument stays NaN through the float arithmetic (the integer part
+  /// makes the scale factors garbage then, but NaN times anything is NaN).
+  /// NonPositive: X is known to be <= 0 or NaN (no upper clamp, and 2^n
+  /// in one fixed split).
+  Value *emitExpF32(Value *X, bool NonPositive) {
     Type *Ty = X->getType();
+    Type *I32 = B.getInt32Ty();
     auto C = [&](double V) { return llvm::ConstantFP::get(Ty, V); };
     auto MulAdd = [&](Value *A, Value *Bv, Value *Cv) {
       return B.CreateIntrinsic(llvm::Intrinsic::fmuladd, {Ty}, {A, Bv, Cv});
     };
     // Clamped into [-104, 89] so that n fits the exponent: the scaling then
     // overflows to +inf above ln(FLT_MAX) and rounds to the subnormal (or
-    // 0) below, with no selects for either. NaN stays NaN through the
-    // clamp, and fptosi makes n poison; the final select never picks that.
-    Value *Xs = B.CreateSelect(B.CreateFCmpOGT(X, C(89)), C(89), X);
+    // 0) below, with no selects for either. NaN fails both compares and
+    // stays NaN.
+    Value *Xs = X;
+    if (!NonPositive)
+      Xs = B.CreateSelect(B.CreateFCmpOGT(Xs, C(89)), C(89), Xs);
     Xs = B.CreateSelect(B.CreateFCmpOLT(Xs, C(-104)), C(-104), Xs);
-    Value *Z = B.CreateIntrinsic(llvm::Intrinsic::floor, {Ty},
-                                 {MulAdd(C(1.44269504088896341), Xs, C(0.5))});
-    // r = x - z ln2, ln2 split so that z * 0.693359375 is exact.
-    Value *R = B.CreateFSub(Xs, B.CreateFMul(Z, C(0.693359375)));
-    R = B.CreateFSub(R, B.CreateFMul(Z, C(-2.12194440e-4)));
-    Value *P = C(1.9875691500E-4);
-    for (double Coef : {1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
-                        1.6666665459E-1, 5.0000001201E-1})
-      P = MulAdd(P, R, C(Coef));
-    P = MulAdd(P, B.CreateFMul(R, R), B.CreateFAdd(R, C(1)));
-    // 2^n as 2^(n/2) * 2^(n - n/2): each factor a normal float.
-    Type *I32 = B.getInt32Ty();
-    Value *N = B.CreateFPToSI(Z, I32);
+    // n = x log2(e) rounded to nearest, by adding 1.5 * 2^23: the sum's
+    // last mantissa bit is worth 1, so its bits are those of 1.5 * 2^23
+    // plus n.
+    const double Shifter = 12582912.0; // 1.5 * 2^23, bits 0x4B400000
+    Value *T = MulAdd(Xs, C(1.44269504088896341), C(Shifter));
+    Value *Z = B.CreateFSub(T, C(Shifter));
+    // r = x - n ln2, ln2 split so that n * 0.693359375 is exact.
+    Value *R = MulAdd(Z, C(-0.693359375), Xs);
+    R = MulAdd(Z, C(2.12194440e-4), R);
+    // e^r = 1 + r + r^2 p(r), p of degree 4 fitted for the least maximum
+    // relative error over |r| <= ln(2)/2 (4e-9 with float coefficients,
+    // far below an ulp; Cephes' degree 5 costs one more multiply-add), in
+    // Estrin's form: (p0 + p1 r) + r^2 ((p2 + p3 r) + r^2 p4) has half the
+    // latency of Horner's with as many operations.
+    Value *R2 = B.CreateFMul(R, R);
+    Value *Lo = MulAdd(C(0.1666652113199234), R, C(0.4999999403953552));
+    Value *Hi = MulAdd(C(0.008368716575205326), R, C(0.04166838899254799));
+    Hi = MulAdd(C(0.001381458598189056), R2, Hi);
+    Value *P = MulAdd(Hi, R2, Lo);
+    P = MulAdd(P, R2, B.CreateFAdd(R, C(1)));
+    if (NonPositive) {
+      // n in [-150, 0]: 2^n as 2^(n + 64) * 2^-64, both normal floats. The
+      // sum's bits shifted into a float's exponent are n's (1.5 * 2^23 has
+      // no bits below its 10th).
+      Value *NExp = B.CreateShl(B.CreateBitCast(T, I32), 23);
+      Value *Pow2 =
+          B.CreateBitCast(B.CreateAdd(NExp, B.getInt32(191 << 23)), Ty);
+      return B.CreateFMul(B.CreateFMul(P, Pow2), C(0x1p-64));
+    }
+    // 2^n as 2^(n/2) * 2^(n - n/2), each factor a normal float.
+    Value *N = B.CreateSub(B.CreateBitCast(T, I32), B.getInt32(0x4B400000));
     Value *N1 = B.CreateAShr(N, 1);
-    Value *N2 = B.CreateSub(N, N1);
     auto Pow2 = [&](Value *E) {
       return B.CreateBitCast(B.CreateShl(B.CreateAdd(E, B.getInt32(127)), 23),
                              Ty);
     };
-    Value *Res = B.CreateFMul(B.CreateFMul(P, Pow2(N1)), Pow2(N2));
-    return B.CreateSelect(B.CreateFCmpUNO(X, X), X, Res);
+    return B.CreateFMul(B.CreateFMul(P, Pow2(N1)), Pow2(B.CreateSub(N, N1)));
+  }
+
+  /// Whether E is -|x| (never positive), as sigmoid's exp argument is.
+  static bool isNonPositive(const LoopExprNode &E) {
+    return E.kind == LoopExprKind::Op && E.op == LoopOp::Neg &&
+           E.args[0]->kind == LoopExprKind::Op && E.args[0]->op == LoopOp::Abs;
   }
 
   /// The reference's shifts: an amount outside [0, bits) gives 0 (or -1 for
@@ -647,6 +849,55 @@ private:
 
 void emitKernel(const LoopKernel &K, llvm::Module &M) {
   KernelEmitter(K, M).run();
+}
+
+void finishStreamingStores(llvm::Module &M) {
+  const llvm::DataLayout &DL = M.getDataLayout();
+  llvm::MDNode *Nontemporal = llvm::MDNode::get(
+      M.getContext(), {llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(
+                          llvm::Type::getInt32Ty(M.getContext()), 1))});
+  for (llvm::Function &F : M) {
+    if (F.isDeclaration())
+      continue;
+    llvm::AssumptionCache AC(F);
+    llvm::DominatorTree DT(F);
+    for (llvm::Instruction &I : llvm::instructions(F)) {
+      auto *Mask = llvm::dyn_cast<llvm::IntrinsicInst>(&I);
+      auto *Bits =
+          Mask && Mask->getIntrinsicID() == llvm::Intrinsic::ptrmask
+              ? llvm::dyn_cast<llvm::ConstantInt>(Mask->getArgOperand(1))
+              : nullptr;
+      if (!Bits || Bits->getSExtValue() != -(int64_t)kStreamingAlignment)
+        continue;
+      // The stores addressed from the base through address arithmetic;
+      // an x86 non-temporal vector store needs its own size's alignment.
+      std::vector<Value *> Work{Mask};
+      std::set<Value *> Seen;
+      while (!Work.empty()) {
+        Value *P = Work.back();
+        Work.pop_back();
+        if (!Seen.insert(P).second)
+          continue;
+        for (llvm::User *U : P->users()) {
+          if (auto *GEP = llvm::dyn_cast<llvm::GetElementPtrInst>(U)) {
+            Work.push_back(GEP);
+            continue;
+          }
+          auto *St = llvm::dyn_cast<llvm::StoreInst>(U);
+          if (!St || St->getPointerOperand() != P)
+            continue;
+          Type *Ty = St->getValueOperand()->getType();
+          uint64_t Bytes = DL.getTypeStoreSize(Ty).getFixedValue();
+          llvm::Align Known = std::max(
+              St->getAlign(), llvm::getKnownAlignment(P, DL, St, &AC, &DT));
+          if (!Ty->isVectorTy() || Known.value() < Bytes)
+            continue;
+          St->setAlignment(Known);
+          St->setMetadata(llvm::LLVMContext::MD_nontemporal, Nontemporal);
+        }
+      }
+    }
+  }
 }
 
 } // namespace rivet::codegen

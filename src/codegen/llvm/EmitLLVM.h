@@ -20,4 +20,9 @@ namespace rivet::codegen {
 /// loop. Throws rivet::Error when K is malformed.
 void emitKernel(const LoopKernel &K, llvm::Module &M);
 
+/// After optimization: makes the vector stores of streaming loops that are
+/// aligned to their size non-temporal (x86 emits those as vmovntps and the
+/// like; a store the optimizer could not prove aligned stays ordinary).
+void finishStreamingStores(llvm::Module &M);
+
 } // namespace rivet::codegen

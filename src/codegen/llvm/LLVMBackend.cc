@@ -147,8 +147,10 @@ std::unique_ptr<llvm::Module> buildModule(llvm::LLVMContext &Ctx,
   for (const LoopKernel &K : Ks)
     emitKernel(K, *M);
   verify(*M);
-  if (Optimize)
+  if (Optimize) {
     optimize(*M, &TM, Level);
+    finishStreamingStores(*M);
+  }
   return M;
 }
 

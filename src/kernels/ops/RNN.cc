@@ -374,70 +374,49 @@ constexpr int64_t RowBlock = 8;
 int64_t padRows(int64_t N) { return (N + RowBlock - 1) / RowBlock * RowBlock; }
 
 /// Out[r] = Init[r] + M[0][r] * V[0] + M[1][r] * V[1] + ... in that order,
-/// for r < Rows (a multiple of RowBlock); M is K rows of Stride doubles.
-/// With Scale, each term is (M[j][r] * Scale[j]) * V[j] instead (GRU's
-/// R_h (r . h)). Eight or sixteen rows at a time keep the sums in registers.
+/// for the 2 * Regs rows r from 0; M is K rows of Stride doubles. With
+/// Scale, each term is (M[j][r] * Scale[j]) * V[j] instead (GRU's
+/// R_h (r . h)). The sums stay in Regs SSE2 registers (the loops over them
+/// are unrolled, so the array is scalarized).
+template <bool Scaled, int Regs>
+void accumulateRowBlock(const double *Init, const double *M, int64_t Stride,
+                        int64_t K, const double *V, const double *Scale,
+                        double *Out) {
+  Double2 A[Regs];
+#pragma GCC unroll 8
+  for (int Q = 0; Q < Regs; ++Q)
+    A[Q] = load2(Init + 2 * Q);
+  for (int64_t J = 0; J < K; ++J, M += Stride) {
+    Double2 VJ = splat2(V[J]);
+    if constexpr (Scaled) {
+      Double2 SJ = splat2(Scale[J]);
+#pragma GCC unroll 8
+      for (int Q = 0; Q < Regs; ++Q)
+        A[Q] += load2(M + 2 * Q) * SJ * VJ;
+    } else {
+#pragma GCC unroll 8
+      for (int Q = 0; Q < Regs; ++Q)
+        A[Q] += load2(M + 2 * Q) * VJ;
+    }
+  }
+#pragma GCC unroll 8
+  for (int Q = 0; Q < Regs; ++Q)
+    store2(Out + 2 * Q, A[Q]);
+}
+
+/// accumulateRowBlock over Rows rows (a multiple of RowBlock): sixteen rows
+/// at a time, then eight.
 template <bool Scaled>
 void accumulateColumns(const double *Init, const double *M, int64_t Stride,
                        int64_t K, const double *V, const double *Scale,
                        int64_t Rows, double *Out) {
   int64_t R = 0;
-  for (; R + 2 * RowBlock <= Rows; R += 2 * RowBlock) {
-    Double2 A0 = load2(Init + R), A1 = load2(Init + R + 2),
-            A2 = load2(Init + R + 4), A3 = load2(Init + R + 6),
-            A4 = load2(Init + R + 8), A5 = load2(Init + R + 10),
-            A6 = load2(Init + R + 12), A7 = load2(Init + R + 14);
-    const double *MR = M + R;
-    for (int64_t J = 0; J < K; ++J, MR += Stride) {
-      Double2 VJ = {V[J], V[J]};
-      if constexpr (Scaled) {
-        Double2 SJ = {Scale[J], Scale[J]};
-        A0 += load2(MR) * SJ * VJ;
-        A1 += load2(MR + 2) * SJ * VJ;
-        A2 += load2(MR + 4) * SJ * VJ;
-        A3 += load2(MR + 6) * SJ * VJ;
-        A4 += load2(MR + 8) * SJ * VJ;
-        A5 += load2(MR + 10) * SJ * VJ;
-        A6 += load2(MR + 12) * SJ * VJ;
-        A7 += load2(MR + 14) * SJ * VJ;
-      } else {
-        A0 += load2(MR) * VJ;
-        A1 += load2(MR + 2) * VJ;
-        A2 += load2(MR + 4) * VJ;
-        A3 += load2(MR + 6) * VJ;
-        A4 += load2(MR + 8) * VJ;
-        A5 += load2(MR + 10) * VJ;
-        A6 += load2(MR + 12) * VJ;
-        A7 += load2(MR + 14) * VJ;
-      }
-    }
-    store2(Out + R, A0), store2(Out + R + 2, A1), store2(Out + R + 4, A2),
-        store2(Out + R + 6, A3), store2(Out + R + 8, A4),
-        store2(Out + R + 10, A5), store2(Out + R + 12, A6),
-        store2(Out + R + 14, A7);
-  }
-  for (; R < Rows; R += RowBlock) {
-    Double2 A0 = load2(Init + R), A1 = load2(Init + R + 2),
-            A2 = load2(Init + R + 4), A3 = load2(Init + R + 6);
-    const double *MR = M + R;
-    for (int64_t J = 0; J < K; ++J, MR += Stride) {
-      Double2 VJ = {V[J], V[J]};
-      if constexpr (Scaled) {
-        Double2 SJ = {Scale[J], Scale[J]};
-        A0 += load2(MR) * SJ * VJ;
-        A1 += load2(MR + 2) * SJ * VJ;
-        A2 += load2(MR + 4) * SJ * VJ;
-        A3 += load2(MR + 6) * SJ * VJ;
-      } else {
-        A0 += load2(MR) * VJ;
-        A1 += load2(MR + 2) * VJ;
-        A2 += load2(MR + 4) * VJ;
-        A3 += load2(MR + 6) * VJ;
-      }
-    }
-    store2(Out + R, A0), store2(Out + R + 2, A1), store2(Out + R + 4, A2),
-        store2(Out + R + 6, A3);
-  }
+  for (; R + 2 * RowBlock <= Rows; R += 2 * RowBlock)
+    accumulateRowBlock<Scaled, RowBlock>(Init + R, M + R, Stride, K, V, Scale,
+                                         Out + R);
+  for (; R < Rows; R += RowBlock)
+    accumulateRowBlock<Scaled, RowBlock / 2>(Init + R, M + R, Stride, K, V,
+                                             Scale, Out + R);
 }
 
 /// Per-call scratch, reused across calls on a thread (the kernel allocates

@@ -267,6 +267,36 @@ void addPostOpArgs(const PostOpPlan &Plan,
   }
 }
 
+void addPostOpArgs(const PostOpPlan &Plan, std::vector<dnnl_exec_arg_t> &Args,
+                   std::vector<dnnl::memory> &Keep) {
+  size_t Bin = 0;
+  for (int I = 0; I < Plan.ops.len(); ++I) {
+    if (Plan.ops.kind(I) != dnnl::primitive::kind::binary)
+      continue;
+    Keep.push_back(wrap(Plan.operands[Bin], Plan.operandDescs[Bin]));
+    Args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(I) | DNNL_ARG_SRC_1,
+                    Keep.back().get()});
+    ++Bin;
+  }
+}
+
+ThreadMemories &
+threadMemories(const std::shared_ptr<const CachedPrimitive> &P) {
+  thread_local std::unordered_map<const CachedPrimitive *, ThreadMemories> M;
+  auto [It, New] = M.try_emplace(P.get());
+  ThreadMemories &T = It->second;
+  T.fresh = New;
+  if (New) {
+    T.owner = P;
+    T.src = dnnl::memory(P->src, engine(), DNNL_MEMORY_NONE);
+    T.weights = dnnl::memory(P->weights, engine(), DNNL_MEMORY_NONE);
+    T.dst = dnnl::memory(P->dst, engine(), DNNL_MEMORY_NONE);
+    if (P->bias.get_size())
+      T.bias = dnnl::memory(P->bias, engine(), DNNL_MEMORY_NONE);
+  }
+  return T;
+}
+
 /// Runs Create (outside the cache's lock: JIT compilation can take
 /// milliseconds); oneDNN having no implementation gives a null prim.
 static std::shared_ptr<const CachedPrimitive>

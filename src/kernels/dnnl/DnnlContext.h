@@ -112,6 +112,10 @@ planPostOps(const PostOps &P, const Shape &Out,
 /// Adds the binary post-op operands to an execute() argument map.
 void addPostOpArgs(const PostOpPlan &Plan,
                    std::unordered_map<int, dnnl::memory> &Args);
+/// The same for oneDNN's C argument list; Keep holds the operands' memory
+/// objects until the call has run.
+void addPostOpArgs(const PostOpPlan &Plan, std::vector<dnnl_exec_arg_t> &Args,
+                   std::vector<dnnl::memory> &Keep);
 
 /// A created primitive and the layouts it settled on. Null prim: oneDNN had
 /// no implementation (remembered, so that it is not asked again).
@@ -124,6 +128,20 @@ struct CachedPrimitive {
   /// threads, which breaks VMs running on several threads.
   dnnl::memory::desc scratchpad;
 };
+
+/// This thread's memory objects for a cached primitive's arguments (in the
+/// layouts it was created for), pointed at each call's buffers: creating
+/// them per call (a few allocations each) cost more than the rest of a
+/// small call's bookkeeping. Owner keeps the primitive, and so the key's
+/// address, alive. A caller may keep its own per-primitive facts in the
+/// flags (set when the entry is new).
+struct ThreadMemories {
+  std::shared_ptr<const CachedPrimitive> owner;
+  dnnl::memory src, weights, bias, dst;
+  bool fresh = true; // created by this lookup
+  unsigned flags = 0;
+};
+ThreadMemories &threadMemories(const std::shared_ptr<const CachedPrimitive> &P);
 
 /// Primitive attributes every Rivet primitive starts from (user scratchpad).
 dnnl::primitive_attr baseAttr();

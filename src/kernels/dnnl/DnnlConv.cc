@@ -78,6 +78,9 @@ constexpr int64_t kConvTag = 0x636f6e76; // "conv"
 /// not change.
 constexpr int64_t kMinParallelConvWork = int64_t(1) << 23;
 
+/// ThreadMemories::flags of a conv: which buffers need no reorder.
+constexpr unsigned kDirectSrc = 1, kDirectDst = 2, kDirectWeights = 4;
+
 /// Runs conv(X, W, B) + Post into Out with the buffer layouts L.
 bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
              const ConvParams &P, const PostOps &PostIn, Tensor &Out,
@@ -109,7 +112,6 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
                   /*AllowSum=*/true, L.blockedDst ? &*L.blockedDst : nullptr);
   if (!Plan)
     return false;
-  memory::desc BiasDesc = B ? plainDesc({M}) : memory::desc();
   WorkScope Scope(Out.numel() * (W.numel() / std::max<int64_t>(M, 1)),
                   kMinParallelConvWork);
   thread_local PrimitiveKey Key;
@@ -125,6 +127,7 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
   auto Prim = findPrimitive(Key, [&] {
     dnnl::primitive_attr Attr = baseAttr();
     Attr.set_post_ops(Plan->ops);
+    memory::desc BiasDesc = B ? plainDesc({M}) : memory::desc();
     auto AnyOf = [](const memory::dims &D) {
       return memory::desc(D, memory::data_type::f32, memory::format_tag::any);
     };
@@ -150,6 +153,7 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
         C.src = PD.src_desc();
         C.weights = PD.weights_desc();
         C.dst = PD.dst_desc();
+        C.bias = BiasDesc;
         C.scratchpad = PD.scratchpad_desc();
         return C;
       } catch (const dnnl::error &) {
@@ -165,16 +169,41 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
   // the case to the reference kernel, which overwrites all of Out.
   try {
     dnnl::stream &S = threadStream();
-    memory Src = wrap(X, L.src);
-    if (Prim->src != L.src) {
-      memory Blocked = threadScratch(Prim->src, 0);
-      reorderInto(Src, Blocked);
-      Src = Blocked;
+    // This thread's memory objects for the primitive, and whether the
+    // buffers are already in its layouts (fixed by the primitive's key,
+    // which names the layout choice and the dims).
+    ThreadMemories &M = threadMemories(Prim);
+    if (M.fresh)
+      M.flags = (Prim->src == L.src ? kDirectSrc : 0) |
+                (Prim->dst == L.dst ? kDirectDst : 0) |
+                (Prim->weights == L.weights ? kDirectWeights : 0);
+    bool DirectDst = M.flags & kDirectDst;
+    thread_local std::vector<dnnl_exec_arg_t> Args;
+    std::vector<memory> Keep; // per-call memory objects, alive until run
+    Args.clear();
+    if (M.flags & kDirectSrc) {
+      M.src.set_data_handle(X.rawData());
+      Args.push_back({DNNL_ARG_SRC, M.src.get()});
+    } else {
+      Keep.push_back(threadScratch(Prim->src, 0));
+      reorderInto(wrap(X, L.src), Keep.back());
+      Args.push_back({DNNL_ARG_SRC, Keep.back().get()});
     }
-    memory Wts = weightsIn(W, L.weights, Prim->weights, P.constantWeights);
-    memory OutMem = wrap(Out, L.dst);
-    bool DirectDst = Prim->dst == L.dst;
-    memory Dst = DirectDst ? OutMem : threadScratch(Prim->dst, 1);
+    if (M.flags & kDirectWeights) {
+      M.weights.set_data_handle(W.rawData());
+      Args.push_back({DNNL_ARG_WEIGHTS, M.weights.get()});
+    } else {
+      Keep.push_back(weightsIn(W, L.weights, Prim->weights, P.constantWeights));
+      Args.push_back({DNNL_ARG_WEIGHTS, Keep.back().get()});
+    }
+    memory Dst;
+    if (DirectDst) {
+      M.dst.set_data_handle(Out.rawData());
+      Args.push_back({DNNL_ARG_DST, M.dst.get()});
+    } else {
+      Dst = threadScratch(Prim->dst, 1);
+      Args.push_back({DNNL_ARG_DST, Dst.get()});
+    }
     if (Plan->sumOperand) { // the sum post-op adds what Dst holds
       const Tensor &Sum = *Plan->sumOperand;
       if (DirectDst) {
@@ -184,14 +213,14 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
         reorderInto(wrap(Sum, L.dst), Dst);
       }
     }
-    std::unordered_map<int, memory> Args{
-        {DNNL_ARG_SRC, Src}, {DNNL_ARG_WEIGHTS, Wts}, {DNNL_ARG_DST, Dst}};
-    if (B)
-      Args[DNNL_ARG_BIAS] = wrap(*B, BiasDesc);
-    addPostOpArgs(*Plan, Args);
-    executePrimitive(*Prim, std::move(Args));
+    if (B) {
+      M.bias.set_data_handle(B->rawData());
+      Args.push_back({DNNL_ARG_BIAS, M.bias.get()});
+    }
+    addPostOpArgs(*Plan, Args, Keep);
+    executePrimitive(*Prim, Args);
     if (!DirectDst)
-      reorderInto(Dst, OutMem);
+      reorderInto(Dst, wrap(Out, L.dst));
     S.wait();
   } catch (const dnnl::error &) {
     return false;
@@ -237,21 +266,19 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
   return runConv(X, W, B, P, Post, Out, L, isPerChannel);
 }
 
-bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
-                     const ConvParams &P, const BlockedConvLayout &BL,
-                     const PostOps &Post, Tensor &Out) {
-  if (!dnnlEnabled() || !allFloat32({&X, &W, B, &Out}))
-    return false;
-  if (X.rank() != 5 || W.rank() != 6 || Out.rank() != 5 || P.group < 1 ||
-      X.shape()[4] != BL.dataBlock || Out.shape()[4] != BL.outBlock ||
-      W.shape()[4] != BL.kernelInputBlock || W.shape()[5] != BL.outBlock)
-    return false;
+namespace {
+
+/// The oneDNN layouts of conv2d_nchwc's buffers X, W and Out (group 1 or
+/// depthwise); nullopt for other layouts.
+std::optional<ConvBuffers> blockedConvBuffers(const Tensor &X, const Tensor &W,
+                                              const Tensor &Out, int64_t G,
+                                              const BlockedConvLayout &BL) {
   std::optional<memory::format_tag> SrcTag = activationTag(BL.dataBlock),
                                     DstTag = activationTag(BL.outBlock);
   if (!SrcTag || !DstTag || BL.outBlock == 1)
-    return false;
+    return std::nullopt;
   int64_t N = X.shape()[0], C = X.shape()[1] * BL.dataBlock;
-  int64_t M = Out.shape()[1] * BL.outBlock, G = P.group;
+  int64_t M = Out.shape()[1] * BL.outBlock;
   int64_t CG = W.shape()[1] * BL.kernelInputBlock; // C / group
   ConvBuffers L;
   L.srcDims = {N, C, X.shape()[2], X.shape()[3]};
@@ -270,14 +297,54 @@ bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
     WTag = Sixteen ? Tag::Abcde16a : Tag::Abcde8a; // Goihw8g
   }
   if (!WTag || (BL.outBlock != 8 && BL.outBlock != 16))
-    return false;
+    return std::nullopt;
   L.src = memory::desc(L.srcDims, memory::data_type::f32, *SrcTag);
   L.dst = memory::desc(L.dstDims, memory::data_type::f32, *DstTag);
   L.weights = memory::desc(L.weightDims, memory::data_type::f32, *WTag);
   L.outToDst = {0, 1, 2, 3, 1};
   L.blockedDst = L.dst;
   L.key.words = {1, BL.dataBlock, BL.kernelInputBlock, BL.outBlock};
-  return runConv(X, W, B, P, Post, Out, L, isPerChannelBlocked);
+  return L;
+}
+
+/// blockedConvBuffers, kept per thread by the shapes and layout it depends
+/// on: building the three descriptors was a fifth of a small conv call.
+const std::optional<ConvBuffers> &
+cachedBlockedConvBuffers(const Tensor &X, const Tensor &W, const Tensor &Out,
+                         int64_t G, const BlockedConvLayout &BL) {
+  thread_local std::unordered_map<PrimitiveKey, std::optional<ConvBuffers>,
+                                  PrimitiveKeyHash>
+      Cache;
+  thread_local PrimitiveKey Key;
+  Key.clear();
+  for (const Tensor *T : {&X, &W, &Out})
+    Key.addList(T->shape().data(), T->shape().size());
+  Key.add(G);
+  Key.add(BL.dataBlock);
+  Key.add(BL.kernelInputBlock);
+  Key.add(BL.outBlock);
+  auto It = Cache.find(Key);
+  if (It != Cache.end())
+    return It->second;
+  if (Cache.size() >= 1024) // a model has far fewer convs
+    Cache.clear();
+  return Cache.emplace(Key, blockedConvBuffers(X, W, Out, G, BL)).first->second;
+}
+
+} // namespace
+
+bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
+                     const ConvParams &P, const BlockedConvLayout &BL,
+                     const PostOps &Post, Tensor &Out) {
+  if (!dnnlEnabled() || !allFloat32({&X, &W, B, &Out}))
+    return false;
+  if (X.rank() != 5 || W.rank() != 6 || Out.rank() != 5 || P.group < 1 ||
+      X.shape()[4] != BL.dataBlock || Out.shape()[4] != BL.outBlock ||
+      W.shape()[4] != BL.kernelInputBlock || W.shape()[5] != BL.outBlock)
+    return false;
+  const std::optional<ConvBuffers> &L =
+      cachedBlockedConvBuffers(X, W, Out, P.group, BL);
+  return L && runConv(X, W, B, P, Post, Out, *L, isPerChannelBlocked);
 }
 
 } // namespace rivet

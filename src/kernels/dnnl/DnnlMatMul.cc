@@ -68,31 +68,6 @@ constexpr int64_t kMatMulTag = 0x6d61746d756c; // "matmul"
 /// Post-op key tag of gemm's beta * c (planPostOps' tags are small).
 constexpr int64_t kGemmSumTag = 0x73756d; // "sum"
 
-/// This thread's memory objects for a cached matmul primitive, pointed at
-/// each call's buffers: creating them per call (a few allocations each)
-/// cost more than the rest of a small matmul's bookkeeping. Owner keeps the
-/// primitive, and so the key's address, alive.
-struct ThreadMemories {
-  std::shared_ptr<const CachedPrimitive> owner;
-  memory src, weights, bias, dst;
-};
-
-ThreadMemories &
-threadMemories(const std::shared_ptr<const CachedPrimitive> &P) {
-  thread_local std::unordered_map<const CachedPrimitive *, ThreadMemories> M;
-  auto [It, New] = M.try_emplace(P.get());
-  ThreadMemories &T = It->second;
-  if (New) {
-    T.owner = P;
-    T.src = memory(P->src, engine(), DNNL_MEMORY_NONE);
-    T.weights = memory(P->weights, engine(), DNNL_MEMORY_NONE);
-    T.dst = memory(P->dst, engine(), DNNL_MEMORY_NONE);
-    if (P->bias.get_size())
-      T.bias = memory(P->bias, engine(), DNNL_MEMORY_NONE);
-  }
-  return T;
-}
-
 /// One matmul call: Dst = post(Alpha * Src @ Wts + Bias). The views say how
 /// the tensors' buffers are read; Bias has rank 0 when absent.
 bool runMatMul(const Tensor &Src, const OperandView &SrcV, const Tensor &Wts,

@@ -255,18 +255,6 @@ std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
   return Plan;
 }
 
-void addPostOpArgs(const PostOpPlan &Plan,
-                   std::unordered_map<int, dnnl::memory> &Args) {
-  size_t Bin = 0;
-  for (int I = 0; I < Plan.ops.len(); ++I) {
-    if (Plan.ops.kind(I) != dnnl::primitive::kind::binary)
-      continue;
-    Args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(I) | DNNL_ARG_SRC_1] =
-        wrap(Plan.operands[Bin], Plan.operandDescs[Bin]);
-    ++Bin;
-  }
-}
-
 void addPostOpArgs(const PostOpPlan &Plan, std::vector<dnnl_exec_arg_t> &Args,
                    std::vector<dnnl::memory> &Keep) {
   size_t Bin = 0;

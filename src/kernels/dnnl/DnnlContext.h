@@ -109,11 +109,8 @@ planPostOps(const PostOps &P, const Shape &Out,
             const dnnl::memory::dims &DstDims, const std::vector<int> &OutToDst,
             bool AllowSum = false,
             const dnnl::memory::desc *BlockedDst = nullptr);
-/// Adds the binary post-op operands to an execute() argument map.
-void addPostOpArgs(const PostOpPlan &Plan,
-                   std::unordered_map<int, dnnl::memory> &Args);
-/// The same for oneDNN's C argument list; Keep holds the operands' memory
-/// objects until the call has run.
+/// Adds the binary post-op operands to oneDNN's C argument list; Keep holds
+/// the operands' memory objects until the call has run.
 void addPostOpArgs(const PostOpPlan &Plan, std::vector<dnnl_exec_arg_t> &Args,
                    std::vector<dnnl::memory> &Keep);
 

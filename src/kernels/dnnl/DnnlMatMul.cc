@@ -123,15 +123,7 @@ bool runMatMul(const Tensor &Src, const OperandView &SrcV, const Tensor &Wts,
     }
     // Binary post-op operands are rare here: wrapped per call.
     std::vector<memory> Operands;
-    for (int I = 0, Bin = 0; I < Plan.ops.len(); ++I) {
-      if (Plan.ops.kind(I) != dnnl::primitive::kind::binary)
-        continue;
-      Operands.push_back(
-          wrap(Plan.operands[(size_t)Bin], Plan.operandDescs[(size_t)Bin]));
-      Args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(I) | DNNL_ARG_SRC_1,
-                      Operands.back().get()});
-      ++Bin;
-    }
+    addPostOpArgs(Plan, Args, Operands);
     executePrimitive(*Prim, Args);
     threadStream().wait();
   } catch (const dnnl::error &) {

@@ -64,6 +64,15 @@ bool hostIsX86() {
   return codegen::hostTarget().triple.rfind("x86_64", 0) == 0;
 }
 
+/// L's output streams: its loop kernel marks the store, and on the host
+/// (when x86-64) the code has non-temporal vector stores.
+void expectStreams(const codegen::LoweredKernel &L) {
+  EXPECT_TRUE(isMarkedStreaming(L)) << codegen::printLoopKernel(L.kernel);
+  if (hostIsX86()) {
+    EXPECT_GT(nontemporalVectorStores(L), 0u);
+  }
+}
+
 /// Runs the kernel of L on M's inputs writing into a buffer that starts
 /// Offset elements past a 64-byte boundary, at 1, 2 and 4 threads, and
 /// compares with the interpreter.
@@ -133,10 +142,7 @@ TEST(StreamingStore, LargeRowsStreamRowByRow) {
       {"Tensor[(2048, 2049), float32]", "Tensor[(2049), float32]"},
       "let %a = add(%p0, %p1);\nsigmoid(%a)");
   codegen::LoweredKernel L = lowerOrFail(M, uniqueKernelName("large_rows"));
-  ASSERT_TRUE(isMarkedStreaming(L)) << codegen::printLoopKernel(L.kernel);
-  if (hostIsX86()) {
-    EXPECT_GT(nontemporalVectorStores(L), 0u);
-  }
+  expectStreams(L);
   expectMatchesAtOffset(M, L, {}, 0);
   expectMatchesAtOffset(M, L, {}, 9);
 }
@@ -158,10 +164,7 @@ TEST(StreamingStore, ByteOutputStreams) {
                                   codegen::kStreamingStoreMinBytes + 101)},
                      "greater(%p0, 0.25)");
   codegen::LoweredKernel L = lowerOrFail(M, uniqueKernelName("bytes"));
-  ASSERT_TRUE(isMarkedStreaming(L)) << codegen::printLoopKernel(L.kernel);
-  if (hostIsX86()) {
-    EXPECT_GT(nontemporalVectorStores(L), 0u);
-  }
+  expectStreams(L);
   expectMatchesAtOffset(M, L, {}, 0);
   expectMatchesAtOffset(M, L, {}, 37);
 }
@@ -169,10 +172,7 @@ TEST(StreamingStore, ByteOutputStreams) {
 TEST(StreamingStore, SymbolicSizeDecidesAtRunTime) {
   ir::Module M = parsePrimitive({"Tensor[(n), float32]"}, kChain);
   codegen::LoweredKernel L = lowerOrFail(M, uniqueKernelName("symbolic"));
-  ASSERT_TRUE(isMarkedStreaming(L)) << codegen::printLoopKernel(L.kernel);
-  if (hostIsX86()) {
-    EXPECT_GT(nontemporalVectorStores(L), 0u);
-  }
+  expectStreams(L);
   // Below the threshold (the ordinary loop), then above it.
   for (int64_t N : {int64_t(1), int64_t(17), int64_t(100003), kLarge})
     expectMatchesAtOffset(M, L, {{"n", N}}, N % 13);

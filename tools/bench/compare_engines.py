@@ -312,8 +312,6 @@ def measure(case, rivet, ort_python, threads, a):
             rivet_out = rivet_outputs(rivet, rvx, inputs, work)
         except (RuntimeError, ValueError, KeyError) as e:
             row["errors"]["rivet"] = str(e)
-        if not ort_python:
-            row["errors"]["ort"] = "skipped (--ort-python '')"
         for _ in range(a.rounds):
             if "rivet" not in row["errors"]:
                 try:
@@ -321,7 +319,7 @@ def measure(case, rivet, ort_python, threads, a):
                         runs["rivet"].setdefault(t, []).append(rivet_time(rivet, rvx, inputs, t, a))
                 except (RuntimeError, ValueError, KeyError) as e:
                     row["errors"]["rivet"] = str(e)
-            if "ort" not in row["errors"]:
+            if ort_python and "ort" not in row["errors"]:
                 try:
                     row["ort_version"], ms, ort_out = ort_measure(ort_python, case, inputs, threads, work, a)
                     for t, v in ms.items():
@@ -335,8 +333,6 @@ def measure(case, rivet, ort_python, threads, a):
                         runs["torch"].setdefault(t, []).append(v)
                 except Exception as e:  # noqa: BLE001 - any failure of the peer is reported, not fatal
                     row["errors"]["torch"] = f"{type(e).__name__}: {e}"
-        if not ort_python:
-            del row["errors"]["ort"]
         # An engine that failed in a later round is reported, not mixed in.
         for engine in ("rivet", "ort", "torch"):
             if engine not in row["errors"]:

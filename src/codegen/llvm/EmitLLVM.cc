@@ -27,7 +27,6 @@
 #include <llvm/Analysis/AssumptionCache.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
@@ -856,19 +855,21 @@ void finishStreamingStores(llvm::Module &M) {
   llvm::MDNode *Nontemporal = llvm::MDNode::get(
       M.getContext(), {llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(
                           llvm::Type::getInt32Ty(M.getContext()), 1))});
-  for (llvm::Function &F : M) {
-    if (F.isDeclaration())
+  // Only the calls of llvm.ptrmask are looked at (the analyses are built
+  // for the functions that stream, not for every kernel compiled).
+  for (llvm::Function &Decl : M) {
+    if (Decl.getIntrinsicID() != llvm::Intrinsic::ptrmask)
       continue;
-    llvm::AssumptionCache AC(F);
-    llvm::DominatorTree DT(F);
-    for (llvm::Instruction &I : llvm::instructions(F)) {
-      auto *Mask = llvm::dyn_cast<llvm::IntrinsicInst>(&I);
+    for (llvm::User *MaskUser : Decl.users()) {
+      auto *Mask = llvm::dyn_cast<llvm::IntrinsicInst>(MaskUser);
       auto *Bits =
-          Mask && Mask->getIntrinsicID() == llvm::Intrinsic::ptrmask
-              ? llvm::dyn_cast<llvm::ConstantInt>(Mask->getArgOperand(1))
-              : nullptr;
+          Mask ? llvm::dyn_cast<llvm::ConstantInt>(Mask->getArgOperand(1))
+               : nullptr;
       if (!Bits || Bits->getSExtValue() != -(int64_t)kStreamingAlignment)
         continue;
+      llvm::Function &F = *Mask->getFunction();
+      llvm::AssumptionCache AC(F);
+      llvm::DominatorTree DT(F);
       // The stores addressed from the base through address arithmetic;
       // an x86 non-temporal vector store needs its own size's alignment.
       std::vector<Value *> Work{Mask};

@@ -101,12 +101,6 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
     B = &PostIn[0].operand;
     Post.erase(Post.begin());
   }
-  memory::dims Strides(P.strides.begin(), P.strides.end()), Dil, PadL, PadR;
-  for (size_t I = 0; I < Rank; ++I) {
-    Dil.push_back(P.dilations[I] - 1);
-    PadL.push_back(P.padBegin[I]);
-    PadR.push_back(P.padEnd[I]);
-  }
   std::optional<PostOpPlan> Plan =
       planPostOps(Post, Out.shape(), L.dstDims, L.outToDst,
                   /*AllowSum=*/true, L.blockedDst ? &*L.blockedDst : nullptr);
@@ -118,8 +112,9 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
   Key.clear();
   Key.add(kConvTag);
   Key.addList(L.key.words.data(), L.key.words.size());
-  const memory::dims *Parts[] = {
-      &L.srcDims, &L.weightDims, &L.dstDims, &Strides, &Dil, &PadL, &PadR};
+  const memory::dims *Parts[] = {&L.srcDims, &L.weightDims, &L.dstDims,
+                                 &P.strides, &P.dilations,  &P.padBegin,
+                                 &P.padEnd};
   for (const memory::dims *D : Parts)
     Key.addList(D->data(), D->size());
   Key.add(B != nullptr);
@@ -128,6 +123,9 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
     dnnl::primitive_attr Attr = baseAttr();
     Attr.set_post_ops(Plan->ops);
     memory::desc BiasDesc = B ? plainDesc({M}) : memory::desc();
+    memory::dims Dil; // oneDNN counts dilation from 0
+    for (int64_t D : P.dilations)
+      Dil.push_back(D - 1);
     auto AnyOf = [](const memory::dims &D) {
       return memory::desc(D, memory::data_type::f32, memory::format_tag::any);
     };
@@ -137,11 +135,12 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
       if (Choose && !L.chooseLayouts)
         continue;
       try {
-        dnnl::convolution_forward::desc D(
-            dnnl::prop_kind::forward_inference,
-            dnnl::algorithm::convolution_direct,
-            Choose ? AnyOf(L.srcDims) : L.src, AnyOf(L.weightDims), BiasDesc,
-            Choose ? AnyOf(L.dstDims) : L.dst, Strides, Dil, PadL, PadR);
+        dnnl::convolution_forward::desc D(dnnl::prop_kind::forward_inference,
+                                          dnnl::algorithm::convolution_direct,
+                                          Choose ? AnyOf(L.srcDims) : L.src,
+                                          AnyOf(L.weightDims), BiasDesc,
+                                          Choose ? AnyOf(L.dstDims) : L.dst,
+                                          P.strides, Dil, P.padBegin, P.padEnd);
         dnnl::convolution_forward::primitive_desc PD(D, Attr, engine());
         // With `any` layouts oneDNN may settle on its reference kernel
         // (when no optimized one takes these post-ops); the plain-layout

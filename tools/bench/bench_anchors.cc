@@ -13,6 +13,7 @@
 #include "kernels/Threading.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/DnnlConfig.h"
+#include "kernels/dnnl/WinogradConv.h"
 
 #include <fmt/format.h>
 
@@ -60,6 +61,58 @@ std::pair<double, int> cpuPeakParams() {
 Tensor runKernel(const char *Op, const std::vector<Tensor> &In,
                  const Attrs &A = {}) {
   return invokeKernel(KernelRegistry::global().get(Op), In, A).at(0);
+}
+
+/// resnet18's 3x3 stride-1 convs as the optimized model runs them
+/// (conv2d_nchwc on NCHW8c tensors, constant weights, bias and relu fused),
+/// by oneDNN's direct kernel and by Winograd F(2x2) and F(4x4), at 1 and
+/// Cores threads; "auto" is what the runtime picks.
+void benchWinograd(bool Quick, int Cores) {
+  struct Case {
+    int64_t C, HW;
+  };
+  fmt::print("\nresnet18 3x3 stride-1 convs, NCHW8c, bias (+ residual) + "
+             "relu: ms (GFLOP/s of the direct conv's count)\n");
+  fmt::print("{:>16} {:>3} {:>16} {:>16} {:>16} {:>16}\n", "C x H x W", "T",
+             "direct", "winograd m=2", "winograd m=4", "auto");
+  for (Case K : {Case{64, 56}, Case{128, 28}, Case{256, 14}, Case{512, 7}}) {
+    Tensor X = randomTensor({1, K.C / 8, K.HW, K.HW, 8}, DType::Float32, 7);
+    Tensor W = randomTensor({K.C / 8, K.C / 8, 3, 3, 8, 8}, DType::Float32, 8);
+    Tensor B = randomTensor({K.C}, DType::Float32, 9);
+    Attrs A{{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+            {"data_layout", std::string("NCHW8c")},
+            {"kernel_layout", std::string("OIHW8i8o")},
+            {"out_layout", std::string("NCHW8c")},
+            {"weights_constant", int64_t(1)}};
+    double Flop = 2.0 * K.C * K.C * 9 * K.HW * K.HW;
+    for (int T : {1, Cores})
+      for (bool Residual : {false, true}) {
+        std::vector<Tensor> In{X, W, B};
+        PostOps P;
+        if (Residual) {
+          In.push_back(randomTensor(X.shape(), DType::Float32, 10));
+          P.push_back(makePostOp(PostOp::Kind::Add, {}, In.back()));
+        }
+        P.push_back(makePostOp(PostOp::Kind::Relu, {}));
+        encodePostOps(P, A);
+        setNumThreads(T);
+        std::string Row = fmt::format(
+            "{:>16} {:>3}",
+            fmt::format("{}x{}x{}{}", K.C, K.HW, K.HW, Residual ? "+res" : ""),
+            T);
+        for (WinogradChoice C : {WinogradChoice::Off, WinogradChoice::Tile2,
+                                 WinogradChoice::Tile4, WinogradChoice::Auto}) {
+          setWinogradChoice(C);
+          double S = medianSeconds(Quick ? 5 : 30, [&] {
+            runKernel("dnnl.conv2d_nchwc_fused", In, A);
+          });
+          Row += fmt::format(" {:>8.3f} ({:>5.1f})", S * 1e3, Flop / S / 1e9);
+        }
+        fmt::print("{}\n", Row);
+      }
+  }
+  setWinogradChoice(WinogradChoice::Auto);
+  setNumThreads(Cores);
 }
 
 } // namespace
@@ -140,6 +193,7 @@ int main(int Argc, char **Argv) {
     fmt::print("conv 128x28x28 3x3, reference: {:.3f} ms = {:.1f} GFLOP/s\n",
                S * 1e3, ConvFlop / S / 1e9);
   }
+  benchWinograd(Quick, Cores);
   // Small-shape call overhead: a 16x16x16 matmul is nearly all dispatch.
   Tensor SA = randomTensor({16, 16}, DType::Float32, 5);
   S = medianSeconds(1000, [&] { runKernel("matmul", {SA, SA}); });

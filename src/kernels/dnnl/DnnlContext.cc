@@ -410,17 +410,13 @@ dnnl::memory threadScratch(const dnnl::memory::desc &D, unsigned Slot) {
   return dnnl::memory(D, engine(), Aligned);
 }
 
-dnnl::memory weightsIn(const Tensor &W, const dnnl::memory::desc &Plain,
-                       const dnnl::memory::desc &Wanted, bool Constant) {
-  dnnl::memory M = wrap(W, Plain);
-  if (Plain == Wanted)
-    return M;
-  if (!Constant)
-    return reorderTo(M, Wanted);
+dnnl::memory cachedWeightCopy(const Tensor &W, const PrimitiveKey &Form,
+                              const std::function<dnnl::memory()> &Make) {
   PrimitiveKey Key;
   Key.add((int64_t) reinterpret_cast<uintptr_t>(W.storage().get()));
   Key.add(W.byteOffset());
-  Key.addDesc(Wanted);
+  Key.addList(W.shape().data(), W.shape().size());
+  Key.addList(Form.words.data(), Form.words.size());
   WeightCache &C = weightCache();
   {
     std::lock_guard<std::mutex> G(C.Lock);
@@ -433,7 +429,7 @@ dnnl::memory weightsIn(const Tensor &W, const dnnl::memory::desc &Plain,
       C.Map.erase(It); // the buffer died; its address was reused
     }
   }
-  dnnl::memory R = reorderTo(M, Wanted);
+  dnnl::memory R = Make();
   ++WeightReorders;
   std::lock_guard<std::mutex> G(C.Lock);
   // Drop copies of buffers that died, so the cache does not outgrow the
@@ -442,6 +438,19 @@ dnnl::memory weightsIn(const Tensor &W, const dnnl::memory::desc &Plain,
     It = It->second.owner.expired() ? C.Map.erase(It) : std::next(It);
   C.Map[Key] = WeightEntry{W.storage(), R};
   return R;
+}
+
+dnnl::memory weightsIn(const Tensor &W, const dnnl::memory::desc &Plain,
+                       const dnnl::memory::desc &Wanted, bool Constant) {
+  dnnl::memory M = wrap(W, Plain);
+  if (Plain == Wanted)
+    return M;
+  if (!Constant)
+    return reorderTo(M, Wanted);
+  PrimitiveKey Form;
+  Form.add(kReorderTag);
+  Form.addDesc(Wanted);
+  return cachedWeightCopy(W, Form, [&] { return reorderTo(M, Wanted); });
 }
 
 } // namespace rivet::dnnlctx

@@ -168,6 +168,12 @@ std::shared_ptr<const CachedPrimitive> findPrimitive(PrimitiveKey &Key,
   return insertPrimitive(Key, Create);
 }
 
+/// A copy of the constant weights W in another form (a layout, a
+/// transform), made by Make on first use and then cached by W's storage
+/// identity (see the file comment) and Form, which names the copy's form
+/// (a kind tag first, so that different transforms stay apart).
+dnnl::memory cachedWeightCopy(const Tensor &W, const PrimitiveKey &Form,
+                              const std::function<dnnl::memory()> &Make);
 /// W (in layout Plain) in layout Wanted: a cached copy when Constant (see
 /// the file comment), else a fresh reorder. Returns W itself when the
 /// layouts agree.

@@ -13,6 +13,7 @@
 
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
+#include "kernels/dnnl/WinogradConv.h"
 
 #include <cstring>
 #include <string_view>
@@ -341,6 +342,8 @@ bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
       X.shape()[4] != BL.dataBlock || Out.shape()[4] != BL.outBlock ||
       W.shape()[4] != BL.kernelInputBlock || W.shape()[5] != BL.outBlock)
     return false;
+  if (winogradConvBlocked(X, W, B, P, BL, Post, Out))
+    return true;
   const std::optional<ConvBuffers> &L =
       cachedBlockedConvBuffers(X, W, Out, P.group, BL);
   return L && runConv(X, W, B, P, Post, Out, *L, isPerChannelBlocked);

@@ -1,0 +1,570 @@
+//===- WinogradConv.cc - 3x3 convolutions by minimal filtering ------------===//
+//
+// F(m x m, 3 x 3) over blocked tensors X [N, C/b, H, W, b], W [M/o, C/b, 3,
+// 3, b, o] and Out [N, M/o, Ho, Wo, o]. With alpha = m + 2 the output is cut
+// into m x m tiles; each reads an alpha x alpha input patch d_c per input
+// channel c and is
+//     Y = A^T [ sum_c (G g_c G^T) .* (B^T d_c B) ] A.
+// For each of the alpha^2 positions xi the sum over c is a matrix product,
+// so the conv runs as
+//   1. input transform  V[xi][tile][c] = (B^T d_c B)[xi], eight channels of
+//      the block per vector operation;
+//   2. one batched oneDNN matmul Z[xi] = V[xi] @ U[xi], with the weight
+//      transform U[xi][c][m] = (G g G^T)[xi] cached per constant buffer;
+//   3. output transform A^T Z A, then bias and post-ops, cropped at the
+//      output's edges.
+// The matrices are Lavin & Gray's (points 0, +-1, +-2 for m = 4).
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/dnnl/WinogradConv.h"
+
+#include "kernels/NativeKernelAbi.h"
+#include "kernels/dnnl/DnnlConfig.h"
+#include "kernels/dnnl/DnnlContext.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+namespace rivet {
+
+using namespace dnnlctx;
+using dnnl::memory;
+
+namespace {
+
+std::atomic<int64_t> Calls{0};
+
+std::atomic<WinogradChoice> &choiceFlag() {
+  static std::atomic<WinogradChoice> C{[] {
+    const char *E = std::getenv("RIVET_WINOGRAD");
+    std::string_view S = E ? E : "";
+    if (S == "off" || S == "0")
+      return WinogradChoice::Off;
+    if (S == "2")
+      return WinogradChoice::Tile2;
+    if (S == "4")
+      return WinogradChoice::Tile4;
+    return WinogradChoice::Auto;
+  }()};
+  return C;
+}
+
+/// Kind tag of the batched matmul's PrimitiveKey and of the cached
+/// transformed weights' form.
+constexpr int64_t kWinogradTag = 0x77696e6f; // "wino"
+
+// The code below runs only where the CPU has AVX2 and FMA (checked before
+// the first call), so that eight lanes are one register: compiled for SSE2
+// (the build's baseline) the transforms took a quarter of the conv's time.
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+
+/// Eight float lanes: the transforms work on eight channels of a block at
+/// once.
+typedef float Lanes __attribute__((vector_size(32)));
+constexpr int64_t kLanes = 8;
+
+inline Lanes load(const float *P) {
+  Lanes V;
+  std::memcpy(&V, P, sizeof(V));
+  return V;
+}
+inline void store(float *P, Lanes V) { std::memcpy(P, &V, sizeof(V)); }
+inline Lanes splat(float F) { return Lanes{F, F, F, F, F, F, F, F}; }
+
+/// F(2 x 2, 3 x 3): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1],
+/// G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], A^T = [1 1 1 0; 0 1 -1 -1].
+/// Each member applies its matrix to one column (the 2-D transforms apply
+/// it to the columns, then to the rows).
+struct Tile2 {
+  static constexpr int M = 2, Alpha = 4;
+  static void input(const Lanes *D, Lanes *R) { // R = B^T D
+    R[0] = D[0] - D[2];
+    R[1] = D[1] + D[2];
+    R[2] = D[2] - D[1];
+    R[3] = D[1] - D[3];
+  }
+  static void output(const Lanes *Z, Lanes *R) { // R = A^T Z
+    R[0] = Z[0] + Z[1] + Z[2];
+    R[1] = Z[1] - Z[2] - Z[3];
+  }
+  static void weight(const double *G3, double *R) { // R = G g
+    R[0] = G3[0];
+    R[1] = (G3[0] + G3[1] + G3[2]) / 2;
+    R[2] = (G3[0] - G3[1] + G3[2]) / 2;
+    R[3] = G3[2];
+  }
+};
+
+/// F(4 x 4, 3 x 3): B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
+/// 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1], G = [1/4 0 0;
+/// -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1],
+/// A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1].
+struct Tile4 {
+  static constexpr int M = 4, Alpha = 6;
+  static void input(const Lanes *D, Lanes *R) {
+    Lanes A = D[4] - 4.f * D[2], B = D[3] - 4.f * D[1];
+    Lanes C = D[4] - D[2], E = 2.f * (D[3] - D[1]);
+    R[0] = 4.f * D[0] - 5.f * D[2] + D[4];
+    R[1] = A + B;
+    R[2] = A - B;
+    R[3] = C + E;
+    R[4] = C - E;
+    R[5] = 4.f * D[1] - 5.f * D[3] + D[5];
+  }
+  static void output(const Lanes *Z, Lanes *R) {
+    Lanes P12 = Z[1] + Z[2], M12 = Z[1] - Z[2];
+    Lanes P34 = Z[3] + Z[4], M34 = Z[3] - Z[4];
+    R[0] = Z[0] + P12 + P34;
+    R[1] = M12 + 2.f * M34;
+    R[2] = P12 + 4.f * P34;
+    R[3] = M12 + 8.f * M34 + Z[5];
+  }
+  static void weight(const double *G3, double *R) {
+    R[0] = G3[0] / 4;
+    R[1] = -(G3[0] + G3[1] + G3[2]) / 6;
+    R[2] = -(G3[0] - G3[1] + G3[2]) / 6;
+    R[3] = G3[0] / 24 + G3[1] / 12 + G3[2] / 6;
+    R[4] = G3[0] / 24 - G3[1] / 12 + G3[2] / 6;
+    R[5] = G3[2];
+  }
+};
+
+/// The conv's extents; tiles count m x m output tiles over all images.
+struct Geometry {
+  int64_t N, C, M, H, W, Ho, Wo, padTop, padLeft;
+  int64_t dataBlock, outBlock;
+  int64_t tilesH, tilesW, tiles;
+};
+
+/// The bias and post-ops, applied to eight channels of one output pixel.
+struct Tail {
+  enum class Form { Scalar, PerChannel, Full };
+  struct Op {
+    PostOp::Kind kind;
+    float lo, hi;
+    const float *data; // binary operand
+    Form form;
+  };
+  const float *bias = nullptr;
+  std::vector<Op> ops;
+
+  /// Applies the tail to V[0..Count): channels Channel.. of consecutive
+  /// output pixels, the first at Offset in Out's blocked order and each
+  /// Stride floats after the one before. One tile row at a time, so that
+  /// the switch over the ops is not paid per vector.
+  void apply(Lanes *V, int64_t Count, int64_t Channel, int64_t Offset,
+             int64_t Stride) const {
+    if (bias) {
+      Lanes B = load(bias + Channel);
+      for (int64_t I = 0; I < Count; ++I)
+        V[I] += B;
+    }
+    for (const Op &O : ops) {
+      switch (O.kind) {
+      case PostOp::Kind::Relu: {
+        Lanes Z = {};
+        for (int64_t I = 0; I < Count; ++I) // NaN stays, as in std::max(x, 0)
+          V[I] = V[I] < Z ? Z : V[I];
+        break;
+      }
+      case PostOp::Kind::Clip: {
+        Lanes Lo = splat(O.lo), Hi = splat(O.hi);
+        for (int64_t I = 0; I < Count; ++I) {
+          V[I] = V[I] < Lo ? Lo : V[I];
+          V[I] = V[I] > Hi ? Hi : V[I];
+        }
+        break;
+      }
+      case PostOp::Kind::Sigmoid:
+        for (int64_t I = 0; I < Count; ++I)
+          for (int64_t L = 0; L < kLanes; ++L)
+            V[I][L] = 1.f / (1.f + std::exp(-V[I][L]));
+        break;
+      case PostOp::Kind::Tanh:
+        for (int64_t I = 0; I < Count; ++I)
+          for (int64_t L = 0; L < kLanes; ++L)
+            V[I][L] = std::tanh(V[I][L]);
+        break;
+      case PostOp::Kind::Add:
+      case PostOp::Kind::Multiply: {
+        bool Add = O.kind == PostOp::Kind::Add;
+        for (int64_t I = 0; I < Count; ++I) {
+          Lanes X = O.form == Form::Scalar ? splat(*O.data)
+                    : O.form == Form::PerChannel
+                        ? load(O.data + Channel)
+                        : load(O.data + Offset + I * Stride);
+          V[I] = Add ? V[I] + X : V[I] * X;
+        }
+        break;
+      }
+      }
+    }
+  }
+};
+
+/// Whether T holds one value per output channel in channel order when
+/// broadcast against the blocked output Out ([N, M/o, H, W, o]): its only
+/// non-1 axes are the channel blocks.
+bool isPerChannel(const Tensor &T, int64_t M, const Shape &Out) {
+  if (T.numel() != M || T.rank() > (int64_t)Out.size())
+    return false;
+  size_t Pad = Out.size() - (size_t)T.rank();
+  for (size_t I = 0; I < (size_t)T.rank(); ++I)
+    if (T.shape()[I] != 1 && I + Pad != 1 && I + Pad != Out.size() - 1)
+      return false;
+  return true;
+}
+
+/// The tail for Post, or nullopt when an operand broadcasts in a way the
+/// output transform does not read (then the direct kernel runs).
+std::optional<Tail> makeTail(const Tensor *B, const PostOps &Post,
+                             const Tensor &Out, int64_t M) {
+  Tail T;
+  if (B)
+    T.bias = B->data<float>();
+  for (const PostOp &P : Post) {
+    Tail::Op O{P.kind, (float)P.lo, (float)P.hi, nullptr, Tail::Form::Scalar};
+    if (P.isBinary()) {
+      const Tensor &X = P.operand;
+      if (X.dtype() != DType::Float32)
+        return std::nullopt;
+      if (X.shape() == Out.shape())
+        O.form = Tail::Form::Full;
+      else if (X.numel() == 1)
+        O.form = Tail::Form::Scalar;
+      else if (isPerChannel(X, M, Out.shape()))
+        O.form = Tail::Form::PerChannel;
+      else
+        return std::nullopt;
+      O.data = X.data<float>();
+    }
+    T.ops.push_back(O);
+  }
+  return T;
+}
+
+/// U[xi][c][m] = (G g G^T)[xi] for W [M/o, C/b, 3, 3, b, o], in double.
+template <class F>
+void transformWeights(const Geometry &G, const float *W, float *U) {
+  constexpr int A = F::Alpha;
+  const int64_t Ib = G.dataBlock, Ob = G.outBlock, Cb = G.C / Ib;
+  const int64_t Plane = G.C * G.M;
+  for (int64_t C = 0; C < G.C; ++C)
+    for (int64_t M = 0; M < G.M; ++M) {
+      const float *Gk =
+          W + ((M / Ob) * Cb + C / Ib) * 9 * Ib * Ob + (C % Ib) * Ob + M % Ob;
+      double T[A][3];
+      for (int Kw = 0; Kw < 3; ++Kw) {
+        double Col[3], R[A];
+        for (int Kh = 0; Kh < 3; ++Kh)
+          Col[Kh] = Gk[(Kh * 3 + Kw) * Ib * Ob];
+        F::weight(Col, R);
+        for (int I = 0; I < A; ++I)
+          T[I][Kw] = R[I];
+      }
+      for (int I = 0; I < A; ++I) {
+        double R[A];
+        F::weight(T[I], R);
+        for (int J = 0; J < A; ++J)
+          U[(I * A + J) * Plane + C * G.M + M] = (float)R[J];
+      }
+    }
+}
+
+// Both transforms walk one row of tiles at a time, channel blocks outside
+// and the row's tiles inside: the image's rows are then read (or written)
+// as a few sequential streams, and the row's slice of V or Z (alpha^2 x
+// tilesW x C floats) stays in L2 across the channel blocks. Tile-major
+// order touched every channel block's plane per tile, more streams than
+// the prefetchers follow: the residual add's loads stalled on L3.
+
+/// V[xi][t][c] = (B^T d B)[xi] for the tiles of tile rows [Begin, End)
+/// (a tile row is one image's tiles at one height).
+template <class F>
+void transformInput(const Geometry &G, const float *X, float *V, int64_t Begin,
+                    int64_t End) {
+  constexpr int A = F::Alpha;
+  const int64_t Db = G.dataBlock, Cb = G.C / Db, Plane = G.tiles * G.C;
+  for (int64_t Row = Begin; Row < End; ++Row) {
+    int64_t N = Row / G.tilesH, Y0 = Row % G.tilesH * F::M - G.padTop;
+    for (int64_t Cbi = 0; Cbi < Cb; ++Cbi) {
+      const float *Xc = X + (N * Cb + Cbi) * G.H * G.W * Db;
+      for (int64_t Tx = 0; Tx < G.tilesW; ++Tx) {
+        int64_t X0 = Tx * F::M - G.padLeft;
+        bool Inside = Y0 >= 0 && X0 >= 0 && Y0 + A <= G.H && X0 + A <= G.W;
+        float *Vt = V + (Row * G.tilesW + Tx) * G.C + Cbi * Db;
+        for (int64_t Q = 0; Q < Db; Q += kLanes) {
+          Lanes D[A][A];
+          for (int I = 0; I < A; ++I)
+            for (int J = 0; J < A; ++J) {
+              int64_t Y = Y0 + I, Xx = X0 + J;
+              D[I][J] = Inside || (Y >= 0 && Y < G.H && Xx >= 0 && Xx < G.W)
+                            ? load(Xc + (Y * G.W + Xx) * Db + Q)
+                            : Lanes{};
+            }
+          Lanes Tmp[A][A];
+          for (int J = 0; J < A; ++J) {
+            Lanes Col[A], R[A];
+            for (int I = 0; I < A; ++I)
+              Col[I] = D[I][J];
+            F::input(Col, R);
+            for (int I = 0; I < A; ++I)
+              Tmp[I][J] = R[I];
+          }
+          for (int I = 0; I < A; ++I) {
+            Lanes R[A];
+            F::input(Tmp[I], R);
+            for (int J = 0; J < A; ++J)
+              store(Vt + (I * A + J) * Plane + Q, R[J]);
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Out = tail(A^T Z A) for the tiles of tile rows [Begin, End), cropped at
+/// the output's edges.
+template <class F>
+void transformOutput(const Geometry &G, const float *Z, const Tail &Tl,
+                     float *Out, int64_t Begin, int64_t End) {
+  constexpr int A = F::Alpha, Mt = F::M;
+  const int64_t Ob = G.outBlock, Mb = G.M / Ob, Plane = G.tiles * G.M;
+  for (int64_t Row = Begin; Row < End; ++Row) {
+    int64_t N = Row / G.tilesH, Y0 = Row % G.tilesH * Mt;
+    int64_t Rows = std::min<int64_t>(Mt, G.Ho - Y0);
+    for (int64_t Mbi = 0; Mbi < Mb; ++Mbi)
+      for (int64_t Tx = 0; Tx < G.tilesW; ++Tx) {
+        int64_t X0 = Tx * Mt, Cols = std::min<int64_t>(Mt, G.Wo - X0);
+        for (int64_t Q = 0; Q < Ob; Q += kLanes) {
+          const float *Zt = Z + (Row * G.tilesW + Tx) * G.M + Mbi * Ob + Q;
+          Lanes S[Mt][A];
+          for (int J = 0; J < A; ++J) {
+            Lanes Col[A], R[Mt];
+            for (int I = 0; I < A; ++I)
+              Col[I] = load(Zt + (I * A + J) * Plane);
+            F::output(Col, R);
+            for (int I = 0; I < Mt; ++I)
+              S[I][J] = R[I];
+          }
+          int64_t Channel = Mbi * Ob + Q;
+          for (int64_t I = 0; I < Rows; ++I) {
+            Lanes R[Mt];
+            F::output(S[I], R);
+            int64_t Offset =
+                ((N * Mb + Mbi) * G.Ho * G.Wo + (Y0 + I) * G.Wo + X0) * Ob + Q;
+            Tl.apply(R, Cols, Channel, Offset, Ob);
+            for (int64_t J = 0; J < Cols; ++J)
+              store(Out + Offset + J * Ob, R[J]);
+          }
+        }
+      }
+  }
+}
+
+/// Runs Fn(Begin, End) over [0, N) on the runtime's pool, chunks of at
+/// least Grain.
+template <class Fn> void parallelTiles(int64_t N, int64_t Grain, Fn &&Body) {
+  kernelRuntime().parallelFor(N, Grain, &Body,
+                              [](void *Closure, int64_t Begin, int64_t End) {
+                                (*static_cast<Fn *>(Closure))(Begin, End);
+                              });
+}
+
+/// The batched matmul Z[xi] = V[xi] @ U[xi] over Batch positions, each
+/// [Tiles x C] @ [C x M], run on the calling thread alone.
+std::shared_ptr<const CachedPrimitive>
+batchedMatMul(int64_t Batch, int64_t Tiles, int64_t C, int64_t M) {
+  thread_local PrimitiveKey Key;
+  Key.clear();
+  Key.add(kWinogradTag);
+  Key.add(Batch);
+  Key.add(Tiles);
+  Key.add(C);
+  Key.add(M);
+  return findPrimitive(Key, [&] {
+    CachedPrimitive P;
+    try {
+      P.src = plainDesc({Batch, Tiles, C});
+      P.weights = plainDesc({Batch, C, M});
+      P.dst = plainDesc({Batch, Tiles, M});
+      dnnl::matmul::desc D(P.src, P.weights, P.dst);
+      dnnl::matmul::primitive_desc PD(D, baseAttr(), engine());
+      P.prim = dnnl::matmul(PD);
+      P.scratchpad = PD.scratchpad_desc();
+    } catch (const dnnl::error &) {
+      P = CachedPrimitive{};
+    }
+    return P;
+  });
+}
+
+template <class F>
+bool runWinograd(Geometry G, const Tensor &X, const Tensor &W, const Tail &Tl,
+                 bool ConstantWeights, Tensor &Out) {
+  constexpr int64_t A2 = F::Alpha * F::Alpha;
+  G.tilesH = (G.Ho + F::M - 1) / F::M;
+  G.tilesW = (G.Wo + F::M - 1) / F::M;
+  G.tiles = G.N * G.tilesH * G.tilesW;
+  memory::desc VDesc = plainDesc({A2, G.tiles, G.C});
+  memory::desc UDesc = plainDesc({A2, G.C, G.M});
+  memory::desc ZDesc = plainDesc({A2, G.tiles, G.M});
+  memory U, V, Z;
+  try {
+    auto MakeU = [&](memory R) {
+      transformWeights<F>(G, W.data<float>(),
+                          static_cast<float *>(R.get_data_handle()));
+      return R;
+    };
+    if (ConstantWeights) {
+      PrimitiveKey Form;
+      Form.add(kWinogradTag);
+      Form.add(F::M);
+      U = cachedWeightCopy(W, Form,
+                           [&] { return MakeU(memory(UDesc, engine())); });
+    } else {
+      U = MakeU(threadScratch(UDesc, 2));
+    }
+    V = threadScratch(VDesc, 0);
+    Z = threadScratch(ZDesc, 1);
+  } catch (const dnnl::error &) {
+    return false;
+  }
+  const float *XP = X.data<float>(),
+              *UP = static_cast<float *>(U.get_data_handle());
+  float *VP = static_cast<float *>(V.get_data_handle());
+  float *ZP = static_cast<float *>(Z.get_data_handle());
+  // Transform chunks of at least ~64K values (tens of microseconds).
+  int64_t TileRows = G.N * G.tilesH, RowValues = A2 * G.tilesW;
+  int64_t Grain = std::max<int64_t>(1, (int64_t(1) << 16) / (RowValues * G.C));
+  parallelTiles(TileRows, Grain, [&](int64_t Begin, int64_t End) {
+    transformInput<F>(G, XP, VP, Begin, End);
+  });
+  // The positions' products are independent: threads split them, each
+  // running a one-thread matmul, rather than wake oneDNN's OpenMP team
+  // between the transforms (which run on the runtime's pool).
+  std::atomic<bool> Failed{false};
+  parallelTiles(A2, A2 / 4, [&](int64_t Begin, int64_t End) {
+    try {
+      WorkScope One(0);
+      auto Prim = batchedMatMul(End - Begin, G.tiles, G.C, G.M);
+      if (!Prim->prim) {
+        Failed = true;
+        return;
+      }
+      memory Vb(Prim->src, engine(), VP + Begin * G.tiles * G.C);
+      memory Ub(Prim->weights, engine(),
+                const_cast<float *>(UP) + Begin * G.C * G.M);
+      memory Zb(Prim->dst, engine(), ZP + Begin * G.tiles * G.M);
+      std::vector<dnnl_exec_arg_t> Args{{DNNL_ARG_SRC, Vb.get()},
+                                        {DNNL_ARG_WEIGHTS, Ub.get()},
+                                        {DNNL_ARG_DST, Zb.get()}};
+      executePrimitive(*Prim, Args);
+      threadStream().wait();
+    } catch (const dnnl::error &) {
+      Failed = true; // not thrown on: this may be a pool thread
+    }
+  });
+  if (Failed)
+    return false; // the direct kernel overwrites all of Out
+  float *OutP = Out.data<float>();
+  Grain = std::max<int64_t>(1, (int64_t(1) << 16) / (RowValues * G.M));
+  parallelTiles(TileRows, Grain, [&](int64_t Begin, int64_t End) {
+    transformOutput<F>(G, ZP, Tl, OutP, Begin, End);
+  });
+  return true;
+}
+
+/// The tile size Auto picks (0: the direct kernel). Measured on resnet18's
+/// convs (docs/benchmarks.md): m = 4 wherever there are enough tiles for
+/// the matmul's rows to reuse each transformed weight (its transformed
+/// weights are 4x the conv's); m = 2 on small images, where its tiles
+/// waste less of the input; nothing for few channels, where the transforms
+/// cost more than the multiplies they save.
+int autoTile(const Geometry &G) {
+  if (G.C < 32 || G.M < 32)
+    return 0;
+  int64_t Tiles4 = G.N * ((G.Ho + 3) / 4) * ((G.Wo + 3) / 4);
+  return Tiles4 >= 16 ? 4 : 2;
+}
+
+#pragma GCC pop_options
+
+bool cpuHasAvx2Fma() {
+  static const bool Has =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return Has;
+}
+
+} // namespace
+
+WinogradChoice winogradChoice() {
+  return choiceFlag().load(std::memory_order_relaxed);
+}
+
+void setWinogradChoice(WinogradChoice C) { choiceFlag().store(C); }
+
+int64_t winogradConvCalls() { return Calls.load(); }
+
+bool winogradConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
+                         const ConvParams &P, const BlockedConvLayout &L,
+                         const PostOps &Post, Tensor &Out) {
+  WinogradChoice Choice = winogradChoice();
+  if (Choice == WinogradChoice::Off || !dnnlEnabled() || !cpuHasAvx2Fma() ||
+      !allFloat32({&X, &W, B, &Out}))
+    return false;
+  int64_t Db = L.dataBlock, Ob = L.outBlock;
+  if ((Db != 8 && Db != 16) || (Ob != 8 && Ob != 16) ||
+      L.kernelInputBlock != Db || X.rank() != 5 || W.rank() != 6 ||
+      Out.rank() != 5 || X.shape()[4] != Db || Out.shape()[4] != Ob ||
+      W.shape()[2] != 3 || W.shape()[3] != 3 || W.shape()[4] != Db ||
+      W.shape()[5] != Ob || P.group != 1)
+    return false;
+  auto AllOnes = [](const std::vector<int64_t> &V) {
+    return V.size() == 2 && V[0] == 1 && V[1] == 1;
+  };
+  if (!AllOnes(P.strides) || !AllOnes(P.dilations) || P.padBegin.size() != 2 ||
+      P.padEnd.size() != 2)
+    return false;
+  Geometry G{};
+  G.N = X.shape()[0];
+  G.C = X.shape()[1] * Db;
+  G.M = Out.shape()[1] * Ob;
+  G.H = X.shape()[2];
+  G.W = X.shape()[3];
+  G.Ho = Out.shape()[2];
+  G.Wo = Out.shape()[3];
+  G.padTop = P.padBegin[0];
+  G.padLeft = P.padBegin[1];
+  G.dataBlock = Db;
+  G.outBlock = Ob;
+  for (int64_t Pad : {P.padBegin[0], P.padBegin[1], P.padEnd[0], P.padEnd[1]})
+    if (Pad < 0)
+      return false;
+  if (W.shape()[0] * Ob != G.M || W.shape()[1] * Db != G.C ||
+      G.Ho != G.H + P.padBegin[0] + P.padEnd[0] - 2 ||
+      G.Wo != G.W + P.padBegin[1] + P.padEnd[1] - 2 || G.N == 0 || G.Ho <= 0 ||
+      G.Wo <= 0 || (B && B->numel() != G.M))
+    return false;
+  int Tile = Choice == WinogradChoice::Tile2   ? 2
+             : Choice == WinogradChoice::Tile4 ? 4
+                                               : autoTile(G);
+  if (Tile == 0)
+    return false;
+  std::optional<Tail> Tl = makeTail(B, Post, Out, G.M);
+  if (!Tl)
+    return false;
+  bool Ran = Tile == 4
+                 ? runWinograd<Tile4>(G, X, W, *Tl, P.constantWeights, Out)
+                 : runWinograd<Tile2>(G, X, W, *Tl, P.constantWeights, Out);
+  if (Ran)
+    ++Calls;
+  return Ran;
+}
+
+} // namespace rivet

@@ -152,9 +152,25 @@ void expectWinogradMatches(std::mt19937 &G, const Case &C,
   }
 }
 
-TEST(WinogradConv, RandomShapesAndTails) {
+/// Sets the products' layout for the object's lifetime.
+class ProductsScope {
+public:
+  explicit ProductsScope(WinogradProducts P) : Saved(winogradProducts()) {
+    setWinogradProducts(P);
+  }
+  ~ProductsScope() { setWinogradProducts(Saved); }
+
+private:
+  WinogradProducts Saved;
+};
+
+class WinogradProductsTest : public ::testing::TestWithParam<WinogradProducts> {
+};
+
+TEST_P(WinogradProductsTest, RandomShapesAndTails) {
   if (!cpuHasAvx2Fma())
     GTEST_SKIP() << "Winograd convs need AVX2 and FMA";
+  ProductsScope Products(GetParam());
   std::mt19937 G(41);
   std::uniform_int_distribution<int64_t> Extent(3, 17), PadD(0, 2),
       Blocks(1, 4);
@@ -189,9 +205,10 @@ TEST(WinogradConv, RandomShapesAndTails) {
 
 // resnet18's shapes (fewer channels), where the tiles cover the image
 // exactly (56 = 14 x 4) and where they overhang it (7 = 2 x 4 - 1).
-TEST(WinogradConv, ResNetLikeShapes) {
+TEST_P(WinogradProductsTest, ResNetLikeShapes) {
   if (!cpuHasAvx2Fma())
     GTEST_SKIP() << "Winograd convs need AVX2 and FMA";
+  ProductsScope Products(GetParam());
   std::mt19937 G(43);
   for (WinogradChoice Choice : {WinogradChoice::Tile2, WinogradChoice::Tile4}) {
     expectWinogradMatches(G,
@@ -202,17 +219,26 @@ TEST(WinogradConv, ResNetLikeShapes) {
   }
 }
 
-// Two threads split the transforms over tiles; the result is the same.
-TEST(WinogradConv, TwoThreadsAgree) {
+// Two threads split the transforms over tiles and the products over
+// positions; the result is the same.
+TEST_P(WinogradProductsTest, TwoThreadsAgree) {
   if (!cpuHasAvx2Fma())
     GTEST_SKIP() << "Winograd convs need AVX2 and FMA";
+  ProductsScope Products(GetParam());
   std::mt19937 G(47);
   int Saved = numThreads();
   setNumThreads(2);
   expectWinogradMatches(G, {2, 64, 64, 30, 30, {1, 1, 1, 1}, 8, 8, true, true},
                         WinogradChoice::Tile4, {"channel", "relu"});
+  expectWinogradMatches(G, {1, 64, 32, 7, 7, {1, 1, 1, 1}, 8, 8, true, true},
+                        WinogradChoice::Tile2, {"full", "relu"});
   setNumThreads(Saved);
 }
+
+INSTANTIATE_TEST_SUITE_P(Products, WinogradProductsTest,
+                         ::testing::Values(WinogradProducts::Auto,
+                                           WinogradProducts::TileMajor,
+                                           WinogradProducts::ChannelMajor));
 
 // What Winograd does not take runs on the direct kernel: strides, other
 // kernel sizes, groups, and operands broadcast along rows.

@@ -39,6 +39,8 @@ namespace {
 
 std::atomic<int64_t> Calls{0};
 
+std::atomic<WinogradProducts> ProductsFlag{WinogradProducts::Auto};
+
 std::atomic<WinogradChoice> &choiceFlag() {
   static std::atomic<WinogradChoice> C{[] {
     const char *E = std::getenv("RIVET_WINOGRAD");
@@ -76,6 +78,11 @@ inline Lanes load(const float *P) {
 }
 inline void store(float *P, Lanes V) { std::memcpy(P, &V, sizeof(V)); }
 inline Lanes splat(float F) { return Lanes{F, F, F, F, F, F, F, F}; }
+/// P[0], P[Stride], ..., P[7 * Stride].
+inline Lanes gather(const float *P, int64_t Stride) {
+  return Lanes{P[0],          P[Stride],     P[2 * Stride], P[3 * Stride],
+               P[4 * Stride], P[5 * Stride], P[6 * Stride], P[7 * Stride]};
+}
 
 /// F(2 x 2, 3 x 3): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1],
 /// G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], A^T = [1 1 1 0; 0 1 -1 -1].
@@ -249,9 +256,11 @@ std::optional<Tail> makeTail(const Tensor *B, const PostOps &Post,
   return T;
 }
 
-/// U[xi][c][m] = (G g G^T)[xi] for W [M/o, C/b, 3, 3, b, o], in double.
+/// U[xi][c][m] = (G g G^T)[xi] for W [M/o, C/b, 3, 3, b, o], in double;
+/// U[xi][m][c] when Transposed.
 template <class F>
-void transformWeights(const Geometry &G, const float *W, float *U) {
+void transformWeights(const Geometry &G, const float *W, bool Transposed,
+                      float *U) {
   constexpr int A = F::Alpha;
   const int64_t Ib = G.dataBlock, Ob = G.outBlock, Cb = G.C / Ib;
   const int64_t Plane = G.C * G.M;
@@ -272,7 +281,8 @@ void transformWeights(const Geometry &G, const float *W, float *U) {
         double R[A];
         F::weight(T[I], R);
         for (int J = 0; J < A; ++J)
-          U[(I * A + J) * Plane + C * G.M + M] = (float)R[J];
+          U[(I * A + J) * Plane + (Transposed ? M * G.C + C : C * G.M + M)] =
+              (float)R[J];
       }
     }
 }
@@ -341,8 +351,9 @@ void transformInput(const Geometry &G, const float *X, float *V, int64_t Begin,
 }
 
 /// Out = tail(A^T Z A) for the tiles of tile rows [Begin, End), cropped at
-/// the output's edges; Z is laid out like transformInput's V.
-template <class F>
+/// the output's edges; Z is laid out like transformInput's V, or as
+/// Z[xi][m][t] when ChannelMajor (see TileScratch).
+template <class F, bool ChannelMajor>
 void transformOutput(const Geometry &G, const float *Z, const Tail &Tl,
                      float *Out, int64_t Begin, int64_t End, int64_t Plane) {
   constexpr int A = F::Alpha, Mt = F::M;
@@ -355,14 +366,17 @@ void transformOutput(const Geometry &G, const float *Z, const Tail &Tl,
         int64_t X0 = Tx * Mt, Cols = std::min<int64_t>(Mt, G.Wo - X0);
         for (int64_t Gi = G0; Gi < std::min(Groups, G0 + kLineGroups); ++Gi) {
           int64_t Channel = Gi * kLanes, Mbi = Channel / Ob, Q = Channel % Ob;
-          const float *Zt = Z + (Row * G.tilesW + Tx) * G.M + Channel;
+          int64_t Tile = Row * G.tilesW + Tx;
+          const float *Zt = ChannelMajor ? Z + Channel * G.tiles + Tile
+                                         : Z + Tile * G.M + Channel;
           Lanes S[Mt][A];
 #pragma GCC unroll 6
           for (int J = 0; J < A; ++J) {
             Lanes Col[A], R[Mt];
 #pragma GCC unroll 6
             for (int I = 0; I < A; ++I)
-              Col[I] = load(Zt + (I * A + J) * Plane);
+              Col[I] = ChannelMajor ? gather(Zt + (I * A + J) * Plane, G.tiles)
+                                    : load(Zt + (I * A + J) * Plane);
             F::output(Col, R);
 #pragma GCC unroll 6
             for (int I = 0; I < Mt; ++I)
@@ -403,16 +417,23 @@ int64_t planeStride(int64_t Tiles, int64_t Width) {
 }
 
 /// V and Z for a set of tiles: a plane per position of Tiles x C (V) and
-/// Tiles x M (Z) floats, VPlane and ZPlane floats apart.
+/// Tiles x M (Z) floats, VPlane and ZPlane floats apart. ChannelMajor: the
+/// products are Z^T = U^T V^T, with U stored [xi][m][c] and Z [xi][m][t].
+/// With few tiles oneDNN's gemm does that form faster: it packs the
+/// operand with few rows, not all of U per position (resnet18's 512-channel
+/// 7x7 products: 15 GMAC/s as V @ U, 24 as U^T V^T).
 struct TileScratch {
   float *v = nullptr, *z = nullptr;
   int64_t tiles = 0, vPlane = 0, zPlane = 0;
+  bool channelMajor = false;
 };
 
 /// This thread's scratch for Tiles tiles of A2 positions; slots 0 and 1.
-TileScratch tileScratch(int64_t A2, int64_t Tiles, int64_t C, int64_t M) {
+TileScratch tileScratch(int64_t A2, int64_t Tiles, int64_t C, int64_t M,
+                        bool ChannelMajor) {
   TileScratch S;
   S.tiles = Tiles;
+  S.channelMajor = ChannelMajor;
   S.vPlane = planeStride(Tiles, C);
   S.zPlane = planeStride(Tiles, M);
   S.v = static_cast<float *>(
@@ -429,14 +450,21 @@ batchedMatMul(int64_t Batch, const TileScratch &S, int64_t C, int64_t M) {
   thread_local PrimitiveKey Key;
   Key.clear();
   Key.add(kWinogradTag);
-  for (int64_t D : {Batch, S.tiles, C, M, S.vPlane, S.zPlane})
+  for (int64_t D :
+       {Batch, S.tiles, C, M, S.vPlane, S.zPlane, (int64_t)S.channelMajor})
     Key.add(D);
   return findPrimitive(Key, [&] {
     CachedPrimitive P;
     try {
-      P.src = stridedDesc({Batch, S.tiles, C}, {S.vPlane, C, 1});
-      P.weights = plainDesc({Batch, C, M});
-      P.dst = stridedDesc({Batch, S.tiles, M}, {S.zPlane, M, 1});
+      if (S.channelMajor) { // U^T [M x C] @ V^T (a view of V) [C x T]
+        P.src = plainDesc({Batch, M, C});
+        P.weights = stridedDesc({Batch, C, S.tiles}, {S.vPlane, 1, C});
+        P.dst = stridedDesc({Batch, M, S.tiles}, {S.zPlane, S.tiles, 1});
+      } else {
+        P.src = stridedDesc({Batch, S.tiles, C}, {S.vPlane, C, 1});
+        P.weights = plainDesc({Batch, C, M});
+        P.dst = stridedDesc({Batch, S.tiles, M}, {S.zPlane, M, 1});
+      }
       dnnl::matmul::desc D(P.src, P.weights, P.dst);
       dnnl::matmul::primitive_desc PD(D, baseAttr(), engine());
       P.prim = dnnl::matmul(PD);
@@ -457,12 +485,15 @@ bool multiplyPositions(const TileScratch &S, const float *U, int64_t Begin,
     auto Prim = batchedMatMul(End - Begin, S, C, M);
     if (!Prim->prim)
       return false;
-    memory Vb(Prim->src, engine(), S.v + Begin * S.vPlane);
-    memory Ub(Prim->weights, engine(), const_cast<float *>(U) + Begin * C * M);
-    memory Zb(Prim->dst, engine(), S.z + Begin * S.zPlane);
-    std::vector<dnnl_exec_arg_t> Args{{DNNL_ARG_SRC, Vb.get()},
-                                      {DNNL_ARG_WEIGHTS, Ub.get()},
-                                      {DNNL_ARG_DST, Zb.get()}};
+    float *Vb = S.v + Begin * S.vPlane;
+    float *Ub = const_cast<float *>(U) + Begin * C * M;
+    if (S.channelMajor)
+      std::swap(Vb, Ub);
+    memory Src(Prim->src, engine(), Vb), Wts(Prim->weights, engine(), Ub);
+    memory Dst(Prim->dst, engine(), S.z + Begin * S.zPlane);
+    std::vector<dnnl_exec_arg_t> Args{{DNNL_ARG_SRC, Src.get()},
+                                      {DNNL_ARG_WEIGHTS, Wts.get()},
+                                      {DNNL_ARG_DST, Dst.get()}};
     executePrimitive(*Prim, Args);
     threadStream().wait();
     return true;
@@ -471,6 +502,13 @@ bool multiplyPositions(const TileScratch &S, const float *U, int64_t Begin,
   }
 }
 
+/// The products run channel-major (see TileScratch) for at most this many
+/// tiles and positions' U planes of at least this many bytes, more than a
+/// core's L2 holds: resnet18's 512-channel 7x7 convs took 3.0 ms instead
+/// of 3.4, its 256-channel 14x14 ones (256 KB planes) 2.3 instead of 1.9.
+constexpr int64_t kChannelMajorTiles = 32;
+constexpr int64_t kChannelMajorPlaneBytes = int64_t(1) << 20;
+
 template <class F>
 bool runWinograd(Geometry G, const Tensor &X, const Tensor &W, const Tail &Tl,
                  bool ConstantWeights, Tensor &Out) {
@@ -478,11 +516,17 @@ bool runWinograd(Geometry G, const Tensor &X, const Tensor &W, const Tail &Tl,
   G.tilesH = (G.Ho + F::M - 1) / F::M;
   G.tilesW = (G.Wo + F::M - 1) / F::M;
   G.tiles = G.N * G.tilesH * G.tilesW;
+  WinogradProducts Form = winogradProducts();
+  bool ChannelMajor =
+      Form == WinogradProducts::Auto
+          ? G.tiles <= kChannelMajorTiles &&
+                G.C * G.M * (int64_t)sizeof(float) >= kChannelMajorPlaneBytes
+          : Form == WinogradProducts::ChannelMajor;
   memory::desc UDesc = plainDesc({A2, G.C, G.M});
   memory U;
   try {
     auto MakeU = [&](memory R) {
-      transformWeights<F>(G, W.data<float>(),
+      transformWeights<F>(G, W.data<float>(), ChannelMajor,
                           static_cast<float *>(R.get_data_handle()));
       return R;
     };
@@ -490,6 +534,7 @@ bool runWinograd(Geometry G, const Tensor &X, const Tensor &W, const Tail &Tl,
       PrimitiveKey Form;
       Form.add(kWinogradTag);
       Form.add(F::M);
+      Form.add(ChannelMajor);
       U = cachedWeightCopy(W, Form,
                            [&] { return MakeU(memory(UDesc, engine())); });
     } else {
@@ -508,7 +553,7 @@ bool runWinograd(Geometry G, const Tensor &X, const Tensor &W, const Tail &Tl,
   // oneDNN's OpenMP team, which would sleep and wake between transforms.
   TileScratch S;
   try {
-    S = tileScratch(A2, G.tiles, G.C, G.M);
+    S = tileScratch(A2, G.tiles, G.C, G.M, ChannelMajor);
   } catch (const dnnl::error &) {
     return false;
   }
@@ -527,7 +572,10 @@ bool runWinograd(Geometry G, const Tensor &X, const Tensor &W, const Tail &Tl,
     return false; // the direct kernel overwrites all of Out
   Grain = std::max<int64_t>(1, (int64_t(1) << 16) / (RowValues * G.M));
   parallelTiles(TileRows, Grain, [&](int64_t Begin, int64_t End) {
-    transformOutput<F>(G, S.z, Tl, OutP, Begin, End, S.zPlane);
+    if (ChannelMajor)
+      transformOutput<F, true>(G, S.z, Tl, OutP, Begin, End, S.zPlane);
+    else
+      transformOutput<F, false>(G, S.z, Tl, OutP, Begin, End, S.zPlane);
   });
   return true;
 }
@@ -560,6 +608,12 @@ WinogradChoice winogradChoice() {
 }
 
 void setWinogradChoice(WinogradChoice C) { choiceFlag().store(C); }
+
+WinogradProducts winogradProducts() {
+  return ProductsFlag.load(std::memory_order_relaxed);
+}
+
+void setWinogradProducts(WinogradProducts P) { ProductsFlag.store(P); }
 
 int64_t winogradConvCalls() { return Calls.load(); }
 

@@ -32,6 +32,12 @@ enum class WinogradChoice { Auto, Off, Tile2, Tile4 };
 WinogradChoice winogradChoice();
 void setWinogradChoice(WinogradChoice C);
 
+/// How the per-position products are laid out: Auto picks by shape
+/// (WinogradConv.cc, TileScratch); tests force each form.
+enum class WinogradProducts { Auto, TileMajor, ChannelMajor };
+WinogradProducts winogradProducts();
+void setWinogradProducts(WinogradProducts P);
+
 /// Convs run by winogradConvBlocked since the process started (tests).
 int64_t winogradConvCalls();
 

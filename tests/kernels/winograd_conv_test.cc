@@ -235,6 +235,26 @@ TEST_P(WinogradProductsTest, TwoThreadsAgree) {
   setNumThreads(Saved);
 }
 
+// With a small scratch limit a conv runs in chunks of tile rows (one row
+// per chunk here, then a few); the result is the same.
+TEST_P(WinogradProductsTest, ChunksOfTileRows) {
+  if (!cpuHasAvx2Fma())
+    GTEST_SKIP() << "Winograd convs need AVX2 and FMA";
+  ProductsScope Products(GetParam());
+  std::mt19937 G(59);
+  int64_t Saved = winogradScratchLimit();
+  for (int64_t Limit : {1, 40000}) {
+    setWinogradScratchLimit(Limit);
+    expectWinogradMatches(G,
+                          {2, 16, 24, 13, 11, {1, 1, 1, 1}, 8, 8, true, false},
+                          WinogradChoice::Tile2, {"channel", "full", "relu"});
+    expectWinogradMatches(G,
+                          {3, 32, 16, 9, 14, {0, 2, 1, 0}, 16, 8, false, true},
+                          WinogradChoice::Tile4, {"scalar", "clip"});
+  }
+  setWinogradScratchLimit(Saved);
+}
+
 INSTANTIATE_TEST_SUITE_P(Products, WinogradProductsTest,
                          ::testing::Values(WinogradProducts::Auto,
                                            WinogradProducts::TileMajor,

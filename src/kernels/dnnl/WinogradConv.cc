@@ -40,6 +40,8 @@ namespace {
 std::atomic<int64_t> Calls{0};
 
 std::atomic<WinogradProducts> ProductsFlag{WinogradProducts::Auto};
+/// Bytes of V or Z per chunk of tile rows (resnet18 at batch 1: 1.8 MB).
+std::atomic<int64_t> ScratchLimit{int64_t(16) << 20};
 
 std::atomic<WinogradChoice> &choiceFlag() {
   static std::atomic<WinogradChoice> C{[] {
@@ -306,6 +308,18 @@ void transformWeights(const Geometry &G, const float *W, bool Transposed,
   }
 }
 
+/// V and Z for a set of tiles: a plane per position of Tiles x C (V) and
+/// Tiles x M (Z) floats, VPlane and ZPlane floats apart. ChannelMajor: the
+/// products are Z^T = U^T V^T, with U stored [xi][m][c] and Z [xi][m][t].
+/// With few tiles oneDNN's gemm does that form faster: it packs the
+/// operand with few rows, not all of U per position (resnet18's 512-channel
+/// 7x7 products: 15 GMAC/s as V @ U, 24 as U^T V^T).
+struct TileScratch {
+  float *v = nullptr, *z = nullptr;
+  int64_t tiles = 0, vPlane = 0, zPlane = 0;
+  bool channelMajor = false;
+};
+
 // Both transforms walk one row of tiles at a time, channels outside and the
 // row's tiles inside: the image's rows are then read (or written) as a few
 // sequential streams, and the row's slice of V or Z (alpha^2 x tilesW x C
@@ -316,12 +330,13 @@ void transformWeights(const Geometry &G, const float *W, bool Transposed,
 // gets whole 64-byte lines per tile.
 constexpr int64_t kLineGroups = 2;
 
-/// V[xi][t][c] = (B^T d B)[xi] for the tiles of tile rows [Begin, End)
-/// (a tile row is one image's tiles at one height); the positions' planes
-/// are Plane floats apart.
+/// S.v[xi][t][c] = (B^T d B)[xi] for the tiles of tile rows [Begin, End)
+/// (a tile row is one image's tiles at one height); S holds the tiles of
+/// rows First...
 template <class F>
-void transformInput(const Geometry &G, const float *X, float *V, int64_t Begin,
-                    int64_t End, int64_t Plane) {
+void transformInput(const Geometry &G, const float *X, const TileScratch &S,
+                    int64_t First, int64_t Begin, int64_t End) {
+  const int64_t Plane = S.vPlane;
   constexpr int A = F::Alpha;
   const int64_t Db = G.dataBlock, Cb = G.C / Db, Groups = G.C / kLanes;
   for (int64_t Row = Begin; Row < End; ++Row) {
@@ -330,7 +345,7 @@ void transformInput(const Geometry &G, const float *X, float *V, int64_t Begin,
       for (int64_t Tx = 0; Tx < G.tilesW; ++Tx) {
         int64_t X0 = Tx * F::M - G.padLeft;
         bool Inside = Y0 >= 0 && X0 >= 0 && Y0 + A <= G.H && X0 + A <= G.W;
-        float *Vt = V + (Row * G.tilesW + Tx) * G.C;
+        float *Vt = S.v + ((Row - First) * G.tilesW + Tx) * G.C;
         for (int64_t Gi = G0; Gi < std::min(Groups, G0 + kLineGroups); ++Gi) {
           int64_t C0 = Gi * kLanes, Q = C0 % Db;
           const float *Xc = X + (N * Cb + C0 / Db) * G.H * G.W * Db;
@@ -373,10 +388,11 @@ void transformInput(const Geometry &G, const float *X, float *V, int64_t Begin,
 /// the output's edges; Z is laid out like transformInput's V, or as
 /// Z[xi][m][t] when ChannelMajor (see TileScratch).
 template <class F, bool ChannelMajor>
-void transformOutput(const Geometry &G, const float *Z, const Tail &Tl,
-                     float *Out, int64_t Begin, int64_t End, int64_t Plane) {
+void transformOutput(const Geometry &G, const TileScratch &S, const Tail &Tl,
+                     float *Out, int64_t First, int64_t Begin, int64_t End) {
   constexpr int A = F::Alpha, Mt = F::M;
   const int64_t Ob = G.outBlock, Mb = G.M / Ob, Groups = G.M / kLanes;
+  const int64_t Plane = S.zPlane;
   for (int64_t Row = Begin; Row < End; ++Row) {
     int64_t N = Row / G.tilesH, Y0 = Row % G.tilesH * Mt;
     int64_t Rows = std::min<int64_t>(Mt, G.Ho - Y0);
@@ -385,25 +401,25 @@ void transformOutput(const Geometry &G, const float *Z, const Tail &Tl,
         int64_t X0 = Tx * Mt, Cols = std::min<int64_t>(Mt, G.Wo - X0);
         for (int64_t Gi = G0; Gi < std::min(Groups, G0 + kLineGroups); ++Gi) {
           int64_t Channel = Gi * kLanes, Mbi = Channel / Ob, Q = Channel % Ob;
-          int64_t Tile = Row * G.tilesW + Tx;
-          const float *Zt = ChannelMajor ? Z + Channel * G.tiles + Tile
-                                         : Z + Tile * G.M + Channel;
-          Lanes S[Mt][A];
+          int64_t Tile = (Row - First) * G.tilesW + Tx;
+          const float *Zt = ChannelMajor ? S.z + Channel * S.tiles + Tile
+                                         : S.z + Tile * G.M + Channel;
+          Lanes AtZ[Mt][A]; // A^T Z, by columns
 #pragma GCC unroll 6
           for (int J = 0; J < A; ++J) {
             Lanes Col[A], R[Mt];
 #pragma GCC unroll 6
             for (int I = 0; I < A; ++I)
-              Col[I] = ChannelMajor ? gather(Zt + (I * A + J) * Plane, G.tiles)
+              Col[I] = ChannelMajor ? gather(Zt + (I * A + J) * Plane, S.tiles)
                                     : load(Zt + (I * A + J) * Plane);
             F::output(Col, R);
 #pragma GCC unroll 6
             for (int I = 0; I < Mt; ++I)
-              S[I][J] = R[I];
+              AtZ[I][J] = R[I];
           }
           for (int64_t I = 0; I < Rows; ++I) {
             Lanes R[Mt];
-            F::output(S[I], R);
+            F::output(AtZ[I], R);
             int64_t Offset =
                 ((N * Mb + Mbi) * G.Ho * G.Wo + (Y0 + I) * G.Wo + X0) * Ob + Q;
             Tl.apply(R, Cols, Channel, Offset, Ob);
@@ -434,18 +450,6 @@ int64_t planeStride(int64_t Tiles, int64_t Width) {
   int64_t Lines = (Tiles * Width + Line - 1) / Line;
   return (Lines | 1) * Line;
 }
-
-/// V and Z for a set of tiles: a plane per position of Tiles x C (V) and
-/// Tiles x M (Z) floats, VPlane and ZPlane floats apart. ChannelMajor: the
-/// products are Z^T = U^T V^T, with U stored [xi][m][c] and Z [xi][m][t].
-/// With few tiles oneDNN's gemm does that form faster: it packs the
-/// operand with few rows, not all of U per position (resnet18's 512-channel
-/// 7x7 products: 15 GMAC/s as V @ U, 24 as U^T V^T).
-struct TileScratch {
-  float *v = nullptr, *z = nullptr;
-  int64_t tiles = 0, vPlane = 0, zPlane = 0;
-  bool channelMajor = false;
-};
 
 /// This thread's scratch for Tiles tiles of A2 positions; slots 0 and 1.
 TileScratch tileScratch(int64_t A2, int64_t Tiles, int64_t C, int64_t M,
@@ -566,36 +570,44 @@ bool runWinograd(Geometry G, const Tensor &X, const Tensor &W, const Tail &Tl,
   const float *UP = static_cast<const float *>(U.get_data_handle());
   float *OutP = Out.data<float>();
   int64_t TileRows = G.N * G.tilesH;
-  // Three phases over the whole conv. Each transform splits the tile rows
-  // between threads, the matmul the positions (each thread reads only its
-  // share of U), one thread each on the runtime's pool rather than
+  // Three phases over (chunks of) the conv. Each transform splits the tile
+  // rows between threads, the matmul the positions (each thread reads only
+  // its share of U), one thread each on the runtime's pool rather than
   // oneDNN's OpenMP team, which would sleep and wake between transforms.
-  TileScratch S;
-  try {
-    S = tileScratch(A2, G.tiles, G.C, G.M, ChannelMajor);
-  } catch (const dnnl::error &) {
-    return false;
+  // V and Z are bounded by the scratch limit: a large batch goes through
+  // in chunks of tile rows.
+  int64_t RowValues = A2 * G.tilesW * std::max(G.C, G.M);
+  int64_t ChunkRows = std::max<int64_t>(
+      1, winogradScratchLimit() / (RowValues * (int64_t)sizeof(float)));
+  for (int64_t First = 0; First < TileRows; First += ChunkRows) {
+    int64_t Last = std::min(TileRows, First + ChunkRows);
+    TileScratch S;
+    try {
+      S = tileScratch(A2, (Last - First) * G.tilesW, G.C, G.M, ChannelMajor);
+    } catch (const dnnl::error &) {
+      return false;
+    }
+    // Transform chunks of at least ~64K values (tens of microseconds).
+    int64_t Grain = std::max<int64_t>(1, (int64_t(1) << 16) / RowValues);
+    parallelTiles(Last - First, Grain, [&](int64_t Begin, int64_t End) {
+      transformInput<F>(G, XP, S, First, First + Begin, First + End);
+    });
+    std::atomic<bool> Failed{false};
+    parallelTiles(A2, A2 / 4, [&](int64_t Begin, int64_t End) {
+      if (!multiplyPositions(S, UP, Begin, End, G.C, G.M))
+        Failed = true;
+    });
+    if (Failed)
+      return false; // the direct kernel overwrites all of Out
+    parallelTiles(Last - First, Grain, [&](int64_t Begin, int64_t End) {
+      if (ChannelMajor)
+        transformOutput<F, true>(G, S, Tl, OutP, First, First + Begin,
+                                 First + End);
+      else
+        transformOutput<F, false>(G, S, Tl, OutP, First, First + Begin,
+                                  First + End);
+    });
   }
-  // Transform chunks of at least ~64K values (tens of microseconds).
-  int64_t RowValues = A2 * G.tilesW;
-  int64_t Grain = std::max<int64_t>(1, (int64_t(1) << 16) / (RowValues * G.C));
-  parallelTiles(TileRows, Grain, [&](int64_t Begin, int64_t End) {
-    transformInput<F>(G, XP, S.v, Begin, End, S.vPlane);
-  });
-  std::atomic<bool> Failed{false};
-  parallelTiles(A2, A2 / 4, [&](int64_t Begin, int64_t End) {
-    if (!multiplyPositions(S, UP, Begin, End, G.C, G.M))
-      Failed = true;
-  });
-  if (Failed)
-    return false; // the direct kernel overwrites all of Out
-  Grain = std::max<int64_t>(1, (int64_t(1) << 16) / (RowValues * G.M));
-  parallelTiles(TileRows, Grain, [&](int64_t Begin, int64_t End) {
-    if (ChannelMajor)
-      transformOutput<F, true>(G, S.z, Tl, OutP, Begin, End, S.zPlane);
-    else
-      transformOutput<F, false>(G, S.z, Tl, OutP, Begin, End, S.zPlane);
-  });
   return true;
 }
 
@@ -633,6 +645,14 @@ WinogradProducts winogradProducts() {
 }
 
 void setWinogradProducts(WinogradProducts P) { ProductsFlag.store(P); }
+
+int64_t winogradScratchLimit() {
+  return ScratchLimit.load(std::memory_order_relaxed);
+}
+
+void setWinogradScratchLimit(int64_t Bytes) {
+  ScratchLimit.store(std::max<int64_t>(1, Bytes));
+}
 
 int64_t winogradConvCalls() { return Calls.load(); }
 

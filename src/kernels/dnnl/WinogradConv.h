@@ -38,6 +38,12 @@ enum class WinogradProducts { Auto, TileMajor, ChannelMajor };
 WinogradProducts winogradProducts();
 void setWinogradProducts(WinogradProducts P);
 
+/// The most bytes the transformed input (or output) of one chunk of tile
+/// rows takes (16 MiB by default); a conv with more runs in chunks. Tests
+/// lower it.
+int64_t winogradScratchLimit();
+void setWinogradScratchLimit(int64_t Bytes);
+
 /// Convs run by winogradConvBlocked since the process started (tests).
 int64_t winogradConvCalls();
 

@@ -84,6 +84,16 @@ size_t PrimitiveKeyHash::operator()(const PrimitiveKey &K) const {
   return (size_t)H;
 }
 
+bool isPerChannelBlocked(const Tensor &T, int64_t M, const Shape &Out) {
+  if (T.numel() != M || T.rank() > (int64_t)Out.size())
+    return false;
+  size_t Pad = Out.size() - (size_t)T.rank();
+  for (size_t I = 0; I < (size_t)T.rank(); ++I)
+    if (T.shape()[I] != 1 && I + Pad != 1 && I + Pad != Out.size() - 1)
+      return false;
+  return true;
+}
+
 dnnl::engine &engine() {
   static dnnl::engine E(dnnl::engine::kind::cpu, 0);
   return E;

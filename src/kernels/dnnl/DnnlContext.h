@@ -84,6 +84,11 @@ struct PrimitiveKeyHash {
   size_t operator()(const PrimitiveKey &K) const;
 };
 
+/// Whether T, broadcast against a blocked conv output Out ([N, M/o, H, W,
+/// o]), holds one value per output channel in channel order: its only
+/// non-1 axes are the channel blocks (a per-channel add in CHW<o>c form).
+bool isPerChannelBlocked(const Tensor &T, int64_t M, const Shape &Out);
+
 /// Post-ops as oneDNN attributes. DstDims are the anchor's dims as oneDNN
 /// sees them; OutToDst maps each axis of the logical output shape Out to a
 /// oneDNN axis (several consecutive output axes may share one, e.g. dense

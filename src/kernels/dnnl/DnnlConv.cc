@@ -39,19 +39,6 @@ bool isPerChannel(const Tensor &T, int64_t M, const Shape &Out) {
   return true;
 }
 
-/// Whether T, broadcast against a blocked conv output Out ([N, M/o, H, W,
-/// o]), holds one value per output channel in channel order: its only
-/// non-1 axes are the channel blocks (a per-channel add in CHW<o>c form).
-bool isPerChannelBlocked(const Tensor &T, int64_t M, const Shape &Out) {
-  if (T.numel() != M || T.rank() > (int64_t)Out.size())
-    return false;
-  size_t Pad = Out.size() - (size_t)T.rank();
-  for (size_t I = 0; I < (size_t)T.rank(); ++I)
-    if (T.shape()[I] != 1 && I + Pad != 1 && I + Pad != Out.size() - 1)
-      return false;
-  return true;
-}
-
 /// The layouts of a conv's buffers as oneDNN descriptors, and whether
 /// oneDNN may pick the activations' layouts itself (then the buffers are
 /// plain and reordered around the call).

@@ -218,19 +218,6 @@ struct Tail {
   }
 };
 
-/// Whether T holds one value per output channel in channel order when
-/// broadcast against the blocked output Out ([N, M/o, H, W, o]): its only
-/// non-1 axes are the channel blocks.
-bool isPerChannel(const Tensor &T, int64_t M, const Shape &Out) {
-  if (T.numel() != M || T.rank() > (int64_t)Out.size())
-    return false;
-  size_t Pad = Out.size() - (size_t)T.rank();
-  for (size_t I = 0; I < (size_t)T.rank(); ++I)
-    if (T.shape()[I] != 1 && I + Pad != 1 && I + Pad != Out.size() - 1)
-      return false;
-  return true;
-}
-
 /// The tail for Post, or nullopt when an operand broadcasts in a way the
 /// output transform does not read (then the direct kernel runs).
 std::optional<Tail> makeTail(const Tensor *B, const PostOps &Post,
@@ -248,7 +235,7 @@ std::optional<Tail> makeTail(const Tensor *B, const PostOps &Post,
         O.form = Tail::Form::Full;
       else if (X.numel() == 1)
         O.form = Tail::Form::Scalar;
-      else if (isPerChannel(X, M, Out.shape()))
+      else if (isPerChannelBlocked(X, M, Out.shape()))
         O.form = Tail::Form::PerChannel;
       else
         return std::nullopt;

@@ -5,7 +5,34 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace rivet::test {
+
+/// A float32 tensor of uniform values in [-1, 1).
+inline Tensor randomF32(std::mt19937 &G, const Shape &S) {
+  std::uniform_real_distribution<float> D(-1.f, 1.f);
+  Tensor T = Tensor::empty(S, DType::Float32);
+  float *P = T.data<float>();
+  for (int64_t I = 0; I < T.numel(); ++I)
+    P[I] = D(G);
+  return T;
+}
+
+/// Sets a process-wide setting (Get/Set) for the object's lifetime.
+template <class T> class SettingScope {
+public:
+  SettingScope(T (*Get)(), void (*Set)(T), T Value) : Set(Set), Saved(Get()) {
+    Set(Value);
+  }
+  ~SettingScope() { Set(Saved); }
+  SettingScope(const SettingScope &) = delete;
+  SettingScope &operator=(const SettingScope &) = delete;
+
+private:
+  void (*Set)(T);
+  T Saved;
+};
 
 /// A tensor from values and a shape.
 template <typename E> Tensor tensor(std::vector<E> V, Shape S) {

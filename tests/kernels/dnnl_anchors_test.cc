@@ -26,15 +26,6 @@ extern "C" int omp_get_max_threads() __attribute__((weak));
 namespace rivet::test {
 namespace {
 
-Tensor randomF32(std::mt19937 &G, const Shape &S) {
-  std::uniform_real_distribution<float> D(-1.f, 1.f);
-  Tensor T = Tensor::empty(S, DType::Float32);
-  float *P = T.data<float>();
-  for (int64_t I = 0; I < T.numel(); ++I)
-    P[I] = D(G);
-  return T;
-}
-
 int64_t dnnlCalls() {
   DnnlCacheStats S = dnnlCacheStats();
   return S.primitivesCreated + S.primitiveHits;

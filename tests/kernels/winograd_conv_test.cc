@@ -24,26 +24,15 @@ bool cpuHasAvx2Fma() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
-/// Sets the Winograd choice for the object's lifetime.
-class ChoiceScope {
-public:
-  explicit ChoiceScope(WinogradChoice C) : Saved(winogradChoice()) {
-    setWinogradChoice(C);
-  }
-  ~ChoiceScope() { setWinogradChoice(Saved); }
-
-private:
-  WinogradChoice Saved;
+/// Forces the tile size or the products' layout for a scope.
+struct ChoiceScope : SettingScope<WinogradChoice> {
+  explicit ChoiceScope(WinogradChoice C)
+      : SettingScope(winogradChoice, setWinogradChoice, C) {}
 };
-
-Tensor randomF32(std::mt19937 &G, const Shape &S) {
-  std::uniform_real_distribution<float> D(-1.f, 1.f);
-  Tensor T = Tensor::empty(S, DType::Float32);
-  float *P = T.data<float>();
-  for (int64_t I = 0; I < T.numel(); ++I)
-    P[I] = D(G);
-  return T;
-}
+struct ProductsScope : SettingScope<WinogradProducts> {
+  explicit ProductsScope(WinogradProducts P)
+      : SettingScope(winogradProducts, setWinogradProducts, P) {}
+};
 
 Tensor toBlocked(const Tensor &T, const char *From, const std::string &To) {
   return run("layout_transform", {T},
@@ -151,18 +140,6 @@ void expectWinogradMatches(std::mt19937 &G, const Case &C,
     expectTensor(Got, Want, 0, Bound * Scale);
   }
 }
-
-/// Sets the products' layout for the object's lifetime.
-class ProductsScope {
-public:
-  explicit ProductsScope(WinogradProducts P) : Saved(winogradProducts()) {
-    setWinogradProducts(P);
-  }
-  ~ProductsScope() { setWinogradProducts(Saved); }
-
-private:
-  WinogradProducts Saved;
-};
 
 class WinogradProductsTest : public ::testing::TestWithParam<WinogradProducts> {
 };

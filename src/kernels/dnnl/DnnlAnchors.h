@@ -65,7 +65,8 @@ bool dnnlGemm(const Tensor &A, const Tensor &B, const Tensor *C, bool TransA,
 struct DnnlCacheStats {
   int64_t primitivesCreated = 0; // cache misses: primitive descriptor + JIT
   int64_t primitiveHits = 0;
-  int64_t weightReorders = 0; // reorders into a cached constant copy
+  int64_t weightReorders = 0; // cached constant copies made (reorders and
+                              // Winograd weight transforms)
   int64_t weightHits = 0;
 };
 DnnlCacheStats dnnlCacheStats();

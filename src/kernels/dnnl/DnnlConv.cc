@@ -6,7 +6,8 @@
 // form cannot take the post-ops, plain layouts are tried. On tensors that
 // are already blocked (conv2d_nchwc) the call runs on them in place. Weights
 // are reordered once per constant buffer. A residual add of the output's
-// shape becomes the `sum` post-op (see PostOpPlan).
+// shape becomes the `sum` post-op (see PostOpPlan). Blocked 3x3 stride-1
+// convs go to Winograd's algorithm first (WinogradConv.h).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/DnnlAnchors.h"

@@ -161,7 +161,7 @@ TEST_P(CommittedModel, CompiledAtO0AgreesToo) {
 
 INSTANTIATE_TEST_SUITE_P(Models, CommittedModel,
                          ::testing::Values("branch", "rnn_loop", "lstm",
-                                           "transformer"));
+                                           "transformer", "resblock"));
 
 class Program : public VmCli,
                 public ::testing::WithParamInterface<const char *> {};

@@ -179,10 +179,11 @@ TEST_P(FuseDifferential, O0AndO3AgreeOnTheVM) {
 }
 
 // transformer and lstm are the ones the issue names; branch (If) and
-// rnn_loop (Loop) put control flow in the way of fusion.
+// rnn_loop (Loop) put control flow in the way of fusion; resblock's convs
+// fuse with their bias, residual and relu (Winograd at -O3).
 INSTANTIATE_TEST_SUITE_P(Models, FuseDifferential,
                          ::testing::Values("transformer", "lstm", "branch",
-                                           "rnn_loop"),
+                                           "rnn_loop", "resblock"),
                          [](const auto &Info) { return Info.param; });
 
 } // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Exports every test model: /usr/bin/python3 tools/models/export_all.py --out DIR
 
-The small models (rnn_loop, branch, transformer, lstm; each well under 1 MB)
+The small models (rnn_loop, branch, transformer, lstm, resblock; each under 1 MB)
 are committed under tests/models/ and regenerated with
 
     /usr/bin/python3 tools/models/export_all.py --out tests/models --small-only
@@ -23,11 +23,13 @@ import common  # noqa: E402
 import export_branch  # noqa: E402
 import export_lstm  # noqa: E402
 import export_mobilenet_v2  # noqa: E402
+import export_resblock  # noqa: E402
 import export_resnet18  # noqa: E402
 import export_rnn_loop  # noqa: E402
 import export_transformer  # noqa: E402
 
-SMALL = [export_rnn_loop, export_branch, export_transformer, export_lstm]
+SMALL = [export_rnn_loop, export_branch, export_transformer, export_lstm,
+         export_resblock]
 LARGE = [export_resnet18, export_mobilenet_v2]
 
 

@@ -48,6 +48,25 @@ def seed_everything(seed):
     np.random.seed(seed)
 
 
+def calibrate_batchnorm(model, g, image_shape, passes=2):
+    """Gives the BatchNorms the statistics of random images of image_shape.
+
+    With the default momentum a few passes leave the running statistics near
+    their initial (0, 1): activations then grow layer by layer and, in
+    MobileNetV2, saturate every ReLU6, so that the logits no longer depend on
+    the image. A cumulative average (momentum None) makes them exact.
+    """
+    for m in model.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            m.reset_running_stats()
+            m.momentum = None
+    model.train()
+    with torch.no_grad():
+        for _ in range(passes):
+            model(torch.randn(*image_shape, generator=g))
+    return model.eval()
+
+
 def _to_numpy(v):
     """Flattens PyTorch's result the way ONNX lists the graph outputs."""
     if isinstance(v, torch.Tensor):

@@ -47,23 +47,10 @@ class ResBlocks(nn.Module):
         return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(y, 1), 1))
 
 
-def calibrate(model, g):
-    """Cumulative batch-norm statistics of random images (see resnet18)."""
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.reset_running_stats()
-            m.momentum = None
-    model.train()
-    with torch.no_grad():
-        for _ in range(2):
-            model(torch.randn(8, 3, 20, 20, generator=g))
-    return model.eval()
-
-
 def export(out_dir):
     common.seed_everything(6)
     g = torch.Generator().manual_seed(16)
-    model = calibrate(ResBlocks(), g)
+    model = common.calibrate_batchnorm(ResBlocks(), g, (8, 3, 20, 20))
     data = [(torch.randn(b, 3, 20, 20, generator=g),) for b in (1, 2)]
     return common.export(NAME, out_dir, model, data[0], ["image"], ["logits"],
                          data, dynamic_axes={"image": {0: "batch"},

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A small ResNet (stem, two basic blocks, a strided one) with a dynamic batch.
+"""A small ResNet (stem, three basic blocks, the middle one strided), dynamic batch.
 
 The committed stand-in for resnet18: 32 and 64 channels on a 20x20 image,
 so that at -O3 its 3x3 stride-1 convs run as Winograd F(4x4, 3x3) (5x5

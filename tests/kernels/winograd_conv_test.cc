@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 
 namespace rivet::test {
@@ -141,13 +142,21 @@ void expectWinogradMatches(std::mt19937 &G, const Case &C,
   }
 }
 
+/// Runs its cases with the products' layout of the parameter; skips where
+/// the CPU cannot run the Winograd path.
 class WinogradProductsTest : public ::testing::TestWithParam<WinogradProducts> {
+protected:
+  void SetUp() override {
+    if (!cpuHasAvx2Fma())
+      GTEST_SKIP() << "Winograd convs need AVX2 and FMA";
+    Products.emplace(GetParam());
+  }
+
+private:
+  std::optional<ProductsScope> Products;
 };
 
 TEST_P(WinogradProductsTest, RandomShapesAndTails) {
-  if (!cpuHasAvx2Fma())
-    GTEST_SKIP() << "Winograd convs need AVX2 and FMA";
-  ProductsScope Products(GetParam());
   std::mt19937 G(41);
   std::uniform_int_distribution<int64_t> Extent(3, 17), PadD(0, 2),
       Blocks(1, 4);
@@ -183,9 +192,6 @@ TEST_P(WinogradProductsTest, RandomShapesAndTails) {
 // resnet18's shapes (fewer channels), where the tiles cover the image
 // exactly (56 = 14 x 4) and where they overhang it (7 = 2 x 4 - 1).
 TEST_P(WinogradProductsTest, ResNetLikeShapes) {
-  if (!cpuHasAvx2Fma())
-    GTEST_SKIP() << "Winograd convs need AVX2 and FMA";
-  ProductsScope Products(GetParam());
   std::mt19937 G(43);
   for (WinogradChoice Choice : {WinogradChoice::Tile2, WinogradChoice::Tile4}) {
     expectWinogradMatches(G,
@@ -199,29 +205,21 @@ TEST_P(WinogradProductsTest, ResNetLikeShapes) {
 // Two threads split the transforms over tiles and the products over
 // positions; the result is the same.
 TEST_P(WinogradProductsTest, TwoThreadsAgree) {
-  if (!cpuHasAvx2Fma())
-    GTEST_SKIP() << "Winograd convs need AVX2 and FMA";
-  ProductsScope Products(GetParam());
   std::mt19937 G(47);
-  int Saved = numThreads();
-  setNumThreads(2);
+  SettingScope<int> Threads(numThreads, setNumThreads, 2);
   expectWinogradMatches(G, {2, 64, 64, 30, 30, {1, 1, 1, 1}, 8, 8, true, true},
                         WinogradChoice::Tile4, {"channel", "relu"});
   expectWinogradMatches(G, {1, 64, 32, 7, 7, {1, 1, 1, 1}, 8, 8, true, true},
                         WinogradChoice::Tile2, {"full", "relu"});
-  setNumThreads(Saved);
 }
 
 // With a small scratch limit a conv runs in chunks of tile rows (one row
 // per chunk here, then a few); the result is the same.
 TEST_P(WinogradProductsTest, ChunksOfTileRows) {
-  if (!cpuHasAvx2Fma())
-    GTEST_SKIP() << "Winograd convs need AVX2 and FMA";
-  ProductsScope Products(GetParam());
   std::mt19937 G(59);
-  int64_t Saved = winogradScratchLimit();
-  for (int64_t Limit : {1, 40000}) {
-    setWinogradScratchLimit(Limit);
+  SettingScope<int64_t> Limit(winogradScratchLimit, setWinogradScratchLimit, 1);
+  for (int64_t Bytes : {1, 40000}) {
+    setWinogradScratchLimit(Bytes);
     expectWinogradMatches(G,
                           {2, 16, 24, 13, 11, {1, 1, 1, 1}, 8, 8, true, false},
                           WinogradChoice::Tile2, {"channel", "full", "relu"});
@@ -229,7 +227,6 @@ TEST_P(WinogradProductsTest, ChunksOfTileRows) {
                           {3, 32, 16, 9, 14, {0, 2, 1, 0}, 16, 8, false, true},
                           WinogradChoice::Tile4, {"scalar", "clip"});
   }
-  setWinogradScratchLimit(Saved);
 }
 
 INSTANTIATE_TEST_SUITE_P(Products, WinogradProductsTest,

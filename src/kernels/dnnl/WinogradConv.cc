@@ -499,11 +499,14 @@ bool multiplyPositions(const TileScratch &S, const float *U, int64_t Begin,
     float *Ub = const_cast<float *>(U) + Begin * C * M;
     if (S.channelMajor)
       std::swap(Vb, Ub);
-    memory Src(Prim->src, engine(), Vb), Wts(Prim->weights, engine(), Ub);
-    memory Dst(Prim->dst, engine(), S.z + Begin * S.zPlane);
-    std::vector<dnnl_exec_arg_t> Args{{DNNL_ARG_SRC, Src.get()},
-                                      {DNNL_ARG_WEIGHTS, Wts.get()},
-                                      {DNNL_ARG_DST, Dst.get()}};
+    ThreadMemories &Mem = threadMemories(Prim);
+    Mem.src.set_data_handle(Vb);
+    Mem.weights.set_data_handle(Ub);
+    Mem.dst.set_data_handle(S.z + Begin * S.zPlane);
+    thread_local std::vector<dnnl_exec_arg_t> Args;
+    Args.assign({{DNNL_ARG_SRC, Mem.src.get()},
+                 {DNNL_ARG_WEIGHTS, Mem.weights.get()},
+                 {DNNL_ARG_DST, Mem.dst.get()}});
     executePrimitive(*Prim, Args);
     threadStream().wait();
     return true;

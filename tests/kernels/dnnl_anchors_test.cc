@@ -401,6 +401,75 @@ TEST(DnnlFused, BlockedImageAndDepthwiseConvs) {
       {unary(K::Relu)}, false, "two groups");
 }
 
+// On several threads blocked convs run as parts (ranges of images and
+// output channel blocks) on the runtime's pool; the threshold is lowered so
+// that these small convs split too. Uneven ranges, batches, depthwise and
+// image convs, 16-channel blocks, and every kind of post-op operand.
+TEST(DnnlFused, BlockedConvsAsParts) {
+  std::mt19937 G(37);
+  using K = PostOp::Kind;
+  const char *F = "dnnl.conv2d_nchwc_fused", *Anchor = "conv2d_nchwc";
+  SettingScope<int64_t> AllSplit(convPartsMinWork, setConvPartsMinWork, 0);
+  for (int Threads : {2, 3}) {
+    SettingScope<int> T(numThreads, setNumThreads, Threads);
+    auto Expect = [&](const std::vector<Tensor> &In, const Attrs &A,
+                      const PostOps &P, const std::string &What) {
+      int64_t Before = convPartsCalls();
+      expectFusedMatches(F, Anchor, In, A, P, true,
+                         fmt::format("{}, {} threads", What, Threads));
+      EXPECT_GT(convPartsCalls(), Before) << What << ": not run as parts";
+    };
+    Attrs A8 =
+        blockedConvAttrs({{"pads", std::vector<int64_t>{1, 0, 1, 2}}}, 8, 8, 8);
+    // 5 output blocks: ranges of 2 and 3 blocks.
+    std::vector<Tensor> In =
+        blockedConvInputs(G, {1, 16, 9, 7}, {40, 16, 3, 2}, 8, 8, 8, true);
+    Shape OS{1, 5, 9, 8, 8};
+    Expect(In, A8,
+           {binary(K::Add, randomF32(G, {5, 1, 1, 8})),
+            binary(K::Add, randomF32(G, OS)), unary(K::Relu)},
+           "bias, per-channel add, residual, relu");
+    Expect(In, A8,
+           {binary(K::Multiply, randomF32(G, {1, 5, 1, 1, 8})),
+            binary(K::Add, randomF32(G, {})), clip(0, 0.5)},
+           "per-channel multiply, scalar add, clip");
+    // Batches: parts over images, and over images and blocks.
+    Expect(blockedConvInputs(G, {3, 8, 6, 6}, {24, 8, 1, 1}, 8, 8, 8, false),
+           blockedConvAttrs({}, 8, 8, 8),
+           {binary(K::Add, randomF32(G, {3, 3, 6, 6, 8})), unary(K::Sigmoid)},
+           "batch 3, residual, sigmoid");
+    Expect(blockedConvInputs(G, {2, 16, 5, 6}, {32, 16, 1, 1}, 8, 8, 8, true),
+           blockedConvAttrs({{"strides", std::vector<int64_t>{2, 2}}}, 8, 8, 8),
+           {binary(K::Add, randomF32(G, {2, 4, 3, 3, 8})),
+            binary(K::Multiply, randomF32(G, {4, 1, 1, 8})), unary(K::Tanh)},
+           "batch 2, stride 2, residual, per-channel multiply, tanh");
+    Expect(
+        blockedConvInputs(G, {1, 32, 5, 5}, {64, 32, 3, 1}, 16, 16, 16, true),
+        blockedConvAttrs({{"pads", std::vector<int64_t>{1, 0, 1, 0}}}, 16, 16,
+                         16),
+        {unary(K::Relu)}, "16-channel blocks");
+    Expect(blockedConvInputs(G, {1, 3, 11, 10}, {32, 3, 3, 3}, 1, 1, 8, true),
+           blockedConvAttrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                             {"strides", std::vector<int64_t>{2, 2}}},
+                            1, 1, 8),
+           {clip(0, 6)}, "image");
+    // Depthwise, 5 blocks in 4 ranges: each part reads its own channels.
+    Expect(blockedConvInputs(G, {1, 40, 9, 9}, {40, 1, 3, 3}, 8, 1, 8, false),
+           blockedConvAttrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                             {"strides", std::vector<int64_t>{2, 2}},
+                             {"group", int64_t(40)}},
+                            8, 1, 8),
+           {binary(K::Add, randomF32(G, {5, 1, 1, 8})), clip(0, 6)},
+           "depthwise, per-channel add, relu6");
+    Expect(blockedConvInputs(G, {2, 16, 6, 5}, {16, 1, 3, 3}, 8, 1, 8, true),
+           blockedConvAttrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                             {"group", int64_t(16)}},
+                            8, 1, 8),
+           {binary(K::Add, randomF32(G, {2, 2, 6, 5, 8})), unary(K::Relu)},
+           "depthwise, batch 2, bias, residual, relu");
+  }
+}
+
 TEST(DnnlFused, MatMulAndDenseTails) {
   std::mt19937 G(29);
   using K = PostOp::Kind;

@@ -3,7 +3,9 @@
 // Times the registered matmul and conv kernels (which run on oneDNN) against
 // the reference path (RIVET_DISABLE_DNNL), at 1 and 2 threads, and reports
 // a 1024^3 float32 matmul as a fraction of the machine's peak:
-// cores x clock x flops per cycle (32 with AVX2 FMA, 64 with AVX-512).
+// cores x clock x flops per cycle (32 with AVX2 FMA, 64 with AVX-512);
+// then resnet18's 3x3 convs (direct and Winograd) and mobilenet_v2's convs
+// (one thread, parts on the pool, oneDNN's OpenMP).
 // Usage: bench_anchors [--quick]
 //
 //===----------------------------------------------------------------------===//
@@ -19,6 +21,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -118,6 +121,58 @@ void benchWinograd(bool Quick, int Cores) {
   setNumThreads(Cores);
 }
 
+/// mobilenet_v2's pointwise and depthwise convs as the optimized model runs
+/// them (conv2d_nchwc on NCHW8c tensors, constant weights, bias and relu6
+/// fused): one thread, then Cores threads as parts on the runtime's pool
+/// (the default) and in oneDNN's OpenMP region (parts off).
+void benchMobileNetConvs(bool Quick, int Cores) {
+  struct Case {
+    int64_t C, M, HW, Stride; // M == 0: depthwise 3x3
+  };
+  fmt::print("\nmobilenet_v2 convs, NCHW8c, bias + relu6: ms\n{:>20} {:>8} "
+             "{:>8} {:>8}\n",
+             "conv", "T=1", "parts", "OpenMP");
+  for (Case K :
+       {Case{16, 96, 112, 1}, Case{144, 24, 56, 1}, Case{24, 144, 56, 1},
+        Case{144, 0, 56, 1}, Case{144, 0, 56, 2}, Case{576, 96, 14, 1},
+        Case{96, 576, 14, 1}, Case{960, 320, 7, 1}, Case{320, 1280, 7, 1},
+        Case{960, 0, 7, 1}}) {
+    bool Depthwise = K.M == 0;
+    int64_t M = Depthwise ? K.C : K.M, Pad = Depthwise ? 1 : 0;
+    Tensor X = randomTensor({1, K.C / 8, K.HW, K.HW, 8}, DType::Float32, 7);
+    Tensor W =
+        Depthwise
+            ? randomTensor({K.C / 8, 1, 3, 3, 1, 8}, DType::Float32, 8)
+            : randomTensor({M / 8, K.C / 8, 1, 1, 8, 8}, DType::Float32, 8);
+    Tensor B = randomTensor({M}, DType::Float32, 9);
+    Attrs A{{"pads", std::vector<int64_t>{Pad, Pad, Pad, Pad}},
+            {"strides", std::vector<int64_t>{K.Stride, K.Stride}},
+            {"group", Depthwise ? K.C : int64_t(1)},
+            {"data_layout", std::string("NCHW8c")},
+            {"kernel_layout", std::string(Depthwise ? "OIHW1i8o" : "OIHW8i8o")},
+            {"out_layout", std::string("NCHW8c")},
+            {"weights_constant", int64_t(1)}};
+    encodePostOps(
+        {makePostOp(PostOp::Kind::Clip, {{"min", 0.0}, {"max", 6.0}})}, A);
+    std::string Row = fmt::format(
+        "{:>20}", fmt::format("{}{}x{}x{}{}", K.C,
+                              Depthwise ? "dw" : "->" + std::to_string(M), K.HW,
+                              K.HW, K.Stride == 2 ? " s2" : ""));
+    int64_t PartsMinWork = convPartsMinWork();
+    for (int Run = 0; Run < 3; ++Run) {
+      setNumThreads(Run == 0 ? 1 : Cores);
+      setConvPartsMinWork(Run == 2 ? INT64_MAX : PartsMinWork);
+      double S = medianSeconds(Quick ? 20 : 200, [&] {
+        runKernel("dnnl.conv2d_nchwc_fused", {X, W, B}, A);
+      });
+      Row += fmt::format(" {:>8.3f}", S * 1e3);
+    }
+    setConvPartsMinWork(PartsMinWork);
+    fmt::print("{}\n", Row);
+  }
+  setNumThreads(Cores);
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
@@ -197,6 +252,7 @@ int main(int Argc, char **Argv) {
                S * 1e3, ConvFlop / S / 1e9);
   }
   benchWinograd(Quick, Cores);
+  benchMobileNetConvs(Quick, Cores);
   // Small-shape call overhead: a 16x16x16 matmul is nearly all dispatch.
   Tensor SA = randomTensor({16, 16}, DType::Float32, 5);
   S = medianSeconds(1000, [&] { runKernel("matmul", {SA, SA}); });

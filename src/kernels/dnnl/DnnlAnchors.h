@@ -48,6 +48,16 @@ bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
                      const ConvParams &P, const BlockedConvLayout &L,
                      const PostOps &Post, Tensor &Out);
 
+/// On several threads a blocked conv of at least this many multiply-adds
+/// (default 2^20) runs as parts (ranges of images and output channel
+/// blocks, each a one-thread oneDNN call) on the runtime's pool instead of
+/// in oneDNN's OpenMP region (DnnlConv.cc says why). Tests lower it; a
+/// huge value turns the parts off (benchmarks).
+int64_t convPartsMinWork();
+void setConvPartsMinWork(int64_t Work);
+/// Blocked convs run as parts since the process started (tests).
+int64_t convPartsCalls();
+
 /// Out = post(A @ B), NumPy matmul semantics (rank-1 operands, broadcast
 /// batch dimensions).
 bool dnnlMatMul(const Tensor &A, const Tensor &B, const PostOps &Post,

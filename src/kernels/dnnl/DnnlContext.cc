@@ -118,10 +118,12 @@ static void applyThreadSetting() {
 }
 
 /// Multiply-adds below which a second thread costs more than it saves
-/// (~40 us of work at one core's speed: an OpenMP region whose idle threads
-/// sleep, OMP_WAIT_POLICY=passive, costs 18-50 us to wake and join on a
-/// shared VM, a few us on bare metal).
-constexpr int64_t kMinParallelWork = 1 << 20;
+/// (~150 us of work at one core's speed): an OpenMP region whose idle
+/// threads sleep (OMP_WAIT_POLICY=passive) costs 18-50 us to wake and join
+/// on a shared VM when the worker slept briefly, and averaged 230 us for
+/// mobilenet_v2's classifier (1.3M multiply-adds, ~45 us on one thread),
+/// whose worker had slept through the whole model; a few us on bare metal.
+constexpr int64_t kMinParallelWork = 1 << 22;
 
 WorkScope::WorkScope(int64_t Work) : WorkScope(Work, kMinParallelWork) {}
 

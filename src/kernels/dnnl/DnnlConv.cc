@@ -7,15 +7,19 @@
 // are already blocked (conv2d_nchwc) the call runs on them in place. Weights
 // are reordered once per constant buffer. A residual add of the output's
 // shape becomes the `sum` post-op (see PostOpPlan). Blocked 3x3 stride-1
-// convs go to Winograd's algorithm first (WinogradConv.h).
+// convs go to Winograd's algorithm first (WinogradConv.h); other blocked
+// convs on several threads run as parts on the runtime's pool (ConvParts).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/DnnlAnchors.h"
 
+#include "kernels/NativeKernelAbi.h"
+#include "kernels/Threading.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
 #include "kernels/dnnl/WinogradConv.h"
 
+#include <atomic>
 #include <cstring>
 #include <string_view>
 
@@ -53,6 +57,8 @@ struct ConvBuffers {
   std::optional<memory::desc> blockedDst;
   /// The layout choice, for the primitive cache key.
   PrimitiveKey key;
+  /// Multiply-adds below which the call runs on one thread.
+  int64_t minParallelWork = 0;
 };
 
 /// Kind tag of a conv's PrimitiveKey.
@@ -66,6 +72,11 @@ constexpr int64_t kConvTag = 0x636f6e76; // "conv"
 /// 10.5-10.7 with 2^23 (9.2 on one thread); resnet18 (115M per conv) does
 /// not change.
 constexpr int64_t kMinParallelConvWork = int64_t(1) << 23;
+/// The same for a blocked conv, which reaches oneDNN's OpenMP region only
+/// when it does not split into parts (runConvInParts): a batch-1 conv with
+/// two or three output blocks. mobilenet_v2's 144 -> 24 at 56 x 56 (11M)
+/// took 0.27 ms on one thread, 0.30-0.51 in the region at two.
+constexpr int64_t kMinParallelBlockedConvWork = int64_t(1) << 26;
 
 /// ThreadMemories::flags of a conv: which buffers need no reorder.
 constexpr unsigned kDirectSrc = 1, kDirectDst = 2, kDirectWeights = 4;
@@ -96,7 +107,7 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
   if (!Plan)
     return false;
   WorkScope Scope(Out.numel() * (W.numel() / std::max<int64_t>(M, 1)),
-                  kMinParallelConvWork);
+                  L.minParallelWork);
   thread_local PrimitiveKey Key;
   Key.clear();
   Key.add(kConvTag);
@@ -248,6 +259,7 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
   L.dst = plainDesc(L.dstDims);
   L.weights = plainDesc(L.weightDims);
   L.chooseLayouts = true;
+  L.minParallelWork = kMinParallelConvWork;
   for (size_t I = 0; I < Out.shape().size(); ++I)
     L.outToDst.push_back((int)I);
   L.key.add(0); // plain
@@ -292,6 +304,7 @@ std::optional<ConvBuffers> blockedConvBuffers(const Tensor &X, const Tensor &W,
   L.outToDst = {0, 1, 2, 3, 1};
   L.blockedDst = L.dst;
   L.key.words = {1, BL.dataBlock, BL.kernelInputBlock, BL.outBlock};
+  L.minParallelWork = kMinParallelBlockedConvWork;
   return L;
 }
 
@@ -319,7 +332,137 @@ cachedBlockedConvBuffers(const Tensor &X, const Tensor &W, const Tensor &Out,
   return Cache.emplace(Key, blockedConvBuffers(X, W, Out, G, BL)).first->second;
 }
 
+std::atomic<int64_t> PartsMinWork{int64_t(1) << 20};
+std::atomic<int64_t> PartsCalls{0};
+
+/// Elements [Offset, Offset + numel(Sh)) of T's data as a tensor of shape
+/// Sh (a view on T's storage).
+Tensor viewOf(const Tensor &T, int64_t Offset, Shape Sh) {
+  return Tensor(T.storage(),
+                T.byteOffset() + (size_t)Offset * dtypeSize(T.dtype()),
+                std::move(Sh), T.dtype());
+}
+
+/// The part of T, broadcast against a blocked output [N, Mb, H, W, b], that
+/// meets image Image's channel blocks [B0, B1): T sliced along those of the
+/// two leading axes it does not broadcast, a contiguous range.
+Tensor partOf(const Tensor &T, int64_t Image, int64_t B0, int64_t B1) {
+  int64_t Shift = 5 - T.rank();
+  Shape Sh = T.shape();
+  int64_t Offset = 0, Stride = T.numel();
+  for (int64_t Axis = 0; Axis < 2; ++Axis) {
+    int64_t I = Axis - Shift; // T's axis aligned with the output's
+    if (I < 0 || Sh[(size_t)I] == 1)
+      continue;
+    Stride /= Sh[(size_t)I];
+    Offset += (Axis == 0 ? Image : B0) * Stride;
+    Sh[(size_t)I] = Axis == 0 ? 1 : B1 - B0;
+  }
+  return viewOf(T, Offset, std::move(Sh));
+}
+
+/// A blocked conv split into parts over its images and ranges of output
+/// channel blocks.
+struct ConvParts {
+  const Tensor &X, &W, *B;
+  const ConvParams &P;
+  const BlockedConvLayout &BL;
+  const PostOps &Post;
+  Tensor &Out;
+  int64_t ranges; // of channel blocks per image
+  std::atomic<bool> failed{false};
+
+  /// Runs part Part: a one-thread oneDNN call on views of the buffers.
+  void run(int64_t Part) {
+    int64_t Mb = Out.shape()[1], Image = Part / ranges, R = Part % ranges;
+    int64_t B0 = Mb * R / ranges, B1 = Mb * (R + 1) / ranges;
+    bool Depthwise = P.group > 1;
+    // The weights lead with the output blocks ([Mb, ...]); a depthwise
+    // part reads only its own input channels.
+    Shape WShape = W.shape(), XShape = X.shape();
+    WShape[0] = B1 - B0;
+    XShape[0] = 1;
+    int64_t XImage = X.numel() / X.shape()[0], XOffset = Image * XImage;
+    if (Depthwise) {
+      XShape[1] = B1 - B0;
+      XOffset += B0 * (XImage / X.shape()[1]);
+    }
+    Tensor XPart = viewOf(X, XOffset, XShape);
+    Tensor WPart = viewOf(W, B0 * (W.numel() / Mb), WShape);
+    Tensor OutPart = partOf(Out, Image, B0, B1), BPart;
+    if (B)
+      BPart = viewOf(*B, B0 * BL.outBlock, {(B1 - B0) * BL.outBlock});
+    PostOps PostPart = Post;
+    for (PostOp &Op : PostPart)
+      if (Op.isBinary())
+        Op.operand = partOf(Op.operand, Image, B0, B1);
+    ConvParams PPart = P;
+    if (Depthwise)
+      PPart.group = (B1 - B0) * BL.outBlock;
+    WorkScope OneThread(0);
+    const std::optional<ConvBuffers> &L =
+        cachedBlockedConvBuffers(XPart, WPart, OutPart, PPart.group, BL);
+    if (!L || !runConv(XPart, WPart, B ? &BPart : nullptr, PPart, PostPart,
+                       OutPart, *L, isPerChannelBlocked))
+      failed.store(true, std::memory_order_relaxed);
+  }
+};
+
+/// A blocked conv on several threads runs as parts, each an ordinary
+/// one-thread oneDNN call, taken by the runtime's pool threads as they
+/// come. With batch 1 in NCHW{b}c a part's output, weights, bias and
+/// post-op operands are contiguous ranges, so the parts need no copies.
+/// oneDNN's own OpenMP region splits a conv statically, so its caller waits
+/// for a worker that sleeps (OMP_WAIT_POLICY=passive; a shared machine):
+/// mobilenet_v2's convs took 1.3-1.6x as long on two threads as on one.
+/// Here a late worker finds no part left. A group-1 part re-reads the whole
+/// input, so it has at least two channel blocks. Returns nullopt when the
+/// conv does not split (one thread, too little work, too few blocks), else
+/// whether oneDNN ran every part.
+std::optional<bool> runConvInParts(const Tensor &X, const Tensor &W,
+                                   const Tensor *B, const ConvParams &P,
+                                   const BlockedConvLayout &BL,
+                                   const PostOps &Post, Tensor &Out) {
+  int64_t Threads = numThreads(), MinWork = convPartsMinWork();
+  int64_t N = Out.shape()[0], Mb = Out.shape()[1];
+  int64_t Work = Out.numel() * (W.numel() / (Mb * BL.outBlock));
+  bool Depthwise = P.group > 1;
+  if (Threads < 2 || Work < MinWork ||
+      (Depthwise && BL.dataBlock != BL.outBlock) ||
+      (B && B->numel() != Mb * BL.outBlock))
+    return std::nullopt;
+  // A few parts per thread, each with a quarter of MinWork at least.
+  int64_t Ranges =
+      std::min<int64_t>(Mb / (Depthwise ? 1 : std::min<int64_t>(2, Mb)),
+                        (2 * Threads + N - 1) / N);
+  if (MinWork > 0)
+    Ranges = std::min(Ranges, Work / N / (MinWork / 4 + 1));
+  Ranges = std::max<int64_t>(Ranges, 1);
+  if (N * Ranges < 2)
+    return std::nullopt;
+  PartsCalls.fetch_add(1, std::memory_order_relaxed);
+  ConvParts Parts{X, W, B, P, BL, Post, Out, Ranges};
+  kernelRuntime().parallelFor(
+      N * Ranges, 1, &Parts, [](void *Closure, int64_t Begin, int64_t End) {
+        auto &Parts = *static_cast<ConvParts *>(Closure);
+        for (int64_t Part = Begin; Part < End; ++Part) {
+          try {
+            Parts.run(Part);
+          } catch (...) { // not thrown on: this may be a pool thread
+            Parts.failed.store(true, std::memory_order_relaxed);
+          }
+        }
+      });
+  return !Parts.failed.load();
+}
+
 } // namespace
+
+int64_t convPartsMinWork() {
+  return PartsMinWork.load(std::memory_order_relaxed);
+}
+void setConvPartsMinWork(int64_t Work) { PartsMinWork.store(Work); }
+int64_t convPartsCalls() { return PartsCalls.load(); }
 
 bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
                      const ConvParams &P, const BlockedConvLayout &BL,
@@ -332,6 +475,8 @@ bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
     return false;
   if (winogradConvBlocked(X, W, B, P, BL, Post, Out))
     return true;
+  if (std::optional<bool> Ran = runConvInParts(X, W, B, P, BL, Post, Out))
+    return *Ran;
   const std::optional<ConvBuffers> &L =
       cachedBlockedConvBuffers(X, W, Out, P.group, BL);
   return L && runConv(X, W, B, P, Post, Out, *L, isPerChannelBlocked);

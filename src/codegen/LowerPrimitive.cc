@@ -1,6 +1,7 @@
 //===- LowerPrimitive.cc - Fused primitive function -> loop kernel --------===//
 
 #include "codegen/LowerPrimitive.h"
+#include "codegen/ReductionInterchange.h"
 #include "codegen/StreamingStores.h"
 
 #include "codegen/ComputeRule.h"
@@ -85,6 +86,7 @@ public:
         break;
       }
     K.kernel.body = assemble(0, Out, OutIx, V);
+    interchangeReductions(K.kernel);
     annotate(K.kernel.body);
     markStreamingStores(K.kernel);
     RIVET_CHECK(K.sizeSources.size() == K.kernel.sizeParams.size(),

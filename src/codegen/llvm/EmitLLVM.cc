@@ -270,7 +270,21 @@ private:
       return emitParallelFor(S);
     if (isStreamingLoop(S))
       return emitStreamingLoop(S, B.getInt64(0), emit(S.extent));
-    emitLoop(S, B.getInt64(0), emit(S.extent), loopMetadata(S.loopKind));
+    emitLoop(S, B.getInt64(0), emit(S.extent),
+             loopMetadata(S.loopKind, shortLoopInterleave(S)));
+  }
+
+  /// The vector iterations a vectorized loop of a short constant extent
+  /// interleaves: one, so that whole vectors cover it. LLVM picks up to 4,
+  /// which leaves the rest scalar: a 48-float output row (a generated
+  /// matmul accumulating in its row) ran 32 in vectors and 16 in scalars,
+  /// 17 us where one vector per iteration took 10.
+  static unsigned shortLoopInterleave(const LoopStmtNode &S) {
+    constexpr int64_t kShortExtent = 64;
+    return S.loopKind == LoopKind::Vectorized && S.extent->isConst() &&
+                   S.extent->intValue <= kShortExtent
+               ? 1
+               : 0;
   }
 
   /// Whether S is the loop of a streaming store that this target streams.

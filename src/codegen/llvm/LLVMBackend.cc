@@ -27,6 +27,8 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
+#include <llvm/Transforms/Scalar/DeadStoreElimination.h>
+#include <llvm/Transforms/Scalar/EarlyCSE.h>
 
 #include <mutex>
 
@@ -113,6 +115,22 @@ void optimize(llvm::Module &M, llvm::TargetMachine *TM, int Level) {
   PB.registerFunctionAnalyses(FAM);
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  // Loops that vectorize and then unroll fully (a generated matmul's
+  // output row, accumulated over the reduction) leave each vector stored
+  // and reloaded at every step, a store-forwarding chain; the default
+  // pipeline eliminates no loads after the vectorizer. EarlyCSE on
+  // MemorySSA (loads from stores; GVN does the same at 8x the compile
+  // time) and DSE (the stores overwritten) keep the row in registers: a
+  // 256x16 @ 16x48 matmul took 18 us, now 6-8; the transformer's -O3
+  // compile 2% longer.
+  if (Level >= 2)
+    PB.registerOptimizerLastEPCallback(
+        [](llvm::ModulePassManager &MPM, llvm::OptimizationLevel) {
+          llvm::FunctionPassManager FPM;
+          FPM.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/true));
+          FPM.addPass(llvm::DSEPass());
+          MPM.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(FPM)));
+        });
   llvm::OptimizationLevel OL = Level <= 0   ? llvm::OptimizationLevel::O0
                                : Level == 1 ? llvm::OptimizationLevel::O1
                                : Level == 2 ? llvm::OptimizationLevel::O2

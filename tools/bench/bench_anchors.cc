@@ -5,7 +5,7 @@
 // a 1024^3 float32 matmul as a fraction of the machine's peak:
 // cores x clock x flops per cycle (32 with AVX2 FMA, 64 with AVX-512);
 // then resnet18's 3x3 convs (direct and Winograd) and mobilenet_v2's convs
-// (one thread, parts on the pool, oneDNN's OpenMP).
+// (one thread; several as parts on the runtime's pool, and without).
 // Usage: bench_anchors [--quick]
 //
 //===----------------------------------------------------------------------===//
@@ -124,14 +124,15 @@ void benchWinograd(bool Quick, int Cores) {
 /// mobilenet_v2's pointwise and depthwise convs as the optimized model runs
 /// them (conv2d_nchwc on NCHW8c tensors, constant weights, bias and relu6
 /// fused): one thread, then Cores threads as parts on the runtime's pool
-/// (the default) and in oneDNN's OpenMP region (parts off).
+/// (the default) and without parts (one thread below 2^26 multiply-adds,
+/// oneDNN's OpenMP region above).
 void benchMobileNetConvs(bool Quick, int Cores) {
   struct Case {
     int64_t C, M, HW, Stride; // M == 0: depthwise 3x3
   };
   fmt::print("\nmobilenet_v2 convs, NCHW8c, bias + relu6: ms\n{:>20} {:>8} "
              "{:>8} {:>8}\n",
-             "conv", "T=1", "parts", "OpenMP");
+             "conv", "T=1", "parts", "no parts");
   for (Case K :
        {Case{16, 96, 112, 1}, Case{144, 24, 56, 1}, Case{24, 144, 56, 1},
         Case{144, 0, 56, 1}, Case{144, 0, 56, 2}, Case{576, 96, 14, 1},

@@ -467,6 +467,11 @@ TEST(DnnlFused, BlockedConvsAsParts) {
                             8, 1, 8),
            {binary(K::Add, randomF32(G, {2, 2, 6, 5, 8})), unary(K::Relu)},
            "depthwise, batch 2, bias, residual, relu");
+    // No images: nothing to split (and nothing for oneDNN to run).
+    expectFusedMatches(
+        F, Anchor,
+        blockedConvInputs(G, {0, 16, 5, 5}, {32, 16, 1, 1}, 8, 8, 8, true),
+        blockedConvAttrs({}, 8, 8, 8), {unary(K::Relu)}, false, "batch 0");
   }
 }
 

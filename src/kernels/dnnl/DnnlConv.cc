@@ -425,10 +425,11 @@ std::optional<bool> runConvInParts(const Tensor &X, const Tensor &W,
                                    const PostOps &Post, Tensor &Out) {
   int64_t Threads = numThreads(), MinWork = convPartsMinWork();
   int64_t N = Out.shape()[0], Mb = Out.shape()[1];
+  if (Threads < 2 || Out.numel() == 0 || W.numel() == 0)
+    return std::nullopt;
   int64_t Work = Out.numel() * (W.numel() / (Mb * BL.outBlock));
   bool Depthwise = P.group > 1;
-  if (Threads < 2 || Work < MinWork ||
-      (Depthwise && BL.dataBlock != BL.outBlock) ||
+  if (Work < MinWork || (Depthwise && BL.dataBlock != BL.outBlock) ||
       (B && B->numel() != Mb * BL.outBlock))
     return std::nullopt;
   // A few parts per thread, each with a quarter of MinWork at least.

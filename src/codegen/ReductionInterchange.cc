@@ -15,25 +15,22 @@
 namespace rivet::codegen {
 namespace {
 
-bool usesVar(const LoopExpr &E, int Var) {
+/// The loop variables and locals E reads.
+LoopUses usesOf(const LoopExpr &E) {
   LoopUses U;
   U.expr(E);
-  return U.vars.count(Var) != 0;
+  return U;
+}
+
+bool usesVar(const LoopExpr &E, int Var) {
+  return usesOf(E).vars.count(Var) != 0;
 }
 
 bool usesAnyVar(const LoopExpr &E, const std::set<int> &Vars) {
-  LoopUses U;
-  U.expr(E);
-  for (int V : U.vars)
+  for (int V : usesOf(E).vars)
     if (Vars.count(V))
       return true;
   return false;
-}
-
-bool usesLocal(const LoopExpr &E, int Local) {
-  LoopUses U;
-  U.expr(E);
-  return U.locals.count(Local) != 0;
 }
 
 bool loadsBuffer(const LoopExpr &E, int Buffer) {
@@ -122,7 +119,7 @@ std::optional<std::vector<LoopStmt>> interchanged(const LoopKernel &K,
     return std::nullopt;
   const LoopExpr &AccRead = Cur->value->args[0], &Summand = Cur->value->args[1];
   if (AccRead->kind != LoopExprKind::Local || AccRead->id != Acc ||
-      usesLocal(Summand, Acc))
+      usesOf(Summand).locals.count(Acc))
     return std::nullopt;
   // The element's store: the output, indexed by I last and by outer
   // variables only elsewhere, accumulating in its own dtype.

@@ -57,8 +57,6 @@ struct ConvBuffers {
   std::optional<memory::desc> blockedDst;
   /// The layout choice, for the primitive cache key.
   PrimitiveKey key;
-  /// Multiply-adds below which the call runs on one thread.
-  int64_t minParallelWork = 0;
 };
 
 /// Kind tag of a conv's PrimitiveKey.
@@ -107,7 +105,8 @@ bool runConv(const Tensor &X, const Tensor &W, const Tensor *B,
   if (!Plan)
     return false;
   WorkScope Scope(Out.numel() * (W.numel() / std::max<int64_t>(M, 1)),
-                  L.minParallelWork);
+                  L.blockedDst ? kMinParallelBlockedConvWork
+                               : kMinParallelConvWork);
   thread_local PrimitiveKey Key;
   Key.clear();
   Key.add(kConvTag);
@@ -259,7 +258,6 @@ bool dnnlConv(const Tensor &X, const Tensor &W, const Tensor *B,
   L.dst = plainDesc(L.dstDims);
   L.weights = plainDesc(L.weightDims);
   L.chooseLayouts = true;
-  L.minParallelWork = kMinParallelConvWork;
   for (size_t I = 0; I < Out.shape().size(); ++I)
     L.outToDst.push_back((int)I);
   L.key.add(0); // plain
@@ -304,7 +302,6 @@ std::optional<ConvBuffers> blockedConvBuffers(const Tensor &X, const Tensor &W,
   L.outToDst = {0, 1, 2, 3, 1};
   L.blockedDst = L.dst;
   L.key.words = {1, BL.dataBlock, BL.kernelInputBlock, BL.outBlock};
-  L.minParallelWork = kMinParallelBlockedConvWork;
   return L;
 }
 

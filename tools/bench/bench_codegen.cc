@@ -6,13 +6,14 @@
 // and 2 threads (memcpy split on the same thread pool at 2); its output is
 // large enough for the generated code's streaming (non-temporal) stores.
 // (b) A 1024x1024x1024 float32 matmul through the runtime's matmul kernel
-// (the oneDNN anchor) in GFLOP/s and as a fraction of peak = cores x base
-// GHz x 32 flop/cycle (two 256-bit FMA pipes: AVX2+FMA).
+// (the oneDNN anchor) in GFLOP/s and as a fraction of peak = cores x clock
+// x flops per cycle, both measured (CpuPeak.h).
 // Medians of >= 10 runs after a warm-up; prints one JSON object.
 // Usage: OMP_WAIT_POLICY=passive bench_codegen [--quick]
 //
 //===----------------------------------------------------------------------===//
 #include "BenchTiming.h"
+#include "CpuPeak.h"
 #include "codegen/LowerPrimitive.h"
 #include "codegen/NativeKernel.h"
 #include "ir/Parser.h"
@@ -27,8 +28,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <regex>
 #include <string>
 #include <thread>
 
@@ -37,24 +36,6 @@ using bench::medianSeconds;
 using bench::nowSeconds;
 
 namespace {
-
-/// The base clock in GHz: the "@ X.XXGHz" of the model name when it has
-/// one, else /proc/cpuinfo's current "cpu MHz" of the first core.
-double baseGHz(std::string &Model) {
-  std::ifstream F("/proc/cpuinfo");
-  std::string Line;
-  double MHz = 0;
-  while (std::getline(F, Line)) {
-    if (Model.empty() && Line.rfind("model name", 0) == 0)
-      Model = Line.substr(Line.find(':') + 2);
-    if (MHz == 0 && Line.rfind("cpu MHz", 0) == 0)
-      MHz = std::stod(Line.substr(Line.find(':') + 1));
-  }
-  std::smatch Match;
-  if (std::regex_search(Model, Match, std::regex("@ *([0-9.]+) *GHz")))
-    return std::stod(Match[1]);
-  return MHz / 1000;
-}
 
 /// A JSON string literal of S (model names have no control characters).
 std::string quoted(const std::string &S) {
@@ -136,19 +117,19 @@ int main(int Argc, char **Argv) {
   Out += "}";
 
   // (b) 1024^3 matmul through the runtime's kernel.
-  std::string Model;
-  double GHz = baseGHz(Model);
-  const int FlopsPerCycle = 32;
-  double Peak = Cores * GHz * FlopsPerCycle;
+  bench::CpuPeak Cpu = bench::measureCpuPeak();
+  double Peak = Cores * Cpu.coreGFlops();
   int64_t D = 1024;
   Tensor A = randomTensor({D, D}, DType::Float32, 2);
   Tensor B = randomTensor({D, D}, DType::Float32, 3);
   double Flop = 2.0 * (double)(D * D * D);
   const KernelInfo &MatMul = KernelRegistry::global().get("matmul");
   Out += fmt::format(", \"matmul\": {{\"m_n_k\": 1024, \"cpu\": {}, "
+                     "\"listed_GHz\": {:.2f}, \"busy_GHz\": {:.2f}, "
                      "\"peak_formula\": \"{} cores x {:.2f} GHz x {} "
                      "flop/cycle = {:.1f} GFLOP/s\"",
-                     quoted(Model), Cores, GHz, FlopsPerCycle, Peak);
+                     quoted(Cpu.model), Cpu.listedGHz, Cpu.busyGHz, Cores,
+                     Cpu.ghz(), Cpu.flopsPerCycle, Peak);
   for (int T : {1, 2}) {
     setNumThreads(T);
     double S = medianSeconds(Reps, [&] { invokeKernel(MatMul, {A, B}, {}); });

@@ -234,6 +234,21 @@ INSTANTIATE_TEST_SUITE_P(Products, WinogradProductsTest,
                                            WinogradProducts::TileMajor,
                                            WinogradProducts::ChannelMajor));
 
+// Auto's tile sizes for resnet18's 3x3 stride-1 convs (batch 1): m = 4 from
+// 32 tiles of 4x4, m = 2 from 32 tiles of 2x2, and below that m = 2 only
+// where oneDNN's direct kernels are AVX2's (WinogradConv.cc says why).
+TEST(WinogradConv, AutoTileSizes) {
+  bool Avx512 = __builtin_cpu_supports("avx512f");
+  EXPECT_EQ(winogradAutoTile(1, 64, 64, 56, 56), 4);
+  EXPECT_EQ(winogradAutoTile(1, 128, 128, 28, 28), 4);
+  EXPECT_EQ(winogradAutoTile(1, 256, 256, 14, 14), 2);
+  EXPECT_EQ(winogradAutoTile(2, 256, 256, 14, 14), 4);
+  EXPECT_EQ(winogradAutoTile(1, 512, 512, 7, 7), Avx512 ? 0 : 2);
+  EXPECT_EQ(winogradAutoTile(2, 512, 512, 7, 7), 2);
+  EXPECT_EQ(winogradAutoTile(1, 16, 64, 56, 56), 0);
+  EXPECT_EQ(winogradAutoTile(1, 64, 16, 56, 56), 0);
+}
+
 // What Winograd does not take runs on the direct kernel: strides, other
 // kernel sizes, groups, and operands broadcast along rows.
 TEST(WinogradConv, OtherConvsStayDirect) {

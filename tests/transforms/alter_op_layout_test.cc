@@ -236,6 +236,43 @@ def @main(%x: Tensor[(1, 3, 6, 6), float32], %w1: Tensor[(16, 3, 3, 3), float32]
 )");
 }
 
+// With AVX-512's 16-channel blocks, a conv whose channels 16 does not
+// divide but 8 does runs on 8-channel blocks (oneDNN's AVX2 kernels) rather
+// than plain NCHW; the next 16-block conv converts 8c to 16c directly.
+TEST(AlterOpLayout, DnnlCpuPreferencesFallBackToEightChannelBlocks) {
+  ScopedLayoutPreferences P(std::make_shared<DnnlCpuPreferences>(16));
+  test::expectTransform(Pass, R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float32],
+          %w2: Tensor[(32, 24, 1, 1), float32],
+          %w3: Tensor[(32, 32, 3, 3), float32]) -> Tensor[(1, 32, 4, 4), float32] {
+  let %c1 = relu(conv(%x, %w1));
+  let %c2 = conv(%c1, %w2);
+  let %c3 = conv(%c2, %w3, pads=[1, 1, 1, 1]);
+  %c3
+}
+)",
+                        R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float32],
+          %w2: Tensor[(32, 24, 1, 1), float32],
+          %w3: Tensor[(32, 32, 3, 3), float32]) -> Tensor[(1, 32, 4, 4), float32] {
+  let %x8 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW8c");
+  let %w1b = layout_transform(%w1, src_layout="OIHW", dst_layout="OIHW8i8o");
+  let %c1 = relu(conv2d_nchwc(%x8, %w1b, data_layout="NCHW8c",
+                              kernel_layout="OIHW8i8o", out_layout="NCHW8c"));
+  let %w2b = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW8i8o");
+  let %c2 = conv2d_nchwc(%c1, %w2b, data_layout="NCHW8c",
+                         kernel_layout="OIHW8i8o", out_layout="NCHW8c");
+  let %c2_16 = layout_transform(%c2, src_layout="NCHW8c", dst_layout="NCHW16c");
+  let %w3b = layout_transform(%w3, src_layout="OIHW", dst_layout="OIHW16i16o");
+  let %c3b = conv2d_nchwc(%c2_16, %w3b, pads=[1, 1, 1, 1],
+                          data_layout="NCHW16c", kernel_layout="OIHW16i16o",
+                          out_layout="NCHW16c");
+  let %c3 = layout_transform(%c3b, src_layout="NCHW16c", dst_layout="NCHW");
+  %c3
+}
+)");
+}
+
 TEST(AlterOpLayout, DnnlCpuPreferencesNeedOneDnn) {
   ScopedLayoutPreferences P(std::make_shared<DnnlCpuPreferences>(8));
   DnnlDisabledScope Off;

@@ -51,15 +51,21 @@ DnnlCpuPreferences::preferredConvLayout(const CallNode &Conv,
       Data.dtype != DType::Float32 || Data.shape->size() != 4)
     return std::nullopt;
   const Dim &C = (*Data.shape)[1], &M = (*Weight.shape)[0];
-  if (!C.isConst() || !M.isConst() || M.value % Block != 0)
+  if (!C.isConst() || !M.isConst())
     return std::nullopt;
   int64_t G = Conv.attrs.getInt("group", 1);
-  if (G == 1 && C.value % Block == 0)
-    return ConvLayout{Block, Block};
-  if (G == 1 && C.value < Block) // an image: oneDNN's plain-input kernels
-    return ConvLayout{1, Block};
-  if (G == C.value && G == M.value && C.value % Block == 0) // depthwise
-    return ConvLayout{Block, Block};
+  // The host's block, else AVX2's 8 (oneDNN runs its AVX2 kernels on an
+  // AVX-512 host): mobilenet_v2's 24-channel stage stays blocked.
+  for (int64_t B : {Block, int64_t(8)}) {
+    if (B > Block || M.value % B != 0)
+      continue;
+    if (G == 1 && C.value % B == 0)
+      return ConvLayout{B, B};
+    if (G == 1 && C.value < B) // an image: oneDNN's plain-input kernels
+      return ConvLayout{1, B};
+    if (G == C.value && G == M.value && C.value % B == 0) // depthwise
+      return ConvLayout{B, B};
+  }
   return std::nullopt;
 }
 

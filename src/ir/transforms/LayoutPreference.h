@@ -49,8 +49,9 @@ private:
 
 /// The CPU with oneDNN: NCHW{b}c, b being oneDNN's channel block for the
 /// host's vectors (16 with AVX-512, 8 with AVX2), for group-1 and depthwise
-/// convs whose channels b divides, so that activations stay blocked from
-/// one oneDNN conv to the next. A conv with fewer input channels than b (an
+/// convs whose channels b divides, else 8 where 8 does (oneDNN runs its AVX2
+/// kernels on an AVX-512 host), so that activations stay blocked from one
+/// oneDNN conv to the next. A conv with fewer input channels than b (an
 /// image's) reads plain NCHW (block 1) and writes blocked. None while
 /// oneDNN is off or on other CPUs.
 class DnnlCpuPreferences : public LayoutPreferences {

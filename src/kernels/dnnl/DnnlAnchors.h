@@ -71,6 +71,12 @@ bool dnnlDense(const Tensor &X, const Tensor &W, const Tensor *Bias,
 bool dnnlGemm(const Tensor &A, const Tensor &B, const Tensor *C, bool TransA,
               bool TransB, double Alpha, double Beta, Tensor &Out);
 
+/// Out = X with its channels in blocks of DstBlock instead of SrcBlock
+/// (NCHW{b}c; 1: plain NCHW): X is [N, C/s, H, W(, s)] float32, blocks 1,
+/// 4, 8 or 16, Out preallocated.
+bool dnnlReblockChannels(const Tensor &X, int64_t SrcBlock, int64_t DstBlock,
+                         Tensor &Out);
+
 /// Statistics of the caches, for tests and benchmarks.
 struct DnnlCacheStats {
   int64_t primitivesCreated = 0; // cache misses: primitive descriptor + JIT

@@ -601,24 +601,6 @@ bool runWinograd(Geometry G, const Tensor &X, const Tensor &W, const Tail &Tl,
   return true;
 }
 
-/// The tile size Auto picks (0: the direct kernel). Measured on resnet18's
-/// convs (docs/benchmarks.md): m = 4 wherever there are enough tiles for
-/// the matmul's rows to reuse each transformed weight (its transformed
-/// weights are 4x the conv's); m = 2 on small images, where its tiles
-/// waste less of the input; nothing below 32 channels, where the transforms
-/// weigh more (bench_anchors, 56x56, one thread: 16 channels 0.24 ms
-/// against the direct 0.25, 32 channels 0.51 against 0.83).
-int autoTile(const Geometry &G) {
-  // Measured on AVX2 only: with AVX-512, oneDNN's direct kernels have twice
-  // the vector width and these transforms do not, so they stay the default
-  // there until someone measures (RIVET_WINOGRAD=2|4 forces the choice).
-  static const bool Avx512 = __builtin_cpu_supports("avx512f");
-  if (Avx512 || G.C < 32 || G.M < 32)
-    return 0;
-  int64_t Tiles4 = G.N * ((G.Ho + 3) / 4) * ((G.Wo + 3) / 4);
-  return Tiles4 >= 16 ? 4 : 2;
-}
-
 #pragma GCC pop_options
 
 bool cpuHasAvx2Fma() {
@@ -691,9 +673,10 @@ bool winogradConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
       G.Wo != G.W + P.padBegin[1] + P.padEnd[1] - 2 || G.N == 0 || G.Ho <= 0 ||
       G.Wo <= 0 || (B && B->numel() != G.M))
     return false;
-  int Tile = Choice == WinogradChoice::Tile2   ? 2
-             : Choice == WinogradChoice::Tile4 ? 4
-                                               : autoTile(G);
+  int Tile = Choice == WinogradChoice::Tile2 ? 2
+             : Choice == WinogradChoice::Tile4
+                 ? 4
+                 : winogradAutoTile(G.N, G.C, G.M, G.Ho, G.Wo);
   if (Tile == 0)
     return false;
   std::optional<Tail> Tl = makeTail(B, Post, Out, G.M);
@@ -705,6 +688,31 @@ bool winogradConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
   if (Ran)
     ++Calls;
   return Ran;
+}
+
+// Auto's tile size. Each of the alpha^2 matmuls reads its transformed weights
+// (16/9 of the conv's for m = 2, 36/9 for m = 4) for as many rows as there are
+// tiles, so with few tiles the conv waits for its weights: m = 4 from 32 tiles
+// (resnet18's 56x56 and 28x28), else m = 2 (14x14, and 7x7 on AVX2), and
+// nothing below 32 channels, where the transforms weigh more
+// (docs/benchmarks.md). With AVX-512, oneDNN's direct kernels run near peak,
+// and 7x7 (16 tiles of m = 2) stays direct. Measured in resnet18, one thread,
+// against the direct kernel: Zen 3 (AVX2) 512x7x7 3.3 (m = 2) / 3.8 ms,
+// 256x14x14 2.0 (m = 4) / 3.1; Zen 4 (AVX-512 on the two 256-bit pipes of AVX2)
+// 64x56x56 0.9 / 2.0, 128x28x28 0.9 / 2.0, 256x14x14 1.25 (m = 4: 1.6) / 2.0,
+// 512x7x7 2.7 (m = 2) / 2.3. A core with two 512-bit FMA pipes (a Xeon) is
+// unmeasured; RIVET_WINOGRAD=off|2|4 forces the choice.
+int winogradAutoTile(int64_t N, int64_t C, int64_t M, int64_t Ho, int64_t Wo) {
+  static const bool Avx512 = __builtin_cpu_supports("avx512f");
+  if (C < 32 || M < 32)
+    return 0;
+  auto Tiles = [&](int64_t T) {
+    return N * ((Ho + T - 1) / T) * ((Wo + T - 1) / T);
+  };
+  constexpr int64_t kMinTiles = 32;
+  if (Tiles(4) >= kMinTiles)
+    return 4;
+  return Tiles(2) >= kMinTiles || !Avx512 ? 2 : 0;
 }
 
 } // namespace rivet

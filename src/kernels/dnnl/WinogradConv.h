@@ -1,7 +1,7 @@
 //===- WinogradConv.h - 3x3 convolutions by minimal filtering ---*- C++ -*-===//
 //
 // Internal to src/kernels/dnnl. oneDNN 2.6 has Winograd convolutions only
-// for AVX-512; on AVX2 its direct kernels reach ~80% of the FMA peak, so a
+// for AVX-512; its direct kernels reach ~80-90% of the FMA peak, so a
 // 3x3 stride-1 conv (most of a ResNet's work) runs faster as Lavin & Gray's
 // F(m x m, 3 x 3): 2.25x (m = 2) or 4x (m = 4) fewer multiplies, done as one
 // batched oneDNN matmul between two cheap transforms.
@@ -44,6 +44,10 @@ void setWinogradProducts(WinogradProducts P);
 int64_t winogradScratchLimit();
 void setWinogradScratchLimit(int64_t Bytes);
 
+/// The tile size WinogradChoice::Auto picks for a conv of N images, C
+/// input and M output channels and an Ho x Wo output: 4, 2, or 0 for the
+/// direct kernel.
+int winogradAutoTile(int64_t N, int64_t C, int64_t M, int64_t Ho, int64_t Wo);
 /// Convs run by winogradConvBlocked since the process started (tests).
 int64_t winogradConvCalls();
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Layout.h"
+#include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <array>
@@ -103,6 +104,13 @@ void transformInto(const Tensor &In, const Layout &Src, const Layout &Dst,
     std::memcpy(D, S, (size_t)Total * ESize);
     return;
   }
+  auto IsNchwFamily = [](const Layout &L) {
+    return hasAxes(L, "NCHW") || hasAxes(L, "NCHWc");
+  };
+  constexpr int C = 'C' - 'A';
+  if (IsNchwFamily(Src) && IsNchwFamily(Dst) &&
+      dnnlReblockChannels(In, Src.BlockOf[C], Dst.BlockOf[C], Out))
+    return;
   std::vector<int64_t> SrcStrides = contiguousStrides(In.shape());
   std::array<int64_t, 26> Extent =
       primalExtents("layout_transform", In.shape(), Src);

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 
 namespace rivet::vm {
@@ -560,6 +561,46 @@ Shape VirtualMachine::nativeOutputShape(const NativeKernel &NK,
   return S;
 }
 
+void VirtualMachine::setProfiling(bool On) {
+  Profiling = On;
+  Profile.clear();
+  if (On)
+    Profile.resize(RecycledObjects.size());
+}
+
+std::vector<VirtualMachine::KernelTime> VirtualMachine::kernelTimes() const {
+  std::vector<KernelTime> Out;
+  for (const KernelTime &T : Profile)
+    if (T.calls)
+      Out.push_back(T);
+  return Out;
+}
+
+/// kernelCall timed into Profile; the first call describes the kernel and
+/// the shapes of its tensor inputs.
+void VirtualMachine::profiledKernelCall(const Instruction &I,
+                                        const VMFunction &F, ObjectRef *R) {
+  size_t Fn = (size_t)(&F - Exe->functions.data());
+  size_t Pc = (size_t)(&I - F.code.data());
+  KernelTime &T = Profile[FirstInstruction[Fn] + Pc];
+  if (T.calls == 0) {
+    T.function = (uint32_t)Fn;
+    T.pc = (uint32_t)Pc;
+    T.kernel = Kernels[I.c].Name;
+    const uint32_t *Ops = F.pool.data() + I.a;
+    for (uint32_t K = 0; K < I.d; ++K)
+      if (const TensorObj *In =
+              R[Ops[K]] ? R[Ops[K]]->as<TensorObj>() : nullptr)
+        T.inputs += (T.inputs.empty() ? "" : " ") + In->value.typeString();
+  }
+  auto Start = std::chrono::steady_clock::now();
+  kernelCall(I, F, R);
+  T.seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
+  ++T.calls;
+}
+
 /// InvokeKernel: gathers the inputs (a List's elements for list_argument
 /// entries) into the slot's buffer, then runs the entry according to its
 /// kind. The buffers keep their shapes between calls but let go of storage.
@@ -924,7 +965,12 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
         }
         VM_NEXT;
 
-        VM_CASE(InvokeKernel) { kernelCall(*IP, *F, R); }
+        VM_CASE(InvokeKernel) {
+          if (Profiling) [[unlikely]]
+            profiledKernelCall(*IP, *F, R);
+          else
+            kernelCall(*IP, *F, R);
+        }
         VM_NEXT;
 
         VM_CASE(AllocStorage) {

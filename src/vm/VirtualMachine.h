@@ -41,6 +41,20 @@ public:
   /// The storage pool (for tests and tools: system allocations, trimming).
   StoragePool &storagePool() const { return *Pool; }
 
+  /// Time spent in one InvokeKernel instruction while profiling.
+  struct KernelTime {
+    uint32_t function = 0, pc = 0; ///< The instruction.
+    std::string kernel;            ///< Its kernel's name.
+    std::string inputs;            ///< Input shapes of its first call.
+    double seconds = 0;            ///< Total over its calls.
+    uint64_t calls = 0;
+  };
+  /// Profiling times every InvokeKernel (rivet bench --profile); off, the
+  /// dispatch reads one flag per kernel call. Turning it on clears the times.
+  void setProfiling(bool On);
+  /// The instructions that ran while profiling, in program order.
+  std::vector<KernelTime> kernelTimes() const;
+
   /// Nested (non-tail) calls deeper than this raise rivet::Error instead of
   /// growing the frame stack without bound.
   static constexpr size_t kDefaultMaxCallDepth = 100000;
@@ -58,6 +72,8 @@ private:
   void checkMainArgs(const std::vector<ObjectRef> &Args) const;
   ObjectRef intScalar(int64_t V);
   void kernelCall(const Instruction &I, const VMFunction &F, ObjectRef *R);
+  void profiledKernelCall(const Instruction &I, const VMFunction &F,
+                          ObjectRef *R);
   void checkKernelOutputs(KernelSlot &K, std::vector<int64_t> &Checked);
   KernelSlot nativeSlot(const KernelEntry &Entry) const;
   static void nativeSizes(KernelSlot &K);
@@ -95,6 +111,8 @@ private:
   std::vector<ObjectRef> Regs;
   std::vector<ObjectRef> ArgScratch;
   size_t MaxCallDepth = kDefaultMaxCallDepth;
+  bool Profiling = false;
+  std::vector<KernelTime> Profile; // per instruction, while profiling
   size_t PeakDepth = 0, PeakRegs = 0;
 };
 

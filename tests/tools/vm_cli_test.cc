@@ -318,6 +318,33 @@ TEST_F(VmCli, BenchPrintsJson) {
   EXPECT_GE(jsonNumber(R.output, "repeat"), 40) << R.output;
 }
 
+// --profile adds each kernel instruction's time per run (the loop's body
+// kernels run once per iteration) and a table on stderr.
+TEST_F(VmCli, BenchProfileTimesKernels) {
+  std::vector<std::string> Args = {
+      "bench",      (Source / "tests/models/rnn_loop/model.onnx").string(),
+      "--shape",    "xs=4x2x4",
+      "--shape",    "h0=2x8",
+      "--warmup",   "1",
+      "--repeat",   "5",
+      "--min-time", "0",
+      "--profile"};
+  RunResult R = runRivet(Args, /*WithStderr=*/false);
+  ASSERT_EQ(R.exitCode, 0) << R.output;
+  EXPECT_TRUE(contains(R.output, "\"profile\": [{\"function\": ")) << R.output;
+  EXPECT_TRUE(contains(R.output, "\"ms_per_run\": ")) << R.output;
+  // Four loop iterations: some kernel runs four times per run.
+  EXPECT_TRUE(contains(R.output, "\"calls_per_run\": 4.00")) << R.output;
+  RunResult Table = runRivet(Args, /*WithStderr=*/true);
+  EXPECT_TRUE(contains(Table.output, "ms/run")) << Table.output;
+  EXPECT_TRUE(contains(Table.output, "kernel instructions")) << Table.output;
+  Args.push_back("--executor");
+  Args.push_back("interp");
+  RunResult Interp = runRivet(Args, /*WithStderr=*/true);
+  EXPECT_EQ(Interp.exitCode, 2) << Interp.output;
+  EXPECT_TRUE(contains(Interp.output, "--profile")) << Interp.output;
+}
+
 TEST_F(VmCli, DumpBytecode) {
   fs::path Model = Source / "tests/models/rnn_loop/model.onnx";
   RunResult R = runRivet({"dump", Model.string(), "--bytecode"});

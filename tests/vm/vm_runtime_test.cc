@@ -159,6 +159,44 @@ TEST(VMRuntime, MoveRetLoadConstAndBuiltinKernel) {
   EXPECT_GT(VM.instructionCount(), 0u);
 }
 
+// Profiling times each InvokeKernel instruction by its position, counts
+// every call (a kernel in a loop too) and stops when turned off.
+TEST(VMRuntime, ProfilingTimesEachKernelInstruction) {
+  ExeBuilder EB;
+  uint32_t Add = EB.kernel(KernelEntry::Kind::Builtin, "add");
+  uint32_t Mul = EB.kernel(KernelEntry::Kind::Builtin, "multiply");
+  FnBuilder Main("main", 1, 6);
+  Main.allocStatic(1, 2, {3}, DType::Float32);
+  Main.kernel(Add, {0, 0}, {2});
+  Main.allocStatic(3, 4, {3}, DType::Float32);
+  Main.kernel(Mul, {2, 0}, {4});
+  Main.ret(4);
+  EB.add(std::move(Main));
+  VirtualMachine VM(EB.done());
+  ObjectRef X = f32({1, 2, 3}, {3});
+  std::string XType = T(X).typeString();
+  VM.invoke("main", {X});
+  EXPECT_TRUE(VM.kernelTimes().empty()); // off by default
+  VM.setProfiling(true);
+  for (int I = 0; I < 3; ++I)
+    EXPECT_EQ(T(VM.invoke("main", {X})).toDoubleVector(),
+              (std::vector<double>{2, 8, 18}));
+  std::vector<VirtualMachine::KernelTime> Times = VM.kernelTimes();
+  ASSERT_EQ(Times.size(), 2u);
+  EXPECT_EQ(Times[0].kernel, "add");
+  EXPECT_EQ(Times[1].kernel, "multiply");
+  EXPECT_LT(Times[0].pc, Times[1].pc);
+  EXPECT_EQ(Times[0].function, 0u);
+  EXPECT_EQ(Times[0].inputs, XType + " " + XType);
+  for (const VirtualMachine::KernelTime &K : Times) {
+    EXPECT_EQ(K.calls, 3u) << K.kernel;
+    EXPECT_GT(K.seconds, 0) << K.kernel;
+  }
+  VM.setProfiling(false);
+  VM.invoke("main", {X});
+  EXPECT_TRUE(VM.kernelTimes().empty());
+}
+
 TEST(VMRuntime, ShapeFunctionAndDynamicAllocation) {
   // main(x, y) = add(x, y) with the output shape computed at run time, once
   // in fresh storage (AllocTensorReg kNoStorage), once in an AllocStorage.

@@ -5,7 +5,8 @@
 // and for at least --min-time seconds, after --warmup untimed runs. Kernels
 // use --threads N intra-op threads; with --concurrency C, C threads each run
 // their own engine (VMs share the one executable) and every run's latency
-// counts.
+// counts. --profile times each InvokeKernel instruction during the timed
+// runs (two clock reads per kernel call) and reports them per run.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -46,7 +48,10 @@ const char *const BenchUsage =
     "  --time-passes           the pass flags of rivet compile --help\n"
     "  --codegen off|jit|so    native kernels for fused groups: none, JIT\n"
     "                          (default) or a shared object\n"
-    "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n";
+    "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n"
+    "  --profile               VM: time every kernel call of the timed runs\n"
+    "                          (adds a \"profile\" array, slowest first, and\n"
+    "                          a table of the 25 slowest on stderr)\n";
 
 namespace {
 
@@ -69,8 +74,58 @@ struct ThreadResult {
   std::vector<double> millis;
   uint64_t instructions = 0;
   size_t peakBytes = 0, pooledBytes = 0;
+  std::vector<vm::VirtualMachine::KernelTime> kernelTimes; // --profile
   std::exception_ptr error;
 };
+
+/// The engines' kernel times merged per instruction, per run (Runs in
+/// all), slowest first, as a JSON array; the 25 slowest also go to stderr
+/// as a table.
+std::string profileJson(const std::vector<ThreadResult> &Results,
+                        const vm::Executable &Exe, size_t Runs) {
+  std::map<std::pair<uint32_t, uint32_t>, vm::VirtualMachine::KernelTime> ByPc;
+  double Total = 0;
+  for (const ThreadResult &R : Results)
+    for (const vm::VirtualMachine::KernelTime &T : R.kernelTimes) {
+      vm::VirtualMachine::KernelTime &M = ByPc[{T.function, T.pc}];
+      if (M.calls == 0)
+        M = T;
+      else {
+        M.seconds += T.seconds;
+        M.calls += T.calls;
+      }
+      Total += T.seconds;
+    }
+  std::vector<vm::VirtualMachine::KernelTime> Sorted;
+  for (auto &[Pc, T] : ByPc)
+    Sorted.push_back(T);
+  std::stable_sort(
+      Sorted.begin(), Sorted.end(),
+      [](const auto &A, const auto &B) { return A.seconds > B.seconds; });
+  double PerRun = 1e3 / (double)std::max<size_t>(Runs, 1);
+  fmt::print(stderr, "{:>9} {:>6} {:>6}  {:<28} {}\n", "ms/run", "share",
+             "calls", "instruction", "kernel (inputs)");
+  std::string J = "[";
+  for (size_t I = 0; I < Sorted.size(); ++I) {
+    const vm::VirtualMachine::KernelTime &T = Sorted[I];
+    const std::string &Fn = Exe.functions[T.function].name;
+    double Share = Total > 0 ? T.seconds / Total : 0;
+    J += fmt::format("{}{{\"function\": {}, \"pc\": {}, \"kernel\": {}, "
+                     "\"inputs\": {}, \"calls_per_run\": {:.2f}, "
+                     "\"ms_per_run\": {:.6f}, \"share\": {:.4f}}}",
+                     I ? ", " : "", jsonString(Fn), T.pc, jsonString(T.kernel),
+                     jsonString(T.inputs), (double)T.calls * PerRun / 1e3,
+                     T.seconds * PerRun, Share);
+    if (I < 25)
+      fmt::print(stderr, "{:>9.4f} {:>5.1f}% {:>6.1f}  {:<28} {} ({})\n",
+                 T.seconds * PerRun, 100 * Share,
+                 (double)T.calls * PerRun / 1e3, fmt::format("{}:{}", Fn, T.pc),
+                 T.kernel, T.inputs);
+  }
+  fmt::print(stderr, "{:>9.4f}   in {} kernel instructions\n", Total * PerRun,
+             Sorted.size());
+  return J + "]";
+}
 
 } // namespace
 
@@ -84,6 +139,7 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   for (const FlagSpec &F : compileFlags())
     Flags.push_back(F);
   Flags.push_back(threadsFlag());
+  Flags.push_back({"profile", false, false});
   Flags.push_back({"help", false, false});
   ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -116,6 +172,10 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   int IntraOpThreads = applyThreadsFlag(P);
   vm::CompileOptions CO = compileOptionsFrom(Level, P, vm::NativeCode::Jit);
   Opts.random = true; // bench generates whatever is not given
+  bool Profile = P.has("profile");
+  if (Profile && Kind != ExecutorKind::VM)
+    throw UsageError("option '--profile' times the VM's kernels (--executor "
+                     "vm)");
 
   Program Prog = loadProgram(P.positional[0]);
   if (Kind == ExecutorKind::Interp && Prog.isExecutable())
@@ -132,8 +192,10 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
       for (uint64_t I = 0; I < Warmup; ++I)
         E.runDiscard(Inputs);
       uint64_t Before = E.machine() ? E.machine()->instructionCount() : 0;
-      if (E.machine())
+      if (E.machine()) {
         E.machine()->resetPeak();
+        E.machine()->setProfiling(Profile);
+      }
       Clock::time_point Start = Clock::now();
       while (R.millis.size() < Repeat ||
              std::chrono::duration<double>(Clock::now() - Start).count() <
@@ -150,6 +212,8 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
         R.instructions = VM->instructionCount() - Before;
         R.peakBytes = VM->peakBytesInUse();
         R.pooledBytes = VM->pooledBytes();
+        R.kernelTimes = VM->kernelTimes();
+        VM->setProfiling(false);
       }
     });
   };
@@ -212,6 +276,8 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
     J += fmt::format(", \"instructions_per_run\": {:.1f}, "
                      "\"peak_bytes_in_use\": {}, \"pooled_bytes\": {}",
                      (double)Instructions / (double)N, Peak, Pooled);
+  if (Profile)
+    J += ", \"profile\": " + profileJson(Results, *Prog.exe, N);
   J += "}\n";
   std::fputs(J.c_str(), stdout);
   return 0;

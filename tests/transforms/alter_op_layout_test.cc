@@ -99,9 +99,10 @@ TEST(AlterOpLayout, ASecondRunChangesNothing) {
 /// Blocks the first conv by 16 and the others by 8.
 class FirstConvSixteen : public LayoutPreferences {
 public:
-  std::optional<ConvLayout>
-  preferredConvLayout(const CallNode &, const TensorTypeNode &,
-                      const TensorTypeNode &) const override {
+  std::optional<ConvLayout> preferredConvLayout(const CallNode &,
+                                                const TensorTypeNode &,
+                                                const TensorTypeNode &,
+                                                int64_t) const override {
     return Calls++ == 0 ? ConvLayout{16, 16} : ConvLayout{8, 8};
   }
   mutable int Calls = 0;
@@ -269,6 +270,46 @@ def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float3
                           out_layout="NCHW16c");
   let %c3 = layout_transform(%c3b, src_layout="NCHW16c", dst_layout="NCHW");
   %c3
+}
+)");
+}
+
+// A depthwise conv keeps the block its input comes in (8 here, though 16
+// divides its channels); the next group-1 conv converts to 16.
+TEST(AlterOpLayout, DnnlCpuDepthwiseConvsKeepTheirInputsBlock) {
+  ScopedLayoutPreferences P(std::make_shared<DnnlCpuPreferences>(16));
+  test::expectTransform(Pass, R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float32],
+          %w2: Tensor[(48, 24, 1, 1), float32], %w3: Tensor[(48, 1, 3, 3), float32],
+          %w4: Tensor[(32, 48, 1, 1), float32]) -> Tensor[(1, 32, 4, 4), float32] {
+  let %c1 = conv(%x, %w1);
+  let %c2 = conv(%c1, %w2);
+  let %c3 = conv(%c2, %w3, pads=[1, 1, 1, 1], group=48);
+  let %c4 = conv(%c3, %w4);
+  %c4
+}
+)",
+                        R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float32],
+          %w2: Tensor[(48, 24, 1, 1), float32], %w3: Tensor[(48, 1, 3, 3), float32],
+          %w4: Tensor[(32, 48, 1, 1), float32]) -> Tensor[(1, 32, 4, 4), float32] {
+  let %x8 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW8c");
+  let %w1b = layout_transform(%w1, src_layout="OIHW", dst_layout="OIHW8i8o");
+  let %c1 = conv2d_nchwc(%x8, %w1b, data_layout="NCHW8c",
+                         kernel_layout="OIHW8i8o", out_layout="NCHW8c");
+  let %w2b = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW8i8o");
+  let %c2 = conv2d_nchwc(%c1, %w2b, data_layout="NCHW8c",
+                         kernel_layout="OIHW8i8o", out_layout="NCHW8c");
+  let %w3b = layout_transform(%w3, src_layout="OIHW", dst_layout="OIHW1i8o");
+  let %c3 = conv2d_nchwc(%c2, %w3b, pads=[1, 1, 1, 1], group=48,
+                         data_layout="NCHW8c", kernel_layout="OIHW1i8o",
+                         out_layout="NCHW8c");
+  let %c3_16 = layout_transform(%c3, src_layout="NCHW8c", dst_layout="NCHW16c");
+  let %w4b = layout_transform(%w4, src_layout="OIHW", dst_layout="OIHW16i16o");
+  let %c4b = conv2d_nchwc(%c3_16, %w4b, data_layout="NCHW16c",
+                          kernel_layout="OIHW16i16o", out_layout="NCHW16c");
+  let %c4 = layout_transform(%c4b, src_layout="NCHW16c", dst_layout="NCHW");
+  %c4
 }
 )");
 }

@@ -209,7 +209,7 @@ std::optional<ConvLayout> ChainRewriter::convChoice(const CallNode &Call) {
       Call.args.size() >= 2 ? tensorTypeOf(Call.args[1]) : nullptr;
   if (Call.args.size() <= 3 && isNchw(X) && W && W->shape &&
       W->shape->size() == 4 && (*W->shape)[0].isConst()) {
-    L = Prefs.preferredConvLayout(Call, *X, *W);
+    L = Prefs.preferredConvLayout(Call, *X, *W, blockOf(Call.args[0]));
     // A block that does not divide the channels is refused: the conv stays
     // NCHW (padding channels up to the block is left to the target).
     if (L && (L->inputBlock < 1 || L->outputBlock < 1 ||

@@ -28,10 +28,13 @@ public:
   virtual ~LayoutPreferences();
   /// The layout the target wants for this 2-d conv (x: [N, C, H, W] and
   /// w: [M, C/group, KH, KW] with constant C and M), or nullopt to keep
-  /// NCHW. The pass refuses a choice whose blocks do not divide C and M.
+  /// NCHW. DataBlock is the block x is produced in (0: NCHW), so that a
+  /// target may take it and save a conversion. The pass refuses a choice
+  /// whose blocks do not divide C and M.
   virtual std::optional<ConvLayout>
   preferredConvLayout(const CallNode &Conv, const TensorTypeNode &Data,
-                      const TensorTypeNode &Weight) const = 0;
+                      const TensorTypeNode &Weight,
+                      int64_t DataBlock) const = 0;
 };
 
 /// Prefers NCHW{block}c for every group-1 conv whose input and output
@@ -41,7 +44,8 @@ public:
   explicit UniformBlockPreferences(int64_t Block);
   std::optional<ConvLayout>
   preferredConvLayout(const CallNode &Conv, const TensorTypeNode &Data,
-                      const TensorTypeNode &Weight) const override;
+                      const TensorTypeNode &Weight,
+                      int64_t DataBlock) const override;
 
 private:
   int64_t Block;
@@ -51,7 +55,9 @@ private:
 /// host's vectors (16 with AVX-512, 8 with AVX2), for group-1 and depthwise
 /// convs whose channels b divides, else 8 where 8 does (oneDNN runs its AVX2
 /// kernels on an AVX-512 host), so that activations stay blocked from one
-/// oneDNN conv to the next. A conv with fewer input channels than b (an
+/// oneDNN conv to the next. A depthwise conv keeps the block its input
+/// comes in (memory-bound, it gains less from the wider block than a
+/// conversion costs). A conv with fewer input channels than b (an
 /// image's) reads plain NCHW (block 1) and writes blocked. None while
 /// oneDNN is off or on other CPUs.
 class DnnlCpuPreferences : public LayoutPreferences {
@@ -60,7 +66,8 @@ public:
   explicit DnnlCpuPreferences(int64_t Block = 0);
   std::optional<ConvLayout>
   preferredConvLayout(const CallNode &Conv, const TensorTypeNode &Data,
-                      const TensorTypeNode &Weight) const override;
+                      const TensorTypeNode &Weight,
+                      int64_t DataBlock) const override;
 
 private:
   int64_t Block;

@@ -556,6 +556,39 @@ TEST(DnnlCaches, ConstantWeightsReorderedOnce) {
                1e-4, 1e-4);
 }
 
+// A dense with constant weights reads them in oneDNN's packed layout (a
+// hot GEMV 1x1280 @ 1280x1000 took 0.19 ms on the transposed weights, 0.08
+// packed): packed once per weight buffer, for one row or several, with a
+// bias and an activation, and never served stale for new weights.
+TEST(DnnlCaches, ConstantDenseWeightsPackedOnce) {
+  std::mt19937 G(43);
+  using K = PostOp::Kind;
+  for (int64_t Rows : {1, 5}) {
+    SCOPED_TRACE(fmt::format("{} rows", Rows));
+    Tensor W = randomF32(G, {96, 72});
+    PostOps P = {binary(K::Add, randomF32(G, {96})), unary(K::Relu)};
+    Attrs A{{"weights_constant", int64_t(1)}};
+    encodePostOps(P, A);
+    std::vector<Tensor> In{randomF32(G, {Rows, 72}), W, P[0].operand};
+    Tensor Want = composedReference("dense", {In[0], W}, {}, P);
+    dnnlClearCaches();
+    DnnlCacheStats Before = dnnlCacheStats();
+    Tensor First = run("dnnl.dense_fused", In, A);
+    DnnlCacheStats S0 = dnnlCacheStats();
+    EXPECT_EQ(S0.weightReorders - Before.weightReorders, 1);
+    Tensor Second = run("dnnl.dense_fused", In, A);
+    DnnlCacheStats S1 = dnnlCacheStats();
+    EXPECT_EQ(S1.weightReorders, S0.weightReorders);
+    EXPECT_GT(S1.weightHits, S0.weightHits);
+    expectTensor(First, Want, 1e-4, 1e-4);
+    expectTensor(Second, First, 0, 0);
+    W = Tensor();
+    In[1] = randomF32(G, {96, 72});
+    expectTensor(run("dnnl.dense_fused", In, A),
+                 composedReference("dense", {In[0], In[1]}, {}, P), 1e-4, 1e-4);
+  }
+}
+
 /// Runs Op on In twice in a row per attribute set, from an empty cache, and
 /// expects each result to match the reference kernel: a primitive cache
 /// that confused the calls would compute one with the other's primitive.

@@ -65,7 +65,7 @@ bool dnnlMatMul(const Tensor &A, const Tensor &B, const PostOps &Post,
 
 /// Out = post(X[..., K] @ W[N, K]^T (+ Bias[N])).
 bool dnnlDense(const Tensor &X, const Tensor &W, const Tensor *Bias,
-               const PostOps &Post, Tensor &Out);
+               const PostOps &Post, Tensor &Out, bool ConstantWeights = false);
 
 /// Out = Alpha * op(A) @ op(B) + Beta * C, C broadcast to [M, N].
 bool dnnlGemm(const Tensor &A, const Tensor &B, const Tensor *C, bool TransA,

@@ -69,11 +69,14 @@ constexpr int64_t kMatMulTag = 0x6d61746d756c; // "matmul"
 constexpr int64_t kGemmSumTag = 0x73756d; // "sum"
 
 /// One matmul call: Dst = post(Alpha * Src @ Wts + Bias). The views say how
-/// the tensors' buffers are read; Bias has rank 0 when absent.
+/// the tensors' buffers are read; Bias has rank 0 when absent. With
+/// PackedWeights (constant Wts) the weights are read in the layout oneDNN
+/// picks, copied once and cached.
 bool runMatMul(const Tensor &Src, const OperandView &SrcV, const Tensor &Wts,
                const OperandView &WtsV, const Tensor *Bias,
                const OperandView &BiasV, Tensor &Out, const OperandView &DstV,
-               float Alpha, const PostOpPlan &Plan) {
+               float Alpha, const PostOpPlan &Plan,
+               bool PackedWeights = false) {
   WorkScope Scope(
       SrcV.rank == 0 ? 0 : (int64_t)Out.numel() * SrcV.dims[SrcV.rank - 1]);
   thread_local PrimitiveKey Key;
@@ -87,6 +90,7 @@ bool runMatMul(const Tensor &Src, const OperandView &SrcV, const Tensor &Wts,
   DstV.addTo(Key);
   Key.addFloat(Alpha);
   Key.addList(Plan.key.words.data(), Plan.key.words.size());
+  Key.add(PackedWeights);
   auto Prim = findPrimitive(Key, [&] {
     dnnl::primitive_attr Attr = baseAttr();
     Attr.set_post_ops(Plan.ops);
@@ -94,7 +98,11 @@ bool runMatMul(const Tensor &Src, const OperandView &SrcV, const Tensor &Wts,
       Attr.set_output_scales(0, {Alpha});
     CachedPrimitive C;
     C.src = SrcV.desc();
-    C.weights = WtsV.desc();
+    C.weights =
+        PackedWeights
+            ? memory::desc(memory::dims(WtsV.dims, WtsV.dims + WtsV.rank),
+                           memory::data_type::f32, memory::format_tag::any)
+            : WtsV.desc();
     C.dst = DstV.desc();
     if (Bias)
       C.bias = BiasV.desc();
@@ -102,6 +110,7 @@ bool runMatMul(const Tensor &Src, const OperandView &SrcV, const Tensor &Wts,
         Bias ? dnnl::matmul::desc(C.src, C.weights, C.bias, C.dst)
              : dnnl::matmul::desc(C.src, C.weights, C.dst);
     dnnl::matmul::primitive_desc PD(D, Attr, engine());
+    C.weights = PD.weights_desc();
     C.prim = dnnl::matmul(PD);
     C.scratchpad = PD.scratchpad_desc();
     return C;
@@ -111,7 +120,10 @@ bool runMatMul(const Tensor &Src, const OperandView &SrcV, const Tensor &Wts,
   try {
     ThreadMemories &M = threadMemories(Prim);
     M.src.set_data_handle(Src.rawData());
-    M.weights.set_data_handle(Wts.rawData());
+    if (PackedWeights)
+      M.weights = weightsIn(Wts, WtsV.desc(), Prim->weights, true);
+    else
+      M.weights.set_data_handle(Wts.rawData());
     M.dst.set_data_handle(Out.rawData());
     thread_local std::vector<dnnl_exec_arg_t> Args;
     Args.assign({{DNNL_ARG_SRC, M.src.get()},
@@ -203,7 +215,7 @@ bool dnnlMatMul(const Tensor &A, const Tensor &B, const PostOps &Post,
 }
 
 bool dnnlDense(const Tensor &X, const Tensor &W, const Tensor *Bias,
-               const PostOps &Post, Tensor &Out) {
+               const PostOps &Post, Tensor &Out, bool ConstantWeights) {
   if (!dnnlEnabled() || !allFloat32({&X, &W, Bias, &Out}) || X.rank() < 1 ||
       W.rank() != 2 || anyEmpty({&X, &W, &Out}))
     return false;
@@ -224,7 +236,7 @@ bool dnnlDense(const Tensor &X, const Tensor &W, const Tensor *Bias,
   return runMatMul(X, OperandView::plain({M, K}), W,
                    OperandView::strided({K, N}, {1, K}), Bias,
                    OperandView::plain({1, N}), Out, OperandView::plain({M, N}),
-                   1.f, Plan ? *Plan : noPostOps());
+                   1.f, Plan ? *Plan : noPostOps(), ConstantWeights);
 }
 
 bool dnnlGemm(const Tensor &A, const Tensor &B, const Tensor *C, bool TransA,

@@ -154,9 +154,10 @@ bool matmulDnnl(const std::vector<Tensor> &X, const Attrs &, const PostOps &P,
   return dnnlMatMul(X[0], X[1], P, Out);
 }
 
-bool denseDnnl(const std::vector<Tensor> &X, const Attrs &, const PostOps &P,
+bool denseDnnl(const std::vector<Tensor> &X, const Attrs &A, const PostOps &P,
                Tensor &Out) {
-  return dnnlDense(X[0], X[1], nullptr, P, Out);
+  return dnnlDense(X[0], X[1], nullptr, P, Out,
+                   A.getInt(ConstantWeightsAttr, 0) != 0);
 }
 
 /// A fused anchor operator: the anchor it computes, the anchor's arity and

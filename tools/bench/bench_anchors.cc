@@ -114,13 +114,14 @@ void benchWinograd(bool Quick, int Cores, int64_t Bk) {
 /// fused): one thread, then Cores threads as parts on the runtime's pool
 /// (the default) and without parts (one thread below 2^26 multiply-adds,
 /// oneDNN's OpenMP region above).
-void benchMobileNetConvs(bool Quick, int Cores) {
+void benchMobileNetConvs(bool Quick, int Cores, int64_t Bk) {
+  std::string Data = fmt::format("NCHW{}c", Bk);
   struct Case {
     int64_t C, M, HW, Stride; // M == 0: depthwise 3x3
   };
-  fmt::print("\nmobilenet_v2 convs, NCHW8c, bias + relu6: ms\n{:>20} {:>8} "
+  fmt::print("\nmobilenet_v2 convs, {}, bias + relu6: ms\n{:>20} {:>8} "
              "{:>8} {:>8}\n",
-             "conv", "T=1", "parts", "no parts");
+             Data, "conv", "T=1", "parts", "no parts");
   for (Case K :
        {Case{16, 96, 112, 1}, Case{144, 24, 56, 1}, Case{24, 144, 56, 1},
         Case{144, 0, 56, 1}, Case{144, 0, 56, 2}, Case{576, 96, 14, 1},
@@ -128,18 +129,21 @@ void benchMobileNetConvs(bool Quick, int Cores) {
         Case{960, 0, 7, 1}}) {
     bool Depthwise = K.M == 0;
     int64_t M = Depthwise ? K.C : K.M, Pad = Depthwise ? 1 : 0;
-    Tensor X = randomTensor({1, K.C / 8, K.HW, K.HW, 8}, DType::Float32, 7);
+    if (K.C % Bk != 0 || M % Bk != 0)
+      continue;
+    Tensor X = randomTensor({1, K.C / Bk, K.HW, K.HW, Bk}, DType::Float32, 7);
     Tensor W =
         Depthwise
-            ? randomTensor({K.C / 8, 1, 3, 3, 1, 8}, DType::Float32, 8)
-            : randomTensor({M / 8, K.C / 8, 1, 1, 8, 8}, DType::Float32, 8);
+            ? randomTensor({K.C / Bk, 1, 3, 3, 1, Bk}, DType::Float32, 8)
+            : randomTensor({M / Bk, K.C / Bk, 1, 1, Bk, Bk}, DType::Float32, 8);
     Tensor B = randomTensor({M}, DType::Float32, 9);
     Attrs A{{"pads", std::vector<int64_t>{Pad, Pad, Pad, Pad}},
             {"strides", std::vector<int64_t>{K.Stride, K.Stride}},
             {"group", Depthwise ? K.C : int64_t(1)},
-            {"data_layout", std::string("NCHW8c")},
-            {"kernel_layout", std::string(Depthwise ? "OIHW1i8o" : "OIHW8i8o")},
-            {"out_layout", std::string("NCHW8c")},
+            {"data_layout", Data},
+            {"kernel_layout", Depthwise ? fmt::format("OIHW1i{}o", Bk)
+                                        : fmt::format("OIHW{}i{}o", Bk, Bk)},
+            {"out_layout", Data},
             {"weights_constant", int64_t(1)}};
     encodePostOps(
         {makePostOp(PostOp::Kind::Clip, {{"min", 0.0}, {"max", 6.0}})}, A);
@@ -245,7 +249,9 @@ int main(int Argc, char **Argv) {
   if (__builtin_cpu_supports("avx512f"))
     benchWinograd(Quick, Cores, 16);
   benchWinograd(Quick, Cores, 8);
-  benchMobileNetConvs(Quick, Cores);
+  if (__builtin_cpu_supports("avx512f"))
+    benchMobileNetConvs(Quick, Cores, 16);
+  benchMobileNetConvs(Quick, Cores, 8);
   // Small-shape call overhead: a 16x16x16 matmul is nearly all dispatch.
   Tensor SA = randomTensor({16, 16}, DType::Float32, 5);
   S = medianSeconds(1000, [&] { runKernel("matmul", {SA, SA}); });

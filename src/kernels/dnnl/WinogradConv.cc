@@ -712,7 +712,7 @@ int winogradAutoTile(int64_t N, int64_t C, int64_t M, int64_t Ho, int64_t Wo) {
   constexpr int64_t kMinTiles = 32;
   if (Tiles(4) >= kMinTiles)
     return 4;
-  return Tiles(2) >= kMinTiles || !Avx512 ? 2 : 0;
+  return (Tiles(2) >= kMinTiles || !Avx512) ? 2 : 0;
 }
 
 } // namespace rivet

@@ -46,6 +46,11 @@ struct TargetOptions {
 /// The host's triple, CPU name and feature string, as LLVM detects them.
 TargetOptions hostTarget();
 
+/// Whether code for T may use Feature (an LLVM name: "avx2", "avx512f"),
+/// by T's CPU and feature string. Throws rivet::Error for an unknown triple
+/// or CPU.
+bool targetHasFeature(const TargetOptions &T, const std::string &Feature);
+
 /// The textual LLVM IR of K (after optimization when Optimize is set).
 std::string emitLLVMIR(const LoopKernel &K, const TargetOptions &T = {},
                        bool Optimize = true);

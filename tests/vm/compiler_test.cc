@@ -163,6 +163,34 @@ def @main(%x: Tensor[(4), float32]) -> Tensor[(4), float32] {
   EXPECT_EQ(S->attrs.getInts("axis"), (std::vector<int64_t>{0}));
 }
 
+// A --cpu/--mattr target picks oneDNN's channel block for that CPU, not the
+// host's: 16 with AVX-512, 8 with AVX2 only.
+TEST(Compiler, ConvLayoutsFollowTheTargetCpu) {
+  const char *Conv = R"(
+def @main(%x: Tensor[(1, 16, 8, 8), float32]) -> Tensor[(1, 32, 8, 8), float32] {
+  let %w = ones(shape=[32, 16, 3, 3], dtype="float32");
+  let %c = conv(%x, %w, pads=[1, 1, 1, 1]);
+  let %r = relu(%c);
+  %r
+}
+)";
+  auto DataLayouts = [&](const std::string &Cpu, const std::string &Mattr) {
+    CompileOptions O;
+    O.codegen.cpu = Cpu;
+    O.codegen.features = Mattr;
+    std::set<std::string> Layouts;
+    std::shared_ptr<Executable> E = compileText(Conv, O);
+    for (const KernelEntry &K : E->kernels)
+      if (K.attrs.has("data_layout"))
+        Layouts.insert(K.attrs.getString("data_layout"));
+    return Layouts;
+  };
+  using Set = std::set<std::string>;
+  EXPECT_EQ(DataLayouts("skylake-avx512", ""), Set{"NCHW16c"});
+  EXPECT_EQ(DataLayouts("x86-64-v3", ""), Set{"NCHW8c"});
+  EXPECT_EQ(DataLayouts("skylake-avx512", "-avx512f"), Set{"NCHW8c"});
+}
+
 TEST(Compiler, LoopIsADirectTailCallWithoutClosures) {
   auto E = compileText(R"(
 def @main(%x: Tensor[(2), float32], %n: Tensor[(), int64]) -> Tensor[(2), float32] {

@@ -20,6 +20,7 @@
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/Host.h>
@@ -170,6 +171,11 @@ std::unique_ptr<llvm::Module> buildModule(llvm::LLVMContext &Ctx,
     finishStreamingStores(*M);
   }
   return M;
+}
+
+bool targetHasFeature(const TargetOptions &T, const std::string &Feature) {
+  return makeTargetMachine(T)->getMCSubtargetInfo()->checkFeatures("+" +
+                                                                   Feature);
 }
 
 TargetOptions hostTarget() {

@@ -10,9 +10,11 @@
 //===----------------------------------------------------------------------===//
 #include "vm/compiler/Compiler.h"
 
+#include "codegen/NativeKernel.h"
 #include "ir/Printer.h"
 #include "ir/TypeInference.h"
 #include "ir/Visitor.h"
+#include "ir/transforms/LayoutPreference.h"
 #include "kernels/Error.h"
 #include "vm/compiler/InlinePrimitives.h"
 #include "vm/compiler/Lowering.h"
@@ -87,6 +89,26 @@ ir::Module withoutUnusedPrelude(const ir::Module &M) {
   return R;
 }
 
+/// For an explicit --cpu/--mattr target, oneDNN's layouts for that CPU
+/// rather than the host's: NCHW16c where it has AVX-512, NCHW8c where it
+/// has AVX2 (an executable built on an AVX-512 host for x86-64-v3 would
+/// otherwise run its convs in 16c, which oneDNN's AVX2 kernels do not
+/// take). Null (the host's) for the host or a CPU without either.
+std::shared_ptr<const ir::LayoutPreferences>
+targetLayoutPreferences(const CodegenOptions &C) {
+  if (C.cpu.empty() && C.features.empty())
+    return nullptr;
+  codegen::TargetOptions T;
+  T.cpu = C.cpu;
+  T.features = C.features;
+  int64_t Block = codegen::targetHasFeature(T, "avx512f") ? 16
+                  : codegen::targetHasFeature(T, "avx2")  ? 8
+                                                          : 0;
+  if (Block == 0)
+    return nullptr;
+  return std::make_shared<ir::DnnlCpuPreferences>(Block);
+}
+
 } // namespace
 
 std::shared_ptr<Executable> compile(const ir::Module &M,
@@ -98,6 +120,8 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
     ir::inferTypes(Optimized);
   ir::PassContext Passes = Opts.passes;
   Passes.optLevel = Opts.optLevel;
+  if (!Passes.layoutPreferences)
+    Passes.layoutPreferences = targetLayoutPreferences(Opts.codegen);
   ir::optimize(Optimized, Passes);
   Opts.passes.timings = std::move(Passes.timings); // instrumentation output
   std::optional<compiler::NativeKernelBuilder> Native;

@@ -558,8 +558,8 @@ TEST(DnnlCaches, ConstantWeightsReorderedOnce) {
 
 // A dense with constant weights reads them in oneDNN's packed layout (a
 // hot GEMV 1x1280 @ 1280x1000 took 0.19 ms on the transposed weights, 0.08
-// packed): packed once per weight buffer, for one row or several, with a
-// bias and an activation, and never served stale for new weights.
+// packed): packed at most once per weight buffer, for one row or several,
+// with a bias and an activation, and never served stale for new weights.
 TEST(DnnlCaches, ConstantDenseWeightsPackedOnce) {
   std::mt19937 G(43);
   using K = PostOp::Kind;
@@ -575,11 +575,19 @@ TEST(DnnlCaches, ConstantDenseWeightsPackedOnce) {
     DnnlCacheStats Before = dnnlCacheStats();
     Tensor First = run("dnnl.dense_fused", In, A);
     DnnlCacheStats S0 = dnnlCacheStats();
-    EXPECT_EQ(S0.weightReorders - Before.weightReorders, 1);
+    // One copy, or none where oneDNN's layout is the transposed one we pass
+    // (an AVX2 host's gemm-based matmul may take it as it is).
+    int64_t Copies = S0.weightReorders - Before.weightReorders;
+    EXPECT_LE(Copies, 1);
+    if (__builtin_cpu_supports("avx512f")) {
+      EXPECT_EQ(Copies, 1); // oneDNN's AVX-512 matmul packs its weights
+    }
     Tensor Second = run("dnnl.dense_fused", In, A);
     DnnlCacheStats S1 = dnnlCacheStats();
     EXPECT_EQ(S1.weightReorders, S0.weightReorders);
-    EXPECT_GT(S1.weightHits, S0.weightHits);
+    if (Copies == 1) {
+      EXPECT_GT(S1.weightHits, S0.weightHits);
+    }
     expectTensor(First, Want, 1e-4, 1e-4);
     expectTensor(Second, First, 0, 0);
     W = Tensor();

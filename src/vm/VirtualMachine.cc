@@ -564,8 +564,8 @@ Shape VirtualMachine::nativeOutputShape(const NativeKernel &NK,
 void VirtualMachine::setProfiling(bool On) {
   Profiling = On;
   Profile.clear();
-  if (On)
-    Profile.resize(RecycledObjects.size());
+  if (On) // one entry per instruction, like the other per-instruction tables
+    Profile.resize(CheckedSignatures.size());
 }
 
 std::vector<VirtualMachine::KernelTime> VirtualMachine::kernelTimes() const {

@@ -28,6 +28,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 using namespace rivet;
 using bench::nowSeconds;
@@ -246,12 +247,13 @@ int main(int Argc, char **Argv) {
                S * 1e3, ConvFlop / S / 1e9);
   }
   // The block the compiler picks on this host (LayoutPreference.cc), and 8.
+  std::vector<int64_t> Blocks = {8};
   if (__builtin_cpu_supports("avx512f"))
-    benchWinograd(Quick, Cores, 16);
-  benchWinograd(Quick, Cores, 8);
-  if (__builtin_cpu_supports("avx512f"))
-    benchMobileNetConvs(Quick, Cores, 16);
-  benchMobileNetConvs(Quick, Cores, 8);
+    Blocks.insert(Blocks.begin(), 16);
+  for (int64_t Bk : Blocks)
+    benchWinograd(Quick, Cores, Bk);
+  for (int64_t Bk : Blocks)
+    benchMobileNetConvs(Quick, Cores, Bk);
   // Small-shape call overhead: a 16x16x16 matmul is nearly all dispatch.
   Tensor SA = randomTensor({16, 16}, DType::Float32, 5);
   S = medianSeconds(1000, [&] { runKernel("matmul", {SA, SA}); });

@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 #include "vm/compiler/Compiler.h"
 
-#include "codegen/NativeKernel.h"
 #include "ir/Printer.h"
 #include "ir/TypeInference.h"
 #include "ir/Visitor.h"
@@ -96,11 +95,9 @@ ir::Module withoutUnusedPrelude(const ir::Module &M) {
 /// take). Null (the host's) for the host or a CPU without either.
 std::shared_ptr<const ir::LayoutPreferences>
 targetLayoutPreferences(const CodegenOptions &C) {
-  if (C.cpu.empty() && C.features.empty())
+  if (!compiler::isExplicitTarget(C))
     return nullptr;
-  codegen::TargetOptions T;
-  T.cpu = C.cpu;
-  T.features = C.features;
+  codegen::TargetOptions T = compiler::targetOptions(C);
   int64_t Block = codegen::targetHasFeature(T, "avx512f") ? 16
                   : codegen::targetHasFeature(T, "avx2")  ? 8
                                                           : 0;

@@ -228,6 +228,17 @@ ir::Expr firstOperatorCall(const ir::FunctionNode &Fn) {
   return Found;
 }
 
+codegen::TargetOptions targetOptions(const CodegenOptions &Opts) {
+  codegen::TargetOptions T;
+  T.cpu = Opts.cpu;
+  T.features = Opts.features;
+  return T;
+}
+
+bool isExplicitTarget(const CodegenOptions &Opts) {
+  return !isHostCpu(Opts.cpu) || !Opts.features.empty();
+}
+
 NativeKernelBuilder::NativeKernelBuilder(const CodegenOptions &O) : Opts(O) {}
 
 const NativeKernel *NativeKernelBuilder::lower(const ir::Expr &FnE) {
@@ -278,11 +289,9 @@ void NativeKernelBuilder::finish(Executable &Exe) {
     return;
   }
 
-  codegen::TargetOptions T;
-  T.cpu = Opts.cpu;
-  T.features = Opts.features;
   NativeCodeInfo Code;
-  Code.sharedObject = codegen::linkSharedObject(codegen::emitObject(Loops, T));
+  Code.sharedObject = codegen::linkSharedObject(
+      codegen::emitObject(Loops, targetOptions(Opts)));
   if (Code.sharedObject.size() >= 20)
     std::memcpy(&Code.elfMachine, Code.sharedObject.data() + 18, 2);
   // What the code was generated for, as LLVMBackend resolves empty fields.

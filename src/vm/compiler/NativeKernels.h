@@ -15,6 +15,7 @@
 #pragma once
 
 #include "codegen/LoopIR.h"
+#include "codegen/NativeKernel.h"
 #include "ir/Expr.h"
 #include "vm/Executable.h"
 #include "vm/compiler/Compiler.h"
@@ -28,6 +29,13 @@ namespace rivet::vm::compiler {
 /// The first operator call group Fn evaluates (the innermost first call of
 /// its first let value, e.g. the conv of `add(conv(..), b)`), or null.
 ir::Expr firstOperatorCall(const ir::FunctionNode &Fn);
+
+/// The codegen target of --cpu/--mattr (empty fields: the host's).
+codegen::TargetOptions targetOptions(const CodegenOptions &Opts);
+
+/// Whether Opts names a target other than the host (no --cpu, "native" or
+/// the host's CPU name, and no --mattr, is the host).
+bool isExplicitTarget(const CodegenOptions &Opts);
 
 class NativeKernelBuilder {
 public:

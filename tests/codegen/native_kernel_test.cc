@@ -82,6 +82,31 @@ TEST(NativeKernel, HostCpuFeaturesAreUsed) {
   EXPECT_NE(IR.find("<8 x float>"), std::string::npos) << IR;
 }
 
+// LLVM tunes Intel's AVX-512 CPUs for 256-bit vectors; the backend asks for
+// the full width on every AVX-512 target (and cannot on others).
+TEST(NativeKernel, AvxFiveTwelveTargetsVectorizeSixteenFloats) {
+  codegen::LoweredKernel L = lowered({"Tensor[(n, 256), float32]"},
+                                     "sigmoid(%p0)", "zmm_sigmoid");
+  codegen::TargetOptions T;
+  T.triple = "x86_64-pc-linux-gnu";
+  for (const char *Cpu : {"sapphirerapids", "skylake-avx512", "znver4"}) {
+    T.cpu = Cpu;
+    std::string IR = codegen::emitLLVMIR(L.kernel, T);
+    EXPECT_NE(IR.find("<16 x float>"), std::string::npos) << Cpu;
+    EXPECT_NE(IR.find("\"prefer-vector-width\"=\"512\""), std::string::npos)
+        << Cpu;
+  }
+  T.cpu = "sapphirerapids";
+  T.features = "-avx512f";
+  EXPECT_EQ(codegen::emitLLVMIR(L.kernel, T).find("<16 x float>"),
+            std::string::npos);
+  T.cpu = "x86-64-v3";
+  T.features = "";
+  std::string V3 = codegen::emitLLVMIR(L.kernel, T);
+  EXPECT_EQ(V3.find("<16 x float>"), std::string::npos);
+  EXPECT_NE(V3.find("<8 x float>"), std::string::npos);
+}
+
 TEST(NativeKernel, UnknownTripleIsAnError) {
   codegen::LoweredKernel L =
       lowered({"Tensor[(n), float32]"}, "relu(%p0)", "bad_triple");

@@ -142,6 +142,21 @@ void optimize(llvm::Module &M, llvm::TargetMachine *TM, int Level) {
   MPM.run(M, MAM);
 }
 
+/// Lets the vectorizers use 512-bit vectors on AVX-512 targets. LLVM tunes
+/// Intel's AVX-512 CPUs (Skylake-X to Sapphire Rapids, "prefer-256-bit") for
+/// ymm, against the clock drop of 512-bit code on the first of them; for
+/// these kernels the halved instruction count wins: on a Sapphire Rapids VM
+/// the fused sigmoid chain ran 13.1 -> 10.3 ms, the transformer at S = 128
+/// 0.41-0.46 -> 0.30-0.43 ms. oneDNN's kernels use zmm there too.
+void preferFullVectorWidth(llvm::Module &M, llvm::TargetMachine &TM) {
+  if (!TM.getTargetTriple().isX86() ||
+      !TM.getMCSubtargetInfo()->checkFeatures("+avx512f"))
+    return;
+  for (llvm::Function &F : M)
+    if (!F.isDeclaration())
+      F.addFnAttr("prefer-vector-width", "512");
+}
+
 } // namespace
 
 std::unique_ptr<llvm::Module> buildModule(llvm::LLVMContext &Ctx,
@@ -165,6 +180,7 @@ std::unique_ptr<llvm::Module> buildModule(llvm::LLVMContext &Ctx,
   M->setDataLayout(TM.createDataLayout());
   for (const LoopKernel &K : Ks)
     emitKernel(K, *M);
+  preferFullVectorWidth(*M, TM);
   verify(*M);
   if (Optimize) {
     optimize(*M, &TM, Level);

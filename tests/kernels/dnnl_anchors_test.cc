@@ -467,6 +467,30 @@ TEST(DnnlFused, BlockedConvsAsParts) {
                             8, 1, 8),
            {binary(K::Add, randomF32(G, {2, 2, 6, 5, 8})), unary(K::Relu)},
            "depthwise, batch 2, bias, residual, relu");
+    // Too few output blocks for the threads: the input channels split
+    // (batch 1), adds into the first part, activations after the sum.
+    Expect(
+        blockedConvInputs(G, {1, 64, 6, 5}, {16, 64, 1, 1}, 16, 16, 16, true),
+        blockedConvAttrs({}, 16, 16, 16),
+        {binary(K::Add, randomF32(G, {1, 1, 6, 5, 16})), clip(0, 6)},
+        "one output block, bias, residual, relu6");
+    Expect(
+        blockedConvInputs(G, {1, 40, 7, 6}, {24, 40, 3, 3}, 8, 8, 8, false),
+        blockedConvAttrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, 8, 8, 8),
+        {binary(K::Add, randomF32(G, {3, 1, 1, 8})),
+         binary(K::Add, randomF32(G, {})), unary(K::Tanh)},
+        "three output blocks from five, per-channel and scalar adds, tanh");
+    // A multiply does not distribute over the parts' sums: one call.
+    {
+      int64_t Before = convPartsCalls();
+      expectFusedMatches(
+          F, Anchor,
+          blockedConvInputs(G, {1, 32, 5, 5}, {8, 32, 1, 1}, 8, 8, 8, true),
+          blockedConvAttrs({}, 8, 8, 8),
+          {binary(K::Multiply, randomF32(G, {1, 1, 1, 8})), unary(K::Relu)},
+          true, "one output block, multiply");
+      EXPECT_EQ(convPartsCalls(), Before);
+    }
     // No images: nothing to split (and nothing for oneDNN to run).
     expectFusedMatches(
         F, Anchor,
@@ -495,6 +519,56 @@ TEST(DnnlFused, MatMulAndDenseTails) {
                      {randomF32(G, {2, 3, 8}), randomF32(G, {5, 8})}, {},
                      {binary(K::Add, randomF32(G, {3, 1}))}, false,
                      "dense, add along a flattened axis");
+}
+
+// On several threads a dense runs as parts: ranges of rows, or of whole
+// 64-column blocks when it has few rows (the last part takes the rest);
+// bias and tail operands are sliced with them, or the call does not split.
+TEST(DnnlFused, DenseAsParts) {
+  std::mt19937 G(41);
+  using K = PostOp::Kind;
+  const char *F = "dnnl.dense_fused", *Anchor = "dense";
+  SettingScope<int64_t> AllSplit(densePartsMinWork, setDensePartsMinWork, 0);
+  for (int Threads : {2, 3}) {
+    SettingScope<int> T(numThreads, setNumThreads, Threads);
+    auto Expect = [&](const std::vector<Tensor> &In, const PostOps &P,
+                      bool Parts, const std::string &What) {
+      int64_t Before = densePartsCalls();
+      for (bool Constant : {false, true}) {
+        Attrs A{{"weights_constant", int64_t(Constant)}};
+        expectFusedMatches(F, Anchor, In, A, P, true,
+                           fmt::format("{}, {} threads, {} weights", What,
+                                       Threads,
+                                       Constant ? "constant" : "runtime"));
+      }
+      EXPECT_EQ(densePartsCalls() > Before, Parts) << What;
+    };
+    // Columns: 200 = 3 blocks of 64 and 8 more (uneven ranges).
+    Expect({randomF32(G, {1, 24}), randomF32(G, {200, 24})},
+           {binary(K::Add, randomF32(G, {200})), unary(K::Relu)}, true,
+           "one row, bias, relu");
+    Expect({randomF32(G, {3, 24}), randomF32(G, {130, 24})},
+           {binary(K::Add, randomF32(G, {1, 130})),
+            binary(K::Multiply, randomF32(G, {})), clip(-1, 1)},
+           true, "three rows (strided columns), bias, scalar multiply, clip");
+    Expect({randomF32(G, {3, 24}), randomF32(G, {130, 24})},
+           {binary(K::Add, randomF32(G, {3, 130}))}, false,
+           "three rows, full-size operand (columns of it are strided)");
+    Expect({randomF32(G, {3, 24}), randomF32(G, {130, 24})},
+           {binary(K::Add, randomF32(G, {3, 1})), unary(K::Tanh)}, true,
+           "three rows, per-row add");
+    // Rows, leading axes flattened.
+    Expect({randomF32(G, {4, 7, 9}), randomF32(G, {11, 9})},
+           {binary(K::Add, randomF32(G, {11})),
+            binary(K::Add, randomF32(G, {4, 7, 11})), unary(K::Sigmoid)},
+           true, "28 rows, bias, residual, sigmoid");
+    Expect({randomF32(G, {4, 7, 9}), randomF32(G, {11, 9})},
+           {binary(K::Multiply, randomF32(G, {4, 7, 1}))}, true,
+           "28 rows, per-row multiply");
+    Expect({randomF32(G, {2, 3, 8}), randomF32(G, {5, 8})},
+           {binary(K::Add, randomF32(G, {3, 1}))}, false,
+           "an operand along one of the flattened axes");
+  }
 }
 
 TEST(DnnlFused, ShapeFunctionRejectsGrowingOperand) {

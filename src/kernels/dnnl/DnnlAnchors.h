@@ -57,6 +57,12 @@ int64_t convPartsMinWork();
 void setConvPartsMinWork(int64_t Work);
 /// Blocked convs run as parts since the process started (tests).
 int64_t convPartsCalls();
+/// The same for dense (DnnlMatMul.cc): multiply-adds from which a dense on
+/// several threads runs as parts (ranges of rows, or of columns when it
+/// has few), and how many did.
+int64_t densePartsMinWork();
+void setDensePartsMinWork(int64_t Work);
+int64_t densePartsCalls();
 
 /// Out = post(A @ B), NumPy matmul semantics (rank-1 operands, broadcast
 /// batch dimensions).

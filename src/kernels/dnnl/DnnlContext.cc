@@ -171,6 +171,12 @@ dnnl::memory wrap(const Tensor &T, const dnnl::memory::desc &D) {
   return dnnl::memory(D, engine(), T.rawData());
 }
 
+Tensor viewOf(const Tensor &T, int64_t Offset, Shape Sh) {
+  return Tensor(T.storage(),
+                T.byteOffset() + (size_t)Offset * dtypeSize(T.dtype()),
+                std::move(Sh), T.dtype());
+}
+
 bool allFloat32(std::initializer_list<const Tensor *> Ts) {
   for (const Tensor *T : Ts)
     if (T && (!T->defined() || T->dtype() != DType::Float32 || !T->hasData()))

@@ -61,6 +61,9 @@ dnnl::memory::desc stridedDesc(const dnnl::memory::dims &D,
 dnnl::memory wrap(const Tensor &T, const dnnl::memory::desc &D);
 /// True when every tensor is float32.
 bool allFloat32(std::initializer_list<const Tensor *> Ts);
+/// Elements [Offset, Offset + numel(Sh)) of T's data as a tensor of shape
+/// Sh (a view on T's storage: a part of a call split over threads).
+Tensor viewOf(const Tensor &T, int64_t Offset, Shape Sh);
 
 /// The identity of a cached primitive: integers naming everything it was
 /// created for (a kind tag, dims, strides, post-ops with the bit patterns of

@@ -8,7 +8,9 @@
 // are reordered once per constant buffer. A residual add of the output's
 // shape becomes the `sum` post-op (see PostOpPlan). Blocked 3x3 stride-1
 // convs go to Winograd's algorithm first (WinogradConv.h); other blocked
-// convs on several threads run as parts on the runtime's pool (ConvParts).
+// convs on several threads run as parts on the runtime's pool (ConvParts:
+// ranges of images and output channel blocks, or, with too few output
+// blocks, of input channel blocks whose sums are added).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/DnnlAnchors.h"
@@ -17,6 +19,7 @@
 #include "kernels/Threading.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
+#include "kernels/dnnl/PostOps.h"
 #include "kernels/dnnl/WinogradConv.h"
 
 #include <atomic>
@@ -329,16 +332,13 @@ cachedBlockedConvBuffers(const Tensor &X, const Tensor &W, const Tensor &Out,
   return Cache.emplace(Key, blockedConvBuffers(X, W, Out, G, BL)).first->second;
 }
 
-std::atomic<int64_t> PartsMinWork{int64_t(1) << 20};
+/// Multiply-adds from which a blocked conv splits (each part takes a
+/// quarter of it at least). 2^20 left mobilenet_v2's depthwise convs at
+/// 14 x 14 and 7 x 7 on one thread, and on a Sapphire Rapids VM those ran
+/// 1.2-1.5x slower at two threads than at one, reading what the other core
+/// had written; with 2^18 they split (the model 4% faster at T = 2).
+std::atomic<int64_t> PartsMinWork{int64_t(1) << 18};
 std::atomic<int64_t> PartsCalls{0};
-
-/// Elements [Offset, Offset + numel(Sh)) of T's data as a tensor of shape
-/// Sh (a view on T's storage).
-Tensor viewOf(const Tensor &T, int64_t Offset, Shape Sh) {
-  return Tensor(T.storage(),
-                T.byteOffset() + (size_t)Offset * dtypeSize(T.dtype()),
-                std::move(Sh), T.dtype());
-}
 
 /// The part of T, broadcast against a blocked output [N, Mb, H, W, b], that
 /// meets image Image's channel blocks [B0, B1): T sliced along those of the
@@ -412,9 +412,8 @@ struct ConvParts {
 /// oneDNN's own OpenMP region splits a conv statically, so its caller waits
 /// for a worker that sleeps (OMP_WAIT_POLICY=passive; a shared machine):
 /// mobilenet_v2's convs took 1.3-1.6x as long on two threads as on one.
-/// Here a late worker finds no part left. A group-1 part re-reads the whole
-/// input, so it has at least two channel blocks. Returns nullopt when the
-/// conv does not split (one thread, too little work, too few blocks), else
+/// Here a late worker finds no part left. Returns nullopt when the conv
+/// does not split (one thread, too little work, too few blocks), else
 /// whether oneDNN ran every part.
 std::optional<bool> runConvInParts(const Tensor &X, const Tensor &W,
                                    const Tensor *B, const ConvParams &P,
@@ -429,9 +428,15 @@ std::optional<bool> runConvInParts(const Tensor &X, const Tensor &W,
   if (Work < MinWork || (Depthwise && BL.dataBlock != BL.outBlock) ||
       (B && B->numel() != Mb * BL.outBlock))
     return std::nullopt;
-  // A few parts per thread, each with a quarter of MinWork at least.
+  // A few parts per thread, each with a quarter of MinWork at least. A
+  // group-1 part re-reads the whole input: it has two channel blocks at
+  // least, or one when the input is no larger than a block of the output
+  // (an image's few channels: the stem conv of mobilenet_v2, 3 -> 32, had
+  // not split at all).
+  int64_t BlockElems = Out.numel() / (N * Mb);
+  bool OneBlock = Depthwise || X.numel() / N <= BlockElems;
   int64_t Ranges =
-      std::min<int64_t>(Mb / (Depthwise ? 1 : std::min<int64_t>(2, Mb)),
+      std::min<int64_t>(Mb / (OneBlock ? 1 : std::min<int64_t>(2, Mb)),
                         (2 * Threads + N - 1) / N);
   if (MinWork > 0)
     Ranges = std::min(Ranges, Work / N / (MinWork / 4 + 1));
@@ -454,6 +459,155 @@ std::optional<bool> runConvInParts(const Tensor &X, const Tensor &W,
   return !Parts.failed.load();
 }
 
+/// Weight-copy tag of a conv's weights restricted to input channel blocks.
+constexpr int64_t kInputBlocksTag = 0x696e626c6b; // "inblk"
+
+/// W (OIhw{i}i{o}o, [Ob, Ib, KH, KW, i, o]) restricted to the input channel
+/// blocks [I0, I1), a copy; constant weights are copied once and cached.
+Tensor inputBlocksOf(const Tensor &W, int64_t I0, int64_t I1, bool Constant) {
+  const Shape &S = W.shape();
+  int64_t Ob = S[0], Ib = S[1], Inner = W.numel() / (Ob * Ib), Span = I1 - I0;
+  int64_t Count = Ob * Span * Inner;
+  auto Make = [&] {
+    memory M(plainDesc({Count}), engine());
+    auto *To = static_cast<float *>(M.get_data_handle());
+    const float *From = W.data<float>();
+    for (int64_t O = 0; O < Ob; ++O)
+      std::memcpy(To + O * Span * Inner, From + (O * Ib + I0) * Inner,
+                  (size_t)(Span * Inner) * sizeof(float));
+    return M;
+  };
+  memory M;
+  if (Constant) {
+    PrimitiveKey Form;
+    Form.add(kInputBlocksTag);
+    Form.add(I0);
+    Form.add(I1);
+    M = cachedWeightCopy(W, Form, Make);
+  } else {
+    M = Make();
+  }
+  Shape Sh = S;
+  Sh[1] = Span;
+  return Tensor(
+      Storage::wrap(M.get_data_handle(), (size_t)Count * sizeof(float), [M] {}),
+      0, std::move(Sh), DType::Float32);
+}
+
+/// A batch-1 group-1 blocked conv split over its input channel blocks:
+/// part P convolves input blocks [I0, I1) with those rows of the weights
+/// into a buffer of its own (part 0: into Out, with the bias and the tail's
+/// adds), and the parts' sums are added, then the tail's activations run.
+struct ConvInputParts {
+  const Tensor &X, &W, *B;
+  const ConvParams &P;
+  const BlockedConvLayout &BL;
+  const PostOps &Adds; // the tail's leading adds (part 0)
+  Tensor &Out;
+  std::vector<Tensor> &Partial; // parts 1..: their sums
+  int64_t parts;
+  std::atomic<bool> failed{false};
+
+  void run(int64_t Part) {
+    int64_t Ib = X.shape()[1], I0 = Ib * Part / parts,
+            I1 = Ib * (Part + 1) / parts;
+    Shape XShape = X.shape();
+    XShape[1] = I1 - I0;
+    Tensor XPart = viewOf(X, I0 * (X.numel() / Ib), XShape);
+    Tensor WPart = inputBlocksOf(W, I0, I1, P.constantWeights);
+    Tensor &Dst = Part == 0 ? Out : Partial[(size_t)Part];
+    WorkScope OneThread(0);
+    const std::optional<ConvBuffers> &L =
+        cachedBlockedConvBuffers(XPart, WPart, Dst, 1, BL);
+    if (!L ||
+        !runConv(XPart, WPart, Part == 0 ? B : nullptr, P,
+                 Part == 0 ? Adds : PostOps(), Dst, *L, isPerChannelBlocked))
+      failed.store(true, std::memory_order_relaxed);
+  }
+};
+
+/// Out += every partial sum, over a range of elements.
+struct AddPartials {
+  Tensor &Out;
+  const std::vector<Tensor> &Partial;
+};
+
+/// Multiply-adds per output element below which a conv does not split its
+/// input channels: each part writes and the sum reads the whole output, as
+/// much memory traffic as the parts save in arithmetic (mobilenet_v2's
+/// 32 -> 16 1x1 conv at 112 x 112 took 0.26 ms in two parts, 0.16 in one).
+constexpr int64_t kMinInputSplitReduction = 64;
+
+/// A blocked conv whose output has too few channel blocks to split among
+/// the threads (mobilenet_v2's projections to 24 and 32 channels: 2-3
+/// blocks from 9-18) splits its input channels instead, when the batch is
+/// one and the tail is adds then activations: each part reads only its
+/// share of the input, and the extra buffers are the output's small size.
+/// Nullopt when it does not split that way, else whether oneDNN ran every
+/// part.
+std::optional<bool> runConvOverInputs(const Tensor &X, const Tensor &W,
+                                      const Tensor *B, const ConvParams &P,
+                                      const BlockedConvLayout &BL,
+                                      const PostOps &Post, Tensor &Out) {
+  int64_t Threads = numThreads(), MinWork = convPartsMinWork();
+  if (Threads < 2 || P.group != 1 || X.shape()[0] != 1 || BL.dataBlock == 1 ||
+      BL.kernelInputBlock != BL.dataBlock || Out.numel() == 0)
+    return std::nullopt;
+  int64_t Ib = X.shape()[1], Mb = Out.shape()[1];
+  int64_t Reduction = W.numel() / (Mb * BL.outBlock); // per output element
+  int64_t Parts = std::min<int64_t>(
+      {Threads, Ib, MinWork > 0 ? Out.numel() * Reduction / MinWork : Threads});
+  if (Parts < 2 || Reduction < kMinInputSplitReduction ||
+      (B && B->numel() != Mb * BL.outBlock))
+    return std::nullopt;
+  PostOps Adds, Activations;
+  for (const PostOp &Op : Post) {
+    if (Op.kind == PostOp::Kind::Multiply ||
+        (Op.kind == PostOp::Kind::Add && !Activations.empty()))
+      return std::nullopt; // does not distribute over the parts' sums
+    (Op.isBinary() ? Adds : Activations).push_back(Op);
+  }
+  // The partial sums live in this thread's buffer, kept between calls (a
+  // fresh one of this size would be mapped and faulted in each time).
+  thread_local Tensor Buffer;
+  int64_t Elems = Out.numel() * (Parts - 1);
+  if (!Buffer.defined() || Buffer.numel() < Elems)
+    Buffer = Tensor::empty({Elems}, DType::Float32);
+  std::vector<Tensor> Partial((size_t)Parts);
+  for (int64_t I = 1; I < Parts; ++I)
+    Partial[(size_t)I] = viewOf(Buffer, (I - 1) * Out.numel(), Out.shape());
+  PartsCalls.fetch_add(1, std::memory_order_relaxed);
+  ConvInputParts Run{X, W, B, P, BL, Adds, Out, Partial, Parts};
+  kernelRuntime().parallelFor(
+      Parts, 1, &Run, [](void *Closure, int64_t Begin, int64_t End) {
+        auto &Run = *static_cast<ConvInputParts *>(Closure);
+        for (int64_t Part = Begin; Part < End; ++Part) {
+          try {
+            Run.run(Part);
+          } catch (...) { // not thrown on: this may be a pool thread
+            Run.failed.store(true, std::memory_order_relaxed);
+          }
+        }
+      });
+  if (Run.failed.load())
+    return false;
+  AddPartials Sum{Out, Partial};
+  kernelRuntime().parallelFor(
+      Out.numel(), int64_t(1) << 14, &Sum,
+      [](void *Closure, int64_t Begin, int64_t End) {
+        auto &Sum = *static_cast<AddPartials *>(Closure);
+        float *O = Sum.Out.data<float>();
+        for (size_t I = 1; I < Sum.Partial.size(); ++I) {
+          const float *S = Sum.Partial[I].data<float>();
+          for (int64_t E = Begin; E < End; ++E)
+            O[E] += S[E];
+        }
+      });
+  if (!Activations.empty())
+    applyPostOpsReference(Out, Activations);
+  return true;
+}
+
 } // namespace
 
 int64_t convPartsMinWork() {
@@ -474,6 +628,8 @@ bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
   if (winogradConvBlocked(X, W, B, P, BL, Post, Out))
     return true;
   if (std::optional<bool> Ran = runConvInParts(X, W, B, P, BL, Post, Out))
+    return *Ran;
+  if (std::optional<bool> Ran = runConvOverInputs(X, W, B, P, BL, Post, Out))
     return *Ran;
   const std::optional<ConvBuffers> &L =
       cachedBlockedConvBuffers(X, W, Out, P.group, BL);

@@ -1,6 +1,7 @@
 //===- DnnlContext.cc - Engine, streams and caches for the anchors --------===//
 #include "kernels/dnnl/DnnlContext.h"
 
+#include "kernels/NativeKernelAbi.h"
 #include "kernels/Threading.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 
@@ -175,6 +176,26 @@ Tensor viewOf(const Tensor &T, int64_t Offset, Shape Sh) {
   return Tensor(T.storage(),
                 T.byteOffset() + (size_t)Offset * dtypeSize(T.dtype()),
                 std::move(Sh), T.dtype());
+}
+
+bool runPartsOnPool(int64_t Parts, const std::function<bool(int64_t)> &Part) {
+  struct Job {
+    const std::function<bool(int64_t)> &part;
+    std::atomic<bool> failed{false};
+  } J{Part};
+  kernelRuntime().parallelFor(
+      Parts, 1, &J, [](void *Closure, int64_t Begin, int64_t End) {
+        auto &J = *static_cast<Job *>(Closure);
+        for (int64_t P = Begin; P < End; ++P) {
+          try {
+            if (!J.part(P))
+              J.failed.store(true, std::memory_order_relaxed);
+          } catch (...) {
+            J.failed.store(true, std::memory_order_relaxed);
+          }
+        }
+      });
+  return !J.failed.load();
 }
 
 bool allFloat32(std::initializer_list<const Tensor *> Ts) {

@@ -64,6 +64,10 @@ bool allFloat32(std::initializer_list<const Tensor *> Ts);
 /// Elements [Offset, Offset + numel(Sh)) of T's data as a tensor of shape
 /// Sh (a view on T's storage: a part of a call split over threads).
 Tensor viewOf(const Tensor &T, int64_t Offset, Shape Sh);
+/// Runs Part(0) .. Part(Parts - 1) on the runtime's pool (the caller takes
+/// part; each part a one-thread oneDNN call); true when every part returned
+/// true. A part that throws counts as failed: it may run on a pool thread.
+bool runPartsOnPool(int64_t Parts, const std::function<bool(int64_t)> &Part);
 
 /// The identity of a cached primitive: integers naming everything it was
 /// created for (a kind tag, dims, strides, post-ops with the bit patterns of

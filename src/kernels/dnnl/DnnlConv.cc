@@ -367,10 +367,9 @@ struct ConvParts {
   const PostOps &Post;
   Tensor &Out;
   int64_t ranges; // of channel blocks per image
-  std::atomic<bool> failed{false};
 
   /// Runs part Part: a one-thread oneDNN call on views of the buffers.
-  void run(int64_t Part) {
+  bool run(int64_t Part) const {
     int64_t Mb = Out.shape()[1], Image = Part / ranges, R = Part % ranges;
     int64_t B0 = Mb * R / ranges, B1 = Mb * (R + 1) / ranges;
     bool Depthwise = P.group > 1;
@@ -399,9 +398,8 @@ struct ConvParts {
     WorkScope OneThread(0);
     const std::optional<ConvBuffers> &L =
         cachedBlockedConvBuffers(XPart, WPart, OutPart, PPart.group, BL);
-    if (!L || !runConv(XPart, WPart, B ? &BPart : nullptr, PPart, PostPart,
-                       OutPart, *L, isPerChannelBlocked))
-      failed.store(true, std::memory_order_relaxed);
+    return L && runConv(XPart, WPart, B ? &BPart : nullptr, PPart, PostPart,
+                        OutPart, *L, isPerChannelBlocked);
   }
 };
 
@@ -445,18 +443,8 @@ std::optional<bool> runConvInParts(const Tensor &X, const Tensor &W,
     return std::nullopt;
   PartsCalls.fetch_add(1, std::memory_order_relaxed);
   ConvParts Parts{X, W, B, P, BL, Post, Out, Ranges};
-  kernelRuntime().parallelFor(
-      N * Ranges, 1, &Parts, [](void *Closure, int64_t Begin, int64_t End) {
-        auto &Parts = *static_cast<ConvParts *>(Closure);
-        for (int64_t Part = Begin; Part < End; ++Part) {
-          try {
-            Parts.run(Part);
-          } catch (...) { // not thrown on: this may be a pool thread
-            Parts.failed.store(true, std::memory_order_relaxed);
-          }
-        }
-      });
-  return !Parts.failed.load();
+  return runPartsOnPool(N * Ranges,
+                        [&](int64_t Part) { return Parts.run(Part); });
 }
 
 /// Weight-copy tag of a conv's weights restricted to input channel blocks.
@@ -506,9 +494,8 @@ struct ConvInputParts {
   Tensor &Out;
   std::vector<Tensor> &Partial; // parts 1..: their sums
   int64_t parts;
-  std::atomic<bool> failed{false};
 
-  void run(int64_t Part) {
+  bool run(int64_t Part) const {
     int64_t Ib = X.shape()[1], I0 = Ib * Part / parts,
             I1 = Ib * (Part + 1) / parts;
     Shape XShape = X.shape();
@@ -519,10 +506,9 @@ struct ConvInputParts {
     WorkScope OneThread(0);
     const std::optional<ConvBuffers> &L =
         cachedBlockedConvBuffers(XPart, WPart, Dst, 1, BL);
-    if (!L ||
-        !runConv(XPart, WPart, Part == 0 ? B : nullptr, P,
-                 Part == 0 ? Adds : PostOps(), Dst, *L, isPerChannelBlocked))
-      failed.store(true, std::memory_order_relaxed);
+    return L &&
+           runConv(XPart, WPart, Part == 0 ? B : nullptr, P,
+                   Part == 0 ? Adds : PostOps(), Dst, *L, isPerChannelBlocked);
   }
 };
 
@@ -578,18 +564,7 @@ std::optional<bool> runConvOverInputs(const Tensor &X, const Tensor &W,
     Partial[(size_t)I] = viewOf(Buffer, (I - 1) * Out.numel(), Out.shape());
   PartsCalls.fetch_add(1, std::memory_order_relaxed);
   ConvInputParts Run{X, W, B, P, BL, Adds, Out, Partial, Parts};
-  kernelRuntime().parallelFor(
-      Parts, 1, &Run, [](void *Closure, int64_t Begin, int64_t End) {
-        auto &Run = *static_cast<ConvInputParts *>(Closure);
-        for (int64_t Part = Begin; Part < End; ++Part) {
-          try {
-            Run.run(Part);
-          } catch (...) { // not thrown on: this may be a pool thread
-            Run.failed.store(true, std::memory_order_relaxed);
-          }
-        }
-      });
-  if (Run.failed.load())
+  if (!runPartsOnPool(Parts, [&](int64_t Part) { return Run.run(Part); }))
     return false;
   AddPartials Sum{Out, Partial};
   kernelRuntime().parallelFor(

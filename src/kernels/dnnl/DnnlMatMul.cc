@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/DnnlAnchors.h"
 
-#include "kernels/NativeKernelAbi.h"
 #include "kernels/Threading.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
@@ -198,7 +197,6 @@ struct DenseParts {
   Tensor &Out;
   int64_t M, N, K, parts;
   bool byRows, constantWeights;
-  std::atomic<bool> failed{false};
 
   /// Part P's rows [R0, R0 + R) and columns [C0, C0 + C).
   void range(int64_t P, int64_t &R0, int64_t &R, int64_t &C0,
@@ -230,7 +228,7 @@ struct DenseParts {
     return Part;
   }
 
-  void run(int64_t P) {
+  bool run(int64_t P) const {
     WorkScope OneThread(0);
     int64_t R0, R, C0, C;
     range(P, R0, R, C0, C);
@@ -238,10 +236,8 @@ struct DenseParts {
     std::optional<PostOpPlan> Plan;
     if (PartPost && !PartPost->empty())
       Plan = planPostOps(*PartPost, {R, C}, {R, C}, {0, 1});
-    if (!PartPost || (!PartPost->empty() && !Plan)) {
-      failed.store(true, std::memory_order_relaxed);
-      return;
-    }
+    if (!PartPost || (!PartPost->empty() && !Plan))
+      return false;
     // Out's rows [R0, R0 + R) and columns [C0, C0 + C) are contiguous but
     // for a range of columns of several rows, which is computed apart and
     // copied: oneDNN 2.6 runs a matmul into a strided destination on its
@@ -253,14 +249,13 @@ struct DenseParts {
                    viewOf(W, C0 * K, {C, K}),
                    OperandView::strided({K, C}, {1, K}), nullptr, OperandView(),
                    OutPart, OperandView::plain({R, C}), 1.f,
-                   Plan ? *Plan : noPostOps(), constantWeights)) {
-      failed.store(true, std::memory_order_relaxed);
-      return;
-    }
+                   Plan ? *Plan : noPostOps(), constantWeights))
+      return false;
     if (Apart)
       for (int64_t Row = 0; Row < R; ++Row)
         std::memcpy(Out.data<float>() + (R0 + Row) * N + C0,
                     OutPart.data<float>() + Row * C, (size_t)C * sizeof(float));
+    return true;
   }
 };
 
@@ -299,18 +294,7 @@ std::optional<bool> runDenseInParts(const Tensor &X, const Tensor &W,
   if (!P.postOf(0))
     return std::nullopt;
   DensePartsCalls.fetch_add(1, std::memory_order_relaxed);
-  kernelRuntime().parallelFor(
-      Parts, 1, &P, [](void *Closure, int64_t Begin, int64_t End) {
-        auto &P = *static_cast<DenseParts *>(Closure);
-        for (int64_t Part = Begin; Part < End; ++Part) {
-          try {
-            P.run(Part);
-          } catch (...) { // not thrown on: this may be a pool thread
-            P.failed.store(true, std::memory_order_relaxed);
-          }
-        }
-      });
-  return !P.failed.load();
+  return runPartsOnPool(Parts, [&](int64_t Part) { return P.run(Part); });
 }
 
 } // namespace

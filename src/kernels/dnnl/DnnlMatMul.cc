@@ -213,15 +213,15 @@ struct DenseParts {
     }
   }
 
-  /// The tail with its operands sliced for part P, or nullopt.
-  std::optional<PostOps> postOf(int64_t P) const {
-    int64_t R0, R, C0, C;
-    range(P, R0, R, C0, C);
+  /// The tail with its operands sliced for rows [R0, R0 + R) and columns
+  /// [C0, C0 + C), or nullopt when a part cannot take one of them.
+  std::optional<PostOps> postFor(int64_t R0, int64_t R, int64_t C0,
+                                 int64_t C) const {
     PostOps Part = Post;
     for (PostOp &Op : Part)
       if (Op.isBinary()) {
-        Op.operand = operandPart(Op.operand, M, N, byRows ? R0 : 0,
-                                 byRows ? R : -1, C0, byRows ? -1 : C);
+        Op.operand = operandPart(Op.operand, M, N, R0, byRows ? R : -1, C0,
+                                 byRows ? -1 : C);
         if (!Op.operand.defined())
           return std::nullopt;
       }
@@ -232,7 +232,7 @@ struct DenseParts {
     WorkScope OneThread(0);
     int64_t R0, R, C0, C;
     range(P, R0, R, C0, C);
-    std::optional<PostOps> PartPost = postOf(P);
+    std::optional<PostOps> PartPost = postFor(R0, R, C0, C);
     std::optional<PostOpPlan> Plan;
     if (PartPost && !PartPost->empty())
       Plan = planPostOps(*PartPost, {R, C}, {R, C}, {0, 1});
@@ -277,9 +277,9 @@ PostOps withBias(const Tensor &Bias, const PostOps &Post) {
 /// thread, too little work, an operand a part cannot take), else whether
 /// oneDNN ran every part.
 std::optional<bool> runDenseInParts(const Tensor &X, const Tensor &W,
-                                    const PostOps &Post, Tensor &Out,
-                                    bool ConstantWeights, int64_t M, int64_t N,
-                                    int64_t K) {
+                                    const Tensor *Bias, const PostOps &Post,
+                                    Tensor &Out, bool ConstantWeights,
+                                    int64_t M, int64_t N, int64_t K) {
   int64_t Threads = numThreads(), MinWork = densePartsMinWork();
   if (Threads < 2 || M * N * K < MinWork)
     return std::nullopt;
@@ -290,8 +290,12 @@ std::optional<bool> runDenseInParts(const Tensor &X, const Tensor &W,
       std::min<int64_t>({2 * Threads, Units, M * N * K / (MinWork / 2 + 1)});
   if (Parts < 2)
     return std::nullopt;
-  DenseParts P{X, W, Post, Out, M, N, K, Parts, ByRows, ConstantWeights};
-  if (!P.postOf(0))
+  // A bias joins the tail (as in dnnl.dense_fused), so parts slice it too.
+  PostOps Tail = Bias ? withBias(*Bias, Post) : Post;
+  DenseParts P{X, W, Tail, Out, M, N, K, Parts, ByRows, ConstantWeights};
+  int64_t R0, R, C0, C;
+  P.range(0, R0, R, C0, C); // every part's operands slice alike
+  if (!P.postFor(R0, R, C0, C))
     return std::nullopt;
   DensePartsCalls.fetch_add(1, std::memory_order_relaxed);
   return runPartsOnPool(Parts, [&](int64_t Part) { return P.run(Part); });
@@ -369,10 +373,8 @@ bool dnnlDense(const Tensor &X, const Tensor &W, const Tensor *Bias,
       (Bias && (Bias->rank() != 1 || Bias->shape()[0] != N)))
     return false;
   int64_t M = X.numel() / K;
-  // A bias joins the tail (as in dnnl.dense_fused), so parts slice it too.
   if (std::optional<bool> Ran =
-          runDenseInParts(X, W, Bias ? withBias(*Bias, Post) : Post, Out,
-                          ConstantWeights, M, N, K))
+          runDenseInParts(X, W, Bias, Post, Out, ConstantWeights, M, N, K))
     return *Ran;
   std::optional<PostOpPlan> Plan;
   if (!Post.empty()) {

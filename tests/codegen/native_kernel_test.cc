@@ -85,8 +85,8 @@ TEST(NativeKernel, HostCpuFeaturesAreUsed) {
 // LLVM tunes Intel's AVX-512 CPUs for 256-bit vectors; the backend asks for
 // the full width on every AVX-512 target (and cannot on others).
 TEST(NativeKernel, AvxFiveTwelveTargetsVectorizeSixteenFloats) {
-  codegen::LoweredKernel L = lowered({"Tensor[(n, 256), float32]"},
-                                     "sigmoid(%p0)", "zmm_sigmoid");
+  codegen::LoweredKernel L =
+      lowered({"Tensor[(n, 256), float32]"}, "sigmoid(%p0)", "zmm_sigmoid");
   codegen::TargetOptions T;
   T.triple = "x86_64-pc-linux-gnu";
   for (const char *Cpu : {"sapphirerapids", "skylake-avx512", "znver4"}) {
@@ -105,6 +105,34 @@ TEST(NativeKernel, AvxFiveTwelveTargetsVectorizeSixteenFloats) {
   std::string V3 = codegen::emitLLVMIR(L.kernel, T);
   EXPECT_EQ(V3.find("<16 x float>"), std::string::npos);
   EXPECT_NE(V3.find("<8 x float>"), std::string::npos);
+}
+
+// exp's scaling by 2^n is a call the vectorizer widens to vscalefps where
+// the target has it; the helpers are gone from the optimized code, and no
+// other target (or an unvectorized pipeline) sees them.
+TEST(NativeKernel, ExpScalesWithVscalefOnAvxFiveTwelve) {
+  codegen::LoweredKernel L = lowered({"Tensor[(n, 256), float32]"},
+                                     "sigmoid(%p0)", "zmm_scaled_sigmoid");
+  codegen::TargetOptions T;
+  T.triple = "x86_64-pc-linux-gnu";
+  for (const char *Cpu : {"sapphirerapids", "skylake-avx512", "znver4"}) {
+    T.cpu = Cpu;
+    std::string IR = codegen::emitLLVMIR(L.kernel, T);
+    EXPECT_NE(IR.find("@llvm.x86.avx512.mask.scalef.ps.512"), std::string::npos)
+        << Cpu;
+    EXPECT_EQ(IR.find("rivet_scale_f32"), std::string::npos) << Cpu;
+  }
+  T.cpu = "sapphirerapids";
+  T.optLevel = 1;
+  EXPECT_EQ(codegen::emitLLVMIR(L.kernel, T).find("rivet_scale_f32"),
+            std::string::npos);
+  T.optLevel = 3;
+  for (const char *Cpu : {"x86-64-v3", "znver3"}) {
+    T.cpu = Cpu;
+    std::string IR = codegen::emitLLVMIR(L.kernel, T);
+    EXPECT_EQ(IR.find("avx512.mask.scalef"), std::string::npos) << Cpu;
+    EXPECT_EQ(IR.find("rivet_scale_f32"), std::string::npos) << Cpu;
+  }
 }
 
 TEST(NativeKernel, UnknownTripleIsAnError) {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <elf.h>
+#include <limits>
 #include <random>
 #include <span>
 
@@ -171,6 +172,57 @@ TEST(SharedObject, TwoKernelsLinkLoadAndMatchTheInterpreter) {
     expectMatchesInterpreter(A, FnA, S, Seed);
     expectMatchesInterpreter(B, FnB, S, Seed + 10);
     Seed += 20;
+  }
+}
+
+// exp scales by 2^n with vscalefps on AVX-512 and with two portable
+// multiplies elsewhere; both round once, so the host's code and code for
+// x86-64-v3 (which the host runs too) agree bit for bit, subnormal and
+// overflowing results included.
+TEST(SharedObject, ExpAgreesBitForBitWithAndWithoutVscalef) {
+  if (!codegen::targetHasFeature(codegen::hostTarget(), "avx512f"))
+    GTEST_SKIP() << "the host has no AVX-512";
+  const Case Exp = {{"Tensor[(n), float32]"}, "exp(%p0)", "so_exp_scale"};
+  Lowered L = lower(Exp);
+  codegen::TargetOptions Portable = codegen::hostTarget();
+  Portable.cpu = "x86-64-v3";
+  Portable.features = "";
+  std::vector<std::shared_ptr<vm::NativeLibrary>> Libs;
+  for (const codegen::TargetOptions &T : {codegen::hostTarget(), Portable})
+    Libs.push_back(vm::NativeLibrary::load(
+        codegen::linkSharedObject(codegen::emitObject({L.kernel.kernel}, T)),
+        "exp.so"));
+  std::vector<float> X = {-103.2f,
+                          88.73f,
+                          -104.0f,
+                          88.72f,
+                          -87.3f,
+                          -0.0f,
+                          0.0f,
+                          1e-8f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity()};
+  for (float V = -104.0f; V < -86.0f; V += 0.37f) // subnormal results
+    X.push_back(V);
+  for (float V = -110.0f; V < 95.0f; V += 0.00731f)
+    X.push_back(V);
+  // Every length up to 70 too: the remainders run the helper's portable
+  // scalar code and its narrower vector variants.
+  std::vector<int64_t> Sizes;
+  for (int64_t N = 1; N <= 70; ++N)
+    Sizes.push_back(N);
+  Sizes.push_back((int64_t)X.size());
+  for (int64_t Size : Sizes) {
+    std::vector<std::vector<float>> Y(2, std::vector<float>((size_t)Size));
+    for (size_t I = 0; I < 2; ++I) {
+      void *Buffers[] = {X.data(), Y[I].data()};
+      reinterpret_cast<codegen::NativeKernelFn>(Libs[I]->symbol(Exp.name))(
+          Buffers, &Size, testRuntime());
+    }
+    for (size_t I = 0; I < (size_t)Size; ++I)
+      ASSERT_EQ(std::memcmp(&Y[0][I], &Y[1][I], sizeof(float)), 0)
+          << "exp(" << X[I] << ") of " << Size << ": " << Y[0][I] << " vs "
+          << Y[1][I];
   }
 }
 

@@ -53,6 +53,18 @@ size_t nontemporalVectorStores(const codegen::LoweredKernel &L,
   return N;
 }
 
+/// Prefetches in the host's optimized IR of L (a streaming loop prefetches
+/// what its vector loads read, a few KB ahead).
+size_t prefetches(const codegen::LoweredKernel &L) {
+  std::string IR = codegen::emitLLVMIR(L.kernel);
+  size_t N = 0;
+  for (size_t Pos = 0;
+       (Pos = IR.find("call void @llvm.prefetch", Pos)) != std::string::npos;
+       ++Pos)
+    ++N;
+  return N;
+}
+
 /// Whether the host's code of L fences its non-temporal stores.
 bool hasStoreFence(const codegen::LoweredKernel &L) {
   return codegen::emitLLVMIR(L.kernel).find("@llvm.x86.sse.sfence") !=
@@ -70,6 +82,7 @@ void expectStreams(const codegen::LoweredKernel &L) {
   EXPECT_TRUE(isMarkedStreaming(L)) << codegen::printLoopKernel(L.kernel);
   if (hostIsX86()) {
     EXPECT_GT(nontemporalVectorStores(L), 0u);
+    EXPECT_GT(prefetches(L), 0u);
   }
 }
 
@@ -121,6 +134,7 @@ TEST(StreamingStore, LargeStaticChainStreamsAndMatches) {
   if (hostIsX86()) {
     EXPECT_GT(nontemporalVectorStores(L), 0u) << codegen::emitLLVMIR(L.kernel);
     EXPECT_TRUE(hasStoreFence(L));
+    EXPECT_GT(prefetches(L), 0u);
   }
   for (int64_t Offset : {0, 1, 7, 15})
     expectMatchesAtOffset(M, L, {}, Offset);
@@ -132,6 +146,7 @@ TEST(StreamingStore, SmallStaticChainKeepsOrdinaryStores) {
   EXPECT_FALSE(isMarkedStreaming(L)) << codegen::printLoopKernel(L.kernel);
   EXPECT_EQ(nontemporalVectorStores(L), 0u);
   EXPECT_FALSE(hasStoreFence(L));
+  EXPECT_EQ(prefetches(L), 0u);
   expectMatchesAtOffset(M, L, {}, 3);
 }
 

@@ -14,15 +14,25 @@ class Module;
 
 namespace rivet::codegen {
 
+/// Target choices of the emitted code that the loop IR does not make.
+struct EmitOptions {
+  /// exp scales by 2^n through the vectorizable helper call of
+  /// PowerOfTwoScale.h (the target has vscalefps, and the pipeline
+  /// vectorizes and then inlines the helpers).
+  bool vectorScale = false;
+};
+
 /// Adds K to M as `void K.name(ptr buffers, ptr sizes, ptr runtime)`
 /// (NativeKernel.h's calling convention) plus internal functions: the body,
 /// whose buffer parameters are noalias, and one chunk function per parallel
 /// loop. Throws rivet::Error when K is malformed.
-void emitKernel(const LoopKernel &K, llvm::Module &M);
+void emitKernel(const LoopKernel &K, llvm::Module &M,
+                const EmitOptions &Options = {});
 
 /// After optimization: makes the vector stores of streaming loops that are
 /// aligned to their size non-temporal (x86 emits those as vmovntps and the
-/// like; a store the optimizer could not prove aligned stays ordinary).
+/// like; a store the optimizer could not prove aligned stays ordinary), and
+/// has the vector loads of those loops prefetch a few KB ahead.
 void finishStreamingStores(llvm::Module &M);
 
 } // namespace rivet::codegen

@@ -10,6 +10,7 @@
 #include "codegen/llvm/LLVMBackend.h"
 #include "codegen/NativeKernel.h"
 #include "codegen/llvm/EmitLLVM.h"
+#include "codegen/llvm/PowerOfTwoScale.h"
 
 #include "kernels/Error.h"
 
@@ -127,6 +128,7 @@ void optimize(llvm::Module &M, llvm::TargetMachine *TM, int Level) {
   if (Level >= 2)
     PB.registerOptimizerLastEPCallback(
         [](llvm::ModulePassManager &MPM, llvm::OptimizationLevel) {
+          addScaleHelperInlining(MPM);
           llvm::FunctionPassManager FPM;
           FPM.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/true));
           FPM.addPass(llvm::DSEPass());
@@ -178,8 +180,11 @@ std::unique_ptr<llvm::Module> buildModule(llvm::LLVMContext &Ctx,
       Ks.empty() ? "rivet" : Ks.front().name, Ctx);
   M->setTargetTriple(TM.getTargetTriple().str());
   M->setDataLayout(TM.createDataLayout());
+  EmitOptions Options;
+  // The helper calls are inlined by the pipeline of Level >= 2 only.
+  Options.vectorScale = Optimize && Level >= 2 && hasVectorScale(TM);
   for (const LoopKernel &K : Ks)
-    emitKernel(K, *M);
+    emitKernel(K, *M, Options);
   preferFullVectorWidth(*M, TM);
   verify(*M);
   if (Optimize) {

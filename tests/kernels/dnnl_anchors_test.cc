@@ -28,7 +28,7 @@ namespace {
 
 int64_t dnnlCalls() {
   DnnlCacheStats S = dnnlCacheStats();
-  return S.primitivesCreated + S.primitiveHits;
+  return S.primitivesCreated + S.primitiveHits + sgemmCalls();
 }
 
 Tensor runReference(const std::string &Op, const std::vector<Tensor> &In,
@@ -206,6 +206,50 @@ TEST(DnnlAnchors, Gemm) {
       }
   std::vector<Tensor> NoC{randomF32(G, {M, K}), randomF32(G, {K, N})};
   expectMatchesReference("gemm", NoC, {{"alpha", 3.0}}, "no c");
+}
+
+// A large product with nothing fused runs on oneDNN's sgemm (plain or
+// transposed operands, gemm's alpha and beta * c); a batch, a small
+// product, a fused tail or packed weights keep the matmul primitive.
+TEST(DnnlAnchors, LargePlainProductsRunOnSgemm) {
+  std::mt19937 G(19);
+  auto Expect = [&](const std::string &Op, const std::vector<Tensor> &In,
+                    const Attrs &A, bool Sgemm, const std::string &What) {
+    for (int Threads : {1, 2}) {
+      SettingScope<int> T(numThreads, setNumThreads, Threads);
+      int64_t Before = sgemmCalls();
+      expectMatchesReference(Op, In, A,
+                             fmt::format("{}, {} threads", What, Threads));
+      EXPECT_EQ(sgemmCalls() > Before, Sgemm) << What;
+    }
+  };
+  Expect("matmul", {randomF32(G, {64, 128}), randomF32(G, {128, 96})}, {}, true,
+         "64x128 @ 128x96");
+  Expect("matmul", {randomF32(G, {1, 64, 128}), randomF32(G, {128, 96})}, {},
+         true, "a unit batch axis");
+  Expect("matmul", {randomF32(G, {2, 64, 128}), randomF32(G, {128, 96})}, {},
+         false, "a batch of two");
+  Expect("matmul", {randomF32(G, {3, 4}), randomF32(G, {4, 5})}, {}, false,
+         "a small product");
+  Expect("dense", {randomF32(G, {2, 40, 80}), randomF32(G, {96, 80})}, {}, true,
+         "dense, runtime weights (transposed)");
+  int64_t M = 48, K = 80, N = 96;
+  for (int TA = 0; TA < 2; ++TA)
+    for (int TB = 0; TB < 2; ++TB)
+      for (const Shape &CS : {Shape{}, Shape{N}, Shape{M, 1}, Shape{M, N}}) {
+        Attrs A{{"trans_a", (int64_t)TA},
+                {"trans_b", (int64_t)TB},
+                {"alpha", 0.5},
+                {"beta", 2.0}};
+        std::vector<Tensor> In{randomF32(G, TA ? Shape{K, M} : Shape{M, K}),
+                               randomF32(G, TB ? Shape{N, K} : Shape{K, N}),
+                               randomF32(G, CS)};
+        Expect("gemm", In, A, true,
+               fmt::format("gemm trans_a {} trans_b {} c {}", TA, TB,
+                           shapeToString(CS)));
+      }
+  Expect("gemm", {randomF32(G, {M, K}), randomF32(G, {K, N})}, {{"alpha", 3.0}},
+         true, "gemm, no c");
 }
 
 //===----------------------------------------------------------------------===//
@@ -524,6 +568,23 @@ TEST(DnnlFused, MatMulAndDenseTails) {
 // On several threads a dense runs as parts: ranges of rows, or of whole
 // 64-column blocks when it has few rows (the last part takes the rest);
 // bias and tail operands are sliced with them, or the call does not split.
+TEST(DnnlFused, TailsAndPackedWeightsKeepThePrimitive) {
+  std::mt19937 G(29);
+  using K = PostOp::Kind;
+  int64_t Before = sgemmCalls();
+  expectFusedMatches("dnnl.matmul_fused", "matmul",
+                     {randomF32(G, {64, 128}), randomF32(G, {128, 96})}, {},
+                     {unary(K::Relu)}, true, "matmul, relu");
+  for (bool Constant : {false, true})
+    expectFusedMatches(
+        "dnnl.dense_fused", "dense",
+        {randomF32(G, {64, 128}), randomF32(G, {96, 128})},
+        {{"weights_constant", int64_t(Constant)}},
+        Constant ? PostOps{} : PostOps{binary(K::Add, randomF32(G, {96}))},
+        true, Constant ? "dense, packed weights" : "dense, bias");
+  EXPECT_EQ(sgemmCalls(), Before);
+}
+
 TEST(DnnlFused, DenseAsParts) {
   std::mt19937 G(41);
   using K = PostOp::Kind;

@@ -63,6 +63,9 @@ int64_t convPartsCalls();
 int64_t densePartsMinWork();
 void setDensePartsMinWork(int64_t Work);
 int64_t densePartsCalls();
+/// Matrix products run on oneDNN's sgemm rather than its matmul primitive
+/// (DnnlMatMul.cc says which) since the process started (tests).
+int64_t sgemmCalls();
 
 /// Out = post(A @ B), NumPy matmul semantics (rank-1 operands, broadcast
 /// batch dimensions).

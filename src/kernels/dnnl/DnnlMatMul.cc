@@ -2,10 +2,11 @@
 //
 // All three are oneDNN's matmul primitive over plain (possibly transposed,
 // via strides) operands: its AVX2/AVX-512 GEMM wants no weight reorder, so
-// nothing is copied. Dense flattens x's leading dims into M; gemm's alpha is
-// an output scale and beta * c a sum post-op over c pre-broadcast into out.
-// A dense on several threads runs as parts on the runtime's pool (ranges of
-// rows, or of columns when it has few rows), like a blocked conv.
+// nothing is copied; a large product with nothing to fuse runs on oneDNN's
+// sgemm instead (runSgemm). Dense flattens x's leading dims into M; gemm's
+// alpha is an output scale and beta * c a sum post-op over c pre-broadcast into
+// out. A dense on several threads runs as parts on the runtime's pool (ranges
+// of rows, or of columns when it has few rows), like a blocked conv.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/DnnlAnchors.h"
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 namespace rivet {
@@ -73,6 +75,75 @@ constexpr int64_t kMatMulTag = 0x6d61746d756c; // "matmul"
 /// Post-op key tag of gemm's beta * c (planPostOps' tags are small).
 constexpr int64_t kGemmSumTag = 0x73756d; // "sum"
 
+/// Multiply-adds from which a matrix product runs on oneDNN's sgemm: below
+/// the parts of a dense (from 2^17), where the two are alike (64^3 and
+/// 32x64x64: within 3%); tiny products keep the cached primitive.
+constexpr int64_t kSgemmMinWork = int64_t(1) << 16;
+std::atomic<int64_t> SgemmCalls{0};
+
+/// One matrix of a view whose leading axes are all 1: rows and columns,
+/// 'N' or 'T' as sgemm reads it (row-major), and its leading dimension.
+struct GemmOperand {
+  int64_t rows = 0, cols = 0, ld = 0;
+  char trans = 0; // 0: not one matrix sgemm can read
+};
+
+GemmOperand gemmOperand(const OperandView &V) {
+  GemmOperand G;
+  if (V.rank < 2)
+    return G;
+  for (int I = 0; I + 2 < V.rank; ++I)
+    if (V.dims[I] != 1)
+      return G;
+  G.rows = V.dims[V.rank - 2];
+  G.cols = V.dims[V.rank - 1];
+  int64_t RS = V.strides[V.rank - 2], CS = V.strides[V.rank - 1];
+  if (CS == 1 && RS >= std::max<int64_t>(G.cols, 1)) {
+    G.trans = 'N';
+    G.ld = RS;
+  } else if (RS == 1 && CS >= std::max<int64_t>(G.rows, 1)) {
+    G.trans = 'T';
+    G.ld = CS;
+  }
+  return G;
+}
+
+/// Dst = Alpha * Src @ Wts on oneDNN's sgemm, its JIT GEMM that packs both
+/// operands per call, where that applies: one product of plain or
+/// transposed matrices, of at least kSgemmMinWork multiply-adds, weights
+/// not packed ahead, no bias and no post-op but gemm's beta * c (sgemm's
+/// beta). For such products oneDNN 2.6's matmul primitive picks its brgemm
+/// kernel on AVX-512 hosts, slower at every size tried on a Sapphire
+/// Rapids core: 1024^3 104-117 vs 90-105 GFLOP/s, 16x512x512 131 vs 76
+/// (docs/benchmarks.md); on an AVX2 host the primitive runs this same GEMM.
+/// Returns nullopt where it does not apply.
+std::optional<bool> runSgemm(const Tensor &Src, const OperandView &SrcV,
+                             const Tensor &Wts, const OperandView &WtsV,
+                             const Tensor *Bias, Tensor &Out,
+                             const OperandView &DstV, float Alpha,
+                             const PostOpPlan &Plan, bool PackedWeights) {
+  if (PackedWeights || Bias || Plan.ops.len() > 1 ||
+      (Plan.ops.len() == 1 && Plan.ops.kind(0) != dnnl::primitive::kind::sum))
+    return std::nullopt;
+  GemmOperand A = gemmOperand(SrcV), B = gemmOperand(WtsV),
+              C = gemmOperand(DstV);
+  if (!A.trans || !B.trans || C.trans != 'N' || A.cols != B.rows ||
+      C.rows != A.rows || C.cols != B.cols ||
+      A.rows * B.cols * A.cols < kSgemmMinWork)
+    return std::nullopt;
+  float Beta = 0.f;
+  if (Plan.ops.len() == 1)
+    Plan.ops.get_params_sum(0, Beta);
+  WorkScope Scope(C.rows * C.cols * A.cols);
+  threadStream(); // applies the thread count to oneDNN's OpenMP runtime
+  if (dnnl_sgemm(A.trans, B.trans, C.rows, C.cols, A.cols, Alpha,
+                 Src.data<float>(), A.ld, Wts.data<float>(), B.ld, Beta,
+                 Out.data<float>(), C.ld) != dnnl_success)
+    return false; // the reference kernel overwrites all of Out
+  SgemmCalls.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 /// One matmul call: Dst = post(Alpha * Src @ Wts + Bias). The views say how
 /// the tensors' buffers are read; Bias has rank 0 when absent. With
 /// PackedWeights (constant Wts) the weights are read in the layout oneDNN
@@ -82,6 +153,9 @@ bool runMatMul(const Tensor &Src, const OperandView &SrcV, const Tensor &Wts,
                const OperandView &BiasV, Tensor &Out, const OperandView &DstV,
                float Alpha, const PostOpPlan &Plan,
                bool PackedWeights = false) {
+  if (std::optional<bool> Ran = runSgemm(Src, SrcV, Wts, WtsV, Bias, Out, DstV,
+                                         Alpha, Plan, PackedWeights))
+    return *Ran;
   WorkScope Scope(
       SrcV.rank == 0 ? 0 : (int64_t)Out.numel() * SrcV.dims[SrcV.rank - 1]);
   thread_local PrimitiveKey Key;
@@ -308,6 +382,7 @@ int64_t densePartsMinWork() {
 }
 void setDensePartsMinWork(int64_t Work) { DensePartsMinWork.store(Work); }
 int64_t densePartsCalls() { return DensePartsCalls.load(); }
+int64_t sgemmCalls() { return SgemmCalls.load(); }
 
 bool dnnlMatMul(const Tensor &A, const Tensor &B, const PostOps &Post,
                 Tensor &Out) {

@@ -25,6 +25,7 @@ struct CpuPeak {
   double listedGHz = 0;  ///< /proc/cpuinfo's clock.
   double busyGHz = 0;    ///< Measured: dependent integer adds per second.
   int flopsPerCycle = 0; ///< Measured: independent FMAs, widest vectors.
+  double measuredFlopsPerCycle = 0; ///< The same before rounding.
   double ghz() const { return std::max(listedGHz, busyGHz); }
   double coreGFlops() const { return ghz() * flopsPerCycle; }
 };
@@ -101,7 +102,7 @@ __attribute__((target("avx512f"))) inline double fmaZmm() {
 
 } // namespace detail
 
-/// Measures this core (~0.2 s). Flops per cycle are rounded to a power of
+/// Measures this core (~1 s). Flops per cycle are rounded to a power of
 /// two (the measurement is a few percent under the pipes' rate).
 inline CpuPeak measureCpuPeak() {
   CpuPeak P;
@@ -118,16 +119,27 @@ inline CpuPeak measureCpuPeak() {
   double Cycles = 8.0 * (double)detail::kIters;
   double AddSeconds = detail::bestSeconds(detail::addChain);
   P.busyGHz = Cycles / AddSeconds / 1e9;
+  // The best of five bursts: a VM's core shares its FMA pipes with the
+  // other hyperthread of its physical core at times (the integer chain,
+  // latency-bound, does not notice), and one burst measured a Sapphire
+  // Rapids core at 40 flops per cycle, rounded to 32 (half its peak).
   auto perCycle = [&](double (*Loop)()) {
-    double Flop = 0;
-    double S = detail::bestSeconds([&] { Flop = Loop(); });
-    double Measured = Flop / S / (P.busyGHz * 1e9);
-    return (int)std::exp2(std::round(std::log2(Measured)));
+    double Best = 0;
+    for (int Burst = 0; Burst < 5; ++Burst) {
+      double Flop = 0;
+      double S = detail::bestSeconds([&] { Flop = Loop(); });
+      Best = std::max(Best, Flop / S / (P.busyGHz * 1e9));
+    }
+    return Best;
   };
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    P.flopsPerCycle = perCycle(detail::fmaYmm);
+    P.measuredFlopsPerCycle = perCycle(detail::fmaYmm);
   if (__builtin_cpu_supports("avx512f"))
-    P.flopsPerCycle = std::max(P.flopsPerCycle, perCycle(detail::fmaZmm));
+    P.measuredFlopsPerCycle =
+        std::max(P.measuredFlopsPerCycle, perCycle(detail::fmaZmm));
+  if (P.measuredFlopsPerCycle > 0)
+    P.flopsPerCycle =
+        (int)std::exp2(std::round(std::log2(P.measuredFlopsPerCycle)));
 #endif
   return P;
 }

@@ -126,10 +126,12 @@ int main(int Argc, char **Argv) {
   const KernelInfo &MatMul = KernelRegistry::global().get("matmul");
   Out += fmt::format(", \"matmul\": {{\"m_n_k\": 1024, \"cpu\": {}, "
                      "\"listed_GHz\": {:.2f}, \"busy_GHz\": {:.2f}, "
+                     "\"fma_flops_per_cycle_measured\": {:.1f}, "
                      "\"peak_formula\": \"{} cores x {:.2f} GHz x {} "
                      "flop/cycle = {:.1f} GFLOP/s\"",
-                     quoted(Cpu.model), Cpu.listedGHz, Cpu.busyGHz, Cores,
-                     Cpu.ghz(), Cpu.flopsPerCycle, Peak);
+                     quoted(Cpu.model), Cpu.listedGHz, Cpu.busyGHz,
+                     Cpu.measuredFlopsPerCycle, Cores, Cpu.ghz(),
+                     Cpu.flopsPerCycle, Peak);
   for (int T : {1, 2}) {
     setNumThreads(T);
     double S = medianSeconds(Reps, [&] { invokeKernel(MatMul, {A, B}, {}); });

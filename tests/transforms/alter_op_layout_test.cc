@@ -237,46 +237,11 @@ def @main(%x: Tensor[(1, 3, 6, 6), float32], %w1: Tensor[(16, 3, 3, 3), float32]
 )");
 }
 
-// With AVX-512's 16-channel blocks, a conv whose channels 16 does not
-// divide but 8 does runs on 8-channel blocks (oneDNN's AVX2 kernels) rather
-// than plain NCHW; the next 16-block conv converts 8c to 16c directly.
-TEST(AlterOpLayout, DnnlCpuPreferencesFallBackToEightChannelBlocks) {
-  ScopedLayoutPreferences P(std::make_shared<DnnlCpuPreferences>(16));
-  test::expectTransform(Pass, R"(
-def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float32],
-          %w2: Tensor[(32, 24, 1, 1), float32],
-          %w3: Tensor[(32, 32, 3, 3), float32]) -> Tensor[(1, 32, 4, 4), float32] {
-  let %c1 = relu(conv(%x, %w1));
-  let %c2 = conv(%c1, %w2);
-  let %c3 = conv(%c2, %w3, pads=[1, 1, 1, 1]);
-  %c3
-}
-)",
-                        R"(
-def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float32],
-          %w2: Tensor[(32, 24, 1, 1), float32],
-          %w3: Tensor[(32, 32, 3, 3), float32]) -> Tensor[(1, 32, 4, 4), float32] {
-  let %x8 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW8c");
-  let %w1b = layout_transform(%w1, src_layout="OIHW", dst_layout="OIHW8i8o");
-  let %c1 = relu(conv2d_nchwc(%x8, %w1b, data_layout="NCHW8c",
-                              kernel_layout="OIHW8i8o", out_layout="NCHW8c"));
-  let %w2b = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW8i8o");
-  let %c2 = conv2d_nchwc(%c1, %w2b, data_layout="NCHW8c",
-                         kernel_layout="OIHW8i8o", out_layout="NCHW8c");
-  let %c2_16 = layout_transform(%c2, src_layout="NCHW8c", dst_layout="NCHW16c");
-  let %w3b = layout_transform(%w3, src_layout="OIHW", dst_layout="OIHW16i16o");
-  let %c3b = conv2d_nchwc(%c2_16, %w3b, pads=[1, 1, 1, 1],
-                          data_layout="NCHW16c", kernel_layout="OIHW16i16o",
-                          out_layout="NCHW16c");
-  let %c3 = layout_transform(%c3b, src_layout="NCHW16c", dst_layout="NCHW");
-  %c3
-}
-)");
-}
-
-// A depthwise conv keeps the block its input comes in (8 here, though 16
-// divides its channels); the next group-1 conv converts to 16.
-TEST(AlterOpLayout, DnnlCpuDepthwiseConvsKeepTheirInputsBlock) {
+// With AVX-512's 16-channel blocks, channels 16 does not divide are padded
+// up to a multiple of it where that adds at most half of them: 24 runs as
+// 32 (zero filters, zero input channels), a depthwise conv fed padded
+// channels pads its groups (48 needs none here).
+TEST(AlterOpLayout, DnnlCpuPreferencesPadChannelsToSixteenChannelBlocks) {
   ScopedLayoutPreferences P(std::make_shared<DnnlCpuPreferences>(16));
   test::expectTransform(Pass, R"(
 def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float32],
@@ -293,23 +258,110 @@ def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float3
 def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float32],
           %w2: Tensor[(48, 24, 1, 1), float32], %w3: Tensor[(48, 1, 3, 3), float32],
           %w4: Tensor[(32, 48, 1, 1), float32]) -> Tensor[(1, 32, 4, 4), float32] {
+  let %x16 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
+  let %w1b = layout_transform(pad(%w1, pads=[0, 0, 0, 0, 8, 0, 0, 0]),
+                              src_layout="OIHW", dst_layout="OIHW16i16o");
+  let %c1 = conv2d_nchwc(%x16, %w1b, data_layout="NCHW16c",
+                         kernel_layout="OIHW16i16o", out_layout="NCHW16c");
+  let %w2b = layout_transform(pad(%w2, pads=[0, 0, 0, 0, 0, 8, 0, 0]),
+                              src_layout="OIHW", dst_layout="OIHW16i16o");
+  let %c2 = conv2d_nchwc(%c1, %w2b, data_layout="NCHW16c",
+                         kernel_layout="OIHW16i16o", out_layout="NCHW16c");
+  let %w3b = layout_transform(%w3, src_layout="OIHW", dst_layout="OIHW1i16o");
+  let %c3 = conv2d_nchwc(%c2, %w3b, pads=[1, 1, 1, 1], group=48,
+                         data_layout="NCHW16c", kernel_layout="OIHW1i16o",
+                         out_layout="NCHW16c");
+  let %w4b = layout_transform(%w4, src_layout="OIHW", dst_layout="OIHW16i16o");
+  let %c4b = conv2d_nchwc(%c3, %w4b, data_layout="NCHW16c",
+                          kernel_layout="OIHW16i16o", out_layout="NCHW16c");
+  let %c4 = layout_transform(%c4b, src_layout="NCHW16c", dst_layout="NCHW");
+  %c4
+}
+)");
+}
+
+// Padding channels stay zero through what keeps zeros zero: a conv with a
+// padded bias, clip to [0, 6], a depthwise conv with padded groups, a
+// residual add, a multiply by a scalar. An add of a scalar would not: the
+// tensor goes back to NCHW before it, its padding cropped.
+TEST(AlterOpLayout, PaddedChannelsStayBlockedWhileTheyStayZero) {
+  ScopedLayoutPreferences P(std::make_shared<DnnlCpuPreferences>(16));
+  test::expectTransform(Pass, R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float32],
+          %b1: Tensor[(24, 1, 1), float32], %w2: Tensor[(24, 1, 3, 3), float32],
+          %w3: Tensor[(24, 24, 1, 1), float32]) -> Tensor[(1, 24, 4, 4), float32] {
+  let %c1 = clip(add(conv(%x, %w1), %b1), min=0.0, max=6.0);
+  let %c2 = conv(%c1, %w2, pads=[1, 1, 1, 1], group=24);
+  let %c3 = multiply(add(conv(%c2, %w3), %c1), 2.0);
+  let %c4 = add(%c3, 1.0);
+  %c4
+}
+)",
+                        R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float32],
+          %b1: Tensor[(24, 1, 1), float32], %w2: Tensor[(24, 1, 3, 3), float32],
+          %w3: Tensor[(24, 24, 1, 1), float32]) -> Tensor[(1, 24, 4, 4), float32] {
+  let %x16 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
+  let %w1b = layout_transform(pad(%w1, pads=[0, 0, 0, 0, 8, 0, 0, 0]),
+                              src_layout="OIHW", dst_layout="OIHW16i16o");
+  let %b1b = layout_transform(pad(%b1, pads=[0, 0, 0, 8, 0, 0]),
+                              src_layout="CHW", dst_layout="CHW16c");
+  let %c1 = clip(add(conv2d_nchwc(%x16, %w1b, data_layout="NCHW16c",
+                                  kernel_layout="OIHW16i16o",
+                                  out_layout="NCHW16c"), %b1b),
+                 min=0.0, max=6.0);
+  let %w2b = layout_transform(pad(%w2, pads=[0, 0, 0, 0, 8, 0, 0, 0]),
+                              src_layout="OIHW", dst_layout="OIHW1i16o");
+  let %c2 = conv2d_nchwc(%c1, %w2b, pads=[1, 1, 1, 1], group=32,
+                         data_layout="NCHW16c", kernel_layout="OIHW1i16o",
+                         out_layout="NCHW16c");
+  let %w3b = layout_transform(pad(%w3, pads=[0, 0, 0, 0, 8, 8, 0, 0]),
+                              src_layout="OIHW", dst_layout="OIHW16i16o");
+  let %c3b = multiply(add(conv2d_nchwc(%c2, %w3b, data_layout="NCHW16c",
+                                       kernel_layout="OIHW16i16o",
+                                       out_layout="NCHW16c"), %c1), 2.0);
+  let %c3 = pad(layout_transform(%c3b, src_layout="NCHW16c", dst_layout="NCHW"),
+                pads=[0, 0, 0, 0, 0, -8, 0, 0]);
+  let %c4 = add(%c3, 1.0);
+  %c4
+}
+)");
+}
+
+// Where padding would double the channels (8 to 16), a conv runs on
+// 8-channel blocks (oneDNN's AVX2 kernels) rather than plain NCHW; a
+// depthwise conv keeps the 8-channel block its input comes in; a conv of 8
+// input channels to 16 reads them as an image (NCHW1c).
+TEST(AlterOpLayout, DnnlCpuPreferencesFallBackToEightChannelBlocks) {
+  ScopedLayoutPreferences P(std::make_shared<DnnlCpuPreferences>(16));
+  test::expectTransform(Pass, R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(8, 16, 1, 1), float32],
+          %w2: Tensor[(8, 1, 3, 3), float32],
+          %w3: Tensor[(16, 8, 1, 1), float32]) -> Tensor[(1, 16, 4, 4), float32] {
+  let %c1 = conv(%x, %w1);
+  let %c2 = conv(%c1, %w2, pads=[1, 1, 1, 1], group=8);
+  let %c3 = conv(%c2, %w3);
+  %c3
+}
+)",
+                        R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(8, 16, 1, 1), float32],
+          %w2: Tensor[(8, 1, 3, 3), float32],
+          %w3: Tensor[(16, 8, 1, 1), float32]) -> Tensor[(1, 16, 4, 4), float32] {
   let %x8 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW8c");
   let %w1b = layout_transform(%w1, src_layout="OIHW", dst_layout="OIHW8i8o");
   let %c1 = conv2d_nchwc(%x8, %w1b, data_layout="NCHW8c",
                          kernel_layout="OIHW8i8o", out_layout="NCHW8c");
-  let %w2b = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW8i8o");
-  let %c2 = conv2d_nchwc(%c1, %w2b, data_layout="NCHW8c",
-                         kernel_layout="OIHW8i8o", out_layout="NCHW8c");
-  let %w3b = layout_transform(%w3, src_layout="OIHW", dst_layout="OIHW1i8o");
-  let %c3 = conv2d_nchwc(%c2, %w3b, pads=[1, 1, 1, 1], group=48,
+  let %w2b = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW1i8o");
+  let %c2 = conv2d_nchwc(%c1, %w2b, pads=[1, 1, 1, 1], group=8,
                          data_layout="NCHW8c", kernel_layout="OIHW1i8o",
                          out_layout="NCHW8c");
-  let %c3_16 = layout_transform(%c3, src_layout="NCHW8c", dst_layout="NCHW16c");
-  let %w4b = layout_transform(%w4, src_layout="OIHW", dst_layout="OIHW16i16o");
-  let %c4b = conv2d_nchwc(%c3_16, %w4b, data_layout="NCHW16c",
-                          kernel_layout="OIHW16i16o", out_layout="NCHW16c");
-  let %c4 = layout_transform(%c4b, src_layout="NCHW16c", dst_layout="NCHW");
-  %c4
+  let %c2_1 = layout_transform(%c2, src_layout="NCHW8c", dst_layout="NCHW1c");
+  let %w3b = layout_transform(%w3, src_layout="OIHW", dst_layout="OIHW1i16o");
+  let %c3b = conv2d_nchwc(%c2_1, %w3b, data_layout="NCHW1c",
+                          kernel_layout="OIHW1i16o", out_layout="NCHW16c");
+  let %c3 = layout_transform(%c3b, src_layout="NCHW16c", dst_layout="NCHW");
+  %c3
 }
 )");
 }

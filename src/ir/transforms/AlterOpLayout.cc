@@ -7,7 +7,12 @@
 // (add(conv(x, w), b), as imported): a value that stays blocked keeps its
 // variable, bound to the conversion back just before its first NCHW use, so
 // no other use needs rewriting. Weights are converted by layout_transform
-// calls; FoldConstant folds those of constant weights.
+// calls; FoldConstant folds those of constant weights. A block that does
+// not divide a tensor's channels pads them with zero channels up to a
+// multiple of it (pad before the conversion to the block, a negative pad
+// after the one back): a conv gets zero filters, zero input channels and a
+// zero bias for them, so they stay zero through it, and only ops that keep
+// zeros zero carry such a tensor blocked.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Op.h"
@@ -15,6 +20,7 @@
 #include "ir/transforms/LayoutPreference.h"
 #include "ir/transforms/Pass.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <map>
 #include <unordered_map>
@@ -46,6 +52,39 @@ bool isNchw(const TensorTypeNode *T) {
 }
 
 int64_t channels(const TensorTypeNode &T) { return (*T.shape)[1].value; }
+
+/// Channels C in blocks of Block: rounded up to a multiple of it.
+int64_t paddedChannels(int64_t C, int64_t Block) {
+  return (C + Block - 1) / Block * Block;
+}
+
+/// X (rank Rank) with Extra zeros appended along Axis (cropped when Extra is
+/// negative), and as many along Axis2 (rank 4 only), or X itself.
+Expr padAxis(Expr X, size_t Rank, size_t Axis, int64_t Extra, size_t Axis2 = 0,
+             int64_t Extra2 = 0) {
+  if (Extra == 0 && Extra2 == 0)
+    return X;
+  std::vector<int64_t> Pads(2 * Rank, 0);
+  Pads[Rank + Axis] = Extra;
+  Pads[Rank + Axis2] += Extra2;
+  return callOp("pad", {std::move(X)}, Attrs{{"pads", Pads}});
+}
+
+/// Whether an op keeps the padding channels of a blocked tensor zero: it
+/// maps zeros to zero, its other operands being zero there too (padded
+/// alike) or, for multiply only, scalars.
+bool keepsZeros(const CallNode &Call, bool HasScalarOperand) {
+  const std::string &Name = Call.callee->as<OpNode>()->name();
+  if (Name == "multiply")
+    return true;
+  if (HasScalarOperand)
+    return false;
+  if (Name == "clip")
+    return Call.attrs.getFloat("min", -1) <= 0 &&
+           Call.attrs.getFloat("max", 1) >= 0;
+  return Name == "add" || Name == "subtract" || Name == "relu" ||
+         Name == "maximum" || Name == "minimum" || Name == "negative";
+}
 
 bool allOnes(const std::vector<Dim> &S) {
   for (const Dim &D : S)
@@ -102,6 +141,10 @@ private:
   }
   /// X (a variable or a constant in NCHW) in NCHW{Block}c, bound once.
   Expr toBlocked(const Expr &X, int64_t Block);
+  /// R, a tensor of C channels in NCHW{From}c (0: NCHW), in NCHW{To}c:
+  /// padded or cropped to the blocks' multiples of C; two blocks of which
+  /// one pads convert through NCHW.
+  Expr reblock(Expr R, int64_t C, int64_t From, int64_t To);
   /// The layout_transform of E (a variable, a constant or an expression),
   /// let-bound when E is a variable or a constant.
   Expr convert(const Expr &E, const std::string &Src, const std::string &Dst,
@@ -148,14 +191,32 @@ private:
   const LayoutPreferences &Prefs;
 };
 
+std::string layoutOf(int64_t Block) {
+  return Block ? blockedLayout("NCHW", Block) : "NCHW";
+}
+
+Expr ChainRewriter::reblock(Expr R, int64_t C, int64_t From, int64_t To) {
+  if (From == To)
+    return R;
+  bool FromPads = From && C % From != 0, ToPads = To && C % To != 0;
+  if (From && To && (FromPads || ToPads))
+    return reblock(reblock(std::move(R), C, From, 0), C, 0, To);
+  if (!From)
+    R = padAxis(std::move(R), 4, 1, paddedChannels(C, To) - C);
+  R = layoutTransform(std::move(R), layoutOf(From), layoutOf(To));
+  if (!To)
+    R = padAxis(std::move(R), 4, 1, C - paddedChannels(C, From));
+  return R;
+}
+
 void ChainRewriter::materialize(const Expr &E) {
   auto It = Vers.find(E.get());
   if (It == Vers.end() || !It->second.Pending)
     return;
   Versions &S = It->second;
-  Out.push_back({std::static_pointer_cast<const VarNode>(E),
-                 layoutTransform(S.Blocked.at(S.Home),
-                                 blockedLayout("NCHW", S.Home), "NCHW")});
+  Out.push_back(
+      {std::static_pointer_cast<const VarNode>(E),
+       reblock(S.Blocked.at(S.Home), channels(*tensorTypeOf(E)), S.Home, 0)});
   S.Pending = false;
 }
 
@@ -170,14 +231,16 @@ Expr ChainRewriter::toBlocked(const Expr &X, int64_t Block) {
   if (It != S.Blocked.end())
     return It->second;
   std::string Hint = hintOf(X, "x") + fmt::format("_nchw{}c", Block);
+  int64_t C = channels(*tensorTypeOf(X));
   Var B;
   if (!S.Blocked.empty()) {
-    // Another block of the same value: convert directly, not via NCHW.
-    B = emit(Hint, layoutTransform(S.Blocked.at(S.Home),
-                                   blockedLayout("NCHW", S.Home),
-                                   blockedLayout("NCHW", Block)));
+    // Another block of the same value: convert directly, not via NCHW
+    // (unless one of the blocks pads).
+    if ((C % S.Home != 0 || C % Block != 0))
+      materialize(X);
+    B = emit(Hint, reblock(S.Blocked.at(S.Home), C, S.Home, Block));
   } else {
-    B = emit(Hint, layoutTransform(X, "NCHW", blockedLayout("NCHW", Block)));
+    B = emit(Hint, reblock(X, C, 0, Block));
     S.Home = Block;
   }
   S.Blocked[Block] = B;
@@ -210,11 +273,16 @@ std::optional<ConvLayout> ChainRewriter::convChoice(const CallNode &Call) {
   if (Call.args.size() <= 3 && isNchw(X) && W && W->shape &&
       W->shape->size() == 4 && (*W->shape)[0].isConst()) {
     L = Prefs.preferredConvLayout(Call, *X, *W, blockOf(Call.args[0]));
-    // A block that does not divide the channels is refused: the conv stays
-    // NCHW (padding channels up to the block is left to the target).
+    // A block that does not divide the channels pads them: a group-1 conv
+    // gets zero filters and input channels, a depthwise conv zero groups
+    // (with one block for its input and output); other grouped convs stay
+    // NCHW.
+    int64_t C = channels(*X), M = (*W->shape)[0].value;
+    int64_t G = Call.attrs.getInt("group", 1);
+    bool Pads = L && (C % L->inputBlock != 0 || M % L->outputBlock != 0);
     if (L && (L->inputBlock < 1 || L->outputBlock < 1 ||
-              channels(*X) % L->inputBlock != 0 ||
-              (*W->shape)[0].value % L->outputBlock != 0))
+              (Pads && G != 1 &&
+               !(G == C && G == M && L->inputBlock == L->outputBlock))))
       L.reset();
   }
   Choices[&Call] = L;
@@ -284,6 +352,10 @@ int64_t ChainRewriter::agnosticBlock(const CallNode &Call,
       return 0;
     }
   }
+  if (Block && C % Block != 0 &&
+      !keepsZeros(Call,
+                  std::find(R.begin(), R.end(), Operand::Keep) != R.end()))
+    return 0;
   if (Roles)
     *Roles = std::move(R);
   return Block;
@@ -308,14 +380,11 @@ int64_t ChainRewriter::blockOf(const Expr &E) {
 Expr ChainRewriter::buildBlocked(const Expr &E, int64_t Block) {
   if (isAtom(E))
     return toBlocked(E, Block);
+  int64_t C = channels(*tensorTypeOf(E));
   int64_t Have = blockOf(E);
   if (!Have)
-    return layoutTransform(plain(E), "NCHW", blockedLayout("NCHW", Block));
-  Expr R = buildCall(*E->as<CallNode>());
-  if (Have != Block)
-    R = layoutTransform(R, blockedLayout("NCHW", Have),
-                        blockedLayout("NCHW", Block));
-  return R;
+    return reblock(plain(E), C, 0, Block);
+  return reblock(buildCall(*E->as<CallNode>()), C, Have, Block);
 }
 
 /// Appends the block axis to a 2-d window attribute.
@@ -330,18 +399,34 @@ Expr ChainRewriter::buildCall(const CallNode &Call) {
     ConvLayout L = *convChoice(Call);
     int64_t KI = kernelInputBlock(Call, L);
     std::string KernelLayout = fmt::format("OIHW{}i{}o", KI, L.outputBlock);
+    int64_t C = channels(*tensorTypeOf(Call.args[0]));
+    int64_t M = (*tensorTypeOf(Call.args[1])->shape)[0].value;
+    int64_t G = Call.attrs.getInt("group", 1);
+    int64_t ExtraIn = paddedChannels(C, L.inputBlock) - C;
+    int64_t ExtraOut = paddedChannels(M, L.outputBlock) - M;
     Attrs A;
     for (const auto &[AttrName, Value] : Call.attrs.items())
-      if (AttrName != "group" || Call.attrs.getInt("group", 1) != 1)
+      if (AttrName != "group" || G != 1)
         A.set(AttrName, Value);
+    if (G != 1 && ExtraOut)
+      A.set("group", G + ExtraOut); // a padded depthwise conv
     A.set("data_layout", blockedLayout("NCHW", L.inputBlock));
     A.set("kernel_layout", KernelLayout);
     A.set("out_layout", blockedLayout("NCHW", L.outputBlock));
     std::vector<Expr> Args = {buildBlocked(Call.args[0], L.inputBlock)};
-    Args.push_back(convert(Call.args[1], "OIHW", KernelLayout,
-                           fmt::format("oihw{}i{}o", KI, L.outputBlock)));
+    std::string WeightHint = fmt::format("oihw{}i{}o", KI, L.outputBlock);
+    if (!ExtraIn && !ExtraOut) {
+      Args.push_back(convert(Call.args[1], "OIHW", KernelLayout, WeightHint));
+    } else {
+      // Zero filters for the padding output channels; a group-1 conv also
+      // zero weights for the padding input channels.
+      Expr W =
+          padAxis(plain(Call.args[1]), 4, 0, ExtraOut, 1, G == 1 ? ExtraIn : 0);
+      Args.push_back(emit(hintOf(Call.args[1], "const") + "_" + WeightHint,
+                          layoutTransform(std::move(W), "OIHW", KernelLayout)));
+    }
     if (Call.args.size() == 3)
-      Args.push_back(plain(Call.args[2]));
+      Args.push_back(padAxis(plain(Call.args[2]), 1, 0, ExtraOut));
     return callOp("conv2d_nchwc", std::move(Args), std::move(A));
   }
   if (isPool(Name)) {
@@ -376,11 +461,21 @@ Expr ChainRewriter::buildCall(const CallNode &Call) {
     case Operand::Full:
     case Operand::Channels4: Args.push_back(buildBlocked(A, Block)); break;
     case Operand::Keep: Args.push_back(plain(A)); break;
-    case Operand::Channels3:
+    case Operand::Channels3: {
       // (C, 1, 1) broadcasts against NCHW; (C/b, 1, 1, b) against NCHWbc.
-      Args.push_back(convert(A, "CHW", blockedLayout("CHW", Block),
-                             fmt::format("chw{}c", Block)));
+      int64_t C = channels(*tensorTypeOf(Call));
+      if (C % Block == 0) {
+        Args.push_back(convert(A, "CHW", blockedLayout("CHW", Block),
+                               fmt::format("chw{}c", Block)));
+      } else {
+        Args.push_back(
+            emit(hintOf(A, "const") + fmt::format("_chw{}c", Block),
+                 layoutTransform(
+                     padAxis(plain(A), 3, 0, paddedChannels(C, Block) - C),
+                     "CHW", blockedLayout("CHW", Block))));
+      }
       break;
+    }
     }
   }
   return call(Call.callee, std::move(Args), Call.attrs);

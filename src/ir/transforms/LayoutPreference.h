@@ -29,8 +29,10 @@ public:
   /// The layout the target wants for this 2-d conv (x: [N, C, H, W] and
   /// w: [M, C/group, KH, KW] with constant C and M), or nullopt to keep
   /// NCHW. DataBlock is the block x is produced in (0: NCHW), so that a
-  /// target may take it and save a conversion. The pass refuses a choice
-  /// whose blocks do not divide C and M.
+  /// target may take it and save a conversion. Where a block does not
+  /// divide C or M the pass pads the channels with zero ones up to a
+  /// multiple of it (group-1 and depthwise convs; other grouped convs with
+  /// such a choice stay NCHW).
   virtual std::optional<ConvLayout>
   preferredConvLayout(const CallNode &Conv, const TensorTypeNode &Data,
                       const TensorTypeNode &Weight,
@@ -53,9 +55,10 @@ private:
 
 /// The CPU with oneDNN: NCHW{b}c, b being oneDNN's channel block for the
 /// host's vectors (16 with AVX-512, 8 with AVX2), for group-1 and depthwise
-/// convs whose channels b divides, else 8 where 8 does (oneDNN runs its AVX2
-/// kernels on an AVX-512 host), so that activations stay blocked from one
-/// oneDNN conv to the next. A depthwise conv keeps the block its input
+/// convs whose channels b divides; else, with AVX-512, 16 with the channels
+/// padded where that adds at most half of them (24 as 32); else 8 where 8
+/// divides (oneDNN runs its AVX2 kernels on an AVX-512 host), so that
+/// activations stay blocked from one oneDNN conv to the next. A depthwise conv keeps the block its input
 /// comes in (memory-bound, it gains less from the wider block than a
 /// conversion costs). A conv with fewer input channels than b (an
 /// image's) reads plain NCHW (block 1) and writes blocked. None while

@@ -187,25 +187,39 @@ TEST(DnnlAnchors, Dense) {
                            {}, shapeToString(XS));
 }
 
-TEST(DnnlAnchors, Gemm) {
-  std::mt19937 G(17);
-  int64_t M = 5, K = 7, N = 4;
+struct GemmCase {
+  std::vector<Tensor> inputs;
+  Attrs attrs;
+  std::string what;
+};
+
+/// gemm of an M x K and a K x N matrix, each stored transposed or not, with
+/// every shape of c (alpha 0.5, beta 2), and without c (alpha 3).
+std::vector<GemmCase> gemmCases(std::mt19937 &G, int64_t M, int64_t K,
+                                int64_t N) {
+  std::vector<GemmCase> Cases;
   for (int TA = 0; TA < 2; ++TA)
     for (int TB = 0; TB < 2; ++TB)
-      for (const Shape &CS : {Shape{}, Shape{N}, Shape{M, 1}, Shape{M, N}}) {
-        Attrs A{{"trans_a", (int64_t)TA},
-                {"trans_b", (int64_t)TB},
-                {"alpha", 0.5},
-                {"beta", 2.0}};
-        std::vector<Tensor> In{randomF32(G, TA ? Shape{K, M} : Shape{M, K}),
-                               randomF32(G, TB ? Shape{N, K} : Shape{K, N}),
-                               randomF32(G, CS)};
-        expectMatchesReference("gemm", In, A,
-                               fmt::format("trans_a {} trans_b {} c {}", TA, TB,
-                                           shapeToString(CS)));
-      }
-  std::vector<Tensor> NoC{randomF32(G, {M, K}), randomF32(G, {K, N})};
-  expectMatchesReference("gemm", NoC, {{"alpha", 3.0}}, "no c");
+      for (const Shape &CS : {Shape{}, Shape{N}, Shape{M, 1}, Shape{M, N}})
+        Cases.push_back(
+            {{randomF32(G, TA ? Shape{K, M} : Shape{M, K}),
+              randomF32(G, TB ? Shape{N, K} : Shape{K, N}), randomF32(G, CS)},
+             Attrs{{"trans_a", (int64_t)TA},
+                   {"trans_b", (int64_t)TB},
+                   {"alpha", 0.5},
+                   {"beta", 2.0}},
+             fmt::format("gemm trans_a {} trans_b {} c {}", TA, TB,
+                         shapeToString(CS))});
+  Cases.push_back({{randomF32(G, {M, K}), randomF32(G, {K, N})},
+                   Attrs{{"alpha", 3.0}},
+                   "gemm, no c"});
+  return Cases;
+}
+
+TEST(DnnlAnchors, Gemm) {
+  std::mt19937 G(17);
+  for (const GemmCase &C : gemmCases(G, 5, 7, 4))
+    expectMatchesReference("gemm", C.inputs, C.attrs, C.what);
 }
 
 // A large product with nothing fused runs on oneDNN's sgemm (plain or
@@ -233,23 +247,8 @@ TEST(DnnlAnchors, LargePlainProductsRunOnSgemm) {
          "a small product");
   Expect("dense", {randomF32(G, {2, 40, 80}), randomF32(G, {96, 80})}, {}, true,
          "dense, runtime weights (transposed)");
-  int64_t M = 48, K = 80, N = 96;
-  for (int TA = 0; TA < 2; ++TA)
-    for (int TB = 0; TB < 2; ++TB)
-      for (const Shape &CS : {Shape{}, Shape{N}, Shape{M, 1}, Shape{M, N}}) {
-        Attrs A{{"trans_a", (int64_t)TA},
-                {"trans_b", (int64_t)TB},
-                {"alpha", 0.5},
-                {"beta", 2.0}};
-        std::vector<Tensor> In{randomF32(G, TA ? Shape{K, M} : Shape{M, K}),
-                               randomF32(G, TB ? Shape{N, K} : Shape{K, N}),
-                               randomF32(G, CS)};
-        Expect("gemm", In, A, true,
-               fmt::format("gemm trans_a {} trans_b {} c {}", TA, TB,
-                           shapeToString(CS)));
-      }
-  Expect("gemm", {randomF32(G, {M, K}), randomF32(G, {K, N})}, {{"alpha", 3.0}},
-         true, "gemm, no c");
+  for (const GemmCase &C : gemmCases(G, 48, 80, 96))
+    Expect("gemm", C.inputs, C.attrs, true, C.what);
 }
 
 //===----------------------------------------------------------------------===//

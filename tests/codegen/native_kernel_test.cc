@@ -201,4 +201,46 @@ TEST(NativeKernel, InlineExpf32IsWithinTwoUlpOfLibm) {
   }
 }
 
+TEST(NativeKernel, InlineTanhf32IsWithinTwoUlpOfLibm) {
+  // float32 tanh is expanded inline (vectorizable): against libm over both
+  // branches and their boundary, with exact special cases (the sign of 0).
+  codegen::LoweredKernel L =
+      lowered({"Tensor[(n), float32]"}, "tanh(%p0)", "tanhf_accuracy");
+  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
+  std::vector<float> X = {0.0f,
+                          -0.0f,
+                          1e-30f,
+                          -1e-30f,
+                          1e-8f,
+                          0.625f,
+                          std::nextafter(0.625f, 0.0f),
+                          -0.625f,
+                          9.0f,
+                          -9.01f,
+                          50.0f,
+                          -100.0f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN()};
+  for (float V = -12.0f; V < 12.0f; V += 0.00317f)
+    X.push_back(V);
+  std::vector<float> Y(X.size());
+  void *Buffers[] = {X.data(), Y.data()};
+  int64_t Size = (int64_t)X.size();
+  Fn(Buffers, &Size, &kernelRuntime());
+  for (size_t I = 0; I < X.size(); ++I) {
+    float T = std::tanh(X[I]);
+    if (std::isnan(T)) {
+      EXPECT_TRUE(std::isnan(Y[I])) << X[I];
+    } else if (T == 0 || std::isinf(X[I])) {
+      EXPECT_EQ(Y[I], T) << X[I];
+      EXPECT_EQ(std::signbit(Y[I]), std::signbit(T)) << X[I];
+    } else {
+      EXPECT_NEAR(Y[I], T,
+                  2 * std::abs(T) * std::numeric_limits<float>::epsilon())
+          << X[I];
+    }
+  }
+}
+
 } // namespace

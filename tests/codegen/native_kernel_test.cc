@@ -157,46 +157,56 @@ TEST(NativeKernel, JitCallingConvention) {
   EXPECT_EQ(C, (std::vector<float>{-5, -3, -1, 1, 3, 5}));
 }
 
+/// X, the special values of float32 (+-0, +-inf, NaN), Specials and a
+/// sweep of [Lo, Hi) by Step through the JIT-compiled kernel of Op(x), and
+/// libm's Reference of each (as float).
+struct UnaryRun {
+  std::vector<float> x, y, want;
+};
+UnaryRun runUnaryF32(const std::string &Op, float (*Reference)(float),
+                     std::vector<float> Specials, float Lo, float Hi,
+                     float Step) {
+  codegen::LoweredKernel L =
+      lowered({"Tensor[(n), float32]"}, Op + "(%p0)", Op + "f_accuracy");
+  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
+  UnaryRun R;
+  R.x = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+         -std::numeric_limits<float>::infinity(),
+         std::numeric_limits<float>::quiet_NaN()};
+  R.x.insert(R.x.end(), Specials.begin(), Specials.end());
+  for (float V = Lo; V < Hi; V += Step)
+    R.x.push_back(V);
+  R.y.resize(R.x.size());
+  void *Buffers[] = {R.x.data(), R.y.data()};
+  int64_t Size = (int64_t)R.x.size();
+  Fn(Buffers, &Size, &kernelRuntime());
+  for (float V : R.x)
+    R.want.push_back(Reference(V));
+  return R;
+}
+
+float libmExp(float X) { return std::exp(X); }
+float libmTanh(float X) { return std::tanh(X); }
+
 TEST(NativeKernel, InlineExpf32IsWithinTwoUlpOfLibm) {
   // float32 exp is expanded inline (vectorizable); it must agree with libm
   // over the whole range, with exact special cases.
-  codegen::LoweredKernel L =
-      lowered({"Tensor[(n), float32]"}, "exp(%p0)", "expf_accuracy");
-  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
-  std::vector<float> X = {0.0f,
-                          -0.0f,
-                          1.0f,
-                          -1.0f,
-                          88.72f,
-                          88.73f,
-                          -87.3f,
-                          -100.0f,
-                          -103.2f,
-                          -104.0f,
-                          1e-8f,
-                          std::numeric_limits<float>::infinity(),
-                          -std::numeric_limits<float>::infinity(),
-                          std::numeric_limits<float>::quiet_NaN()};
-  for (float V = -110.0f; V < 95.0f; V += 0.0137f)
-    X.push_back(V);
-  std::vector<float> Y(X.size());
-  void *Buffers[] = {X.data(), Y.data()};
-  int64_t Size = (int64_t)X.size();
-  Fn(Buffers, &Size, &kernelRuntime());
-  for (size_t I = 0; I < X.size(); ++I) {
-    float E = std::exp(X[I]);
+  UnaryRun R = runUnaryF32(
+      "exp", libmExp,
+      {1.0f, -1.0f, 88.72f, 88.73f, -87.3f, -100.0f, -103.2f, -104.0f, 1e-8f},
+      -110.0f, 95.0f, 0.0137f);
+  for (size_t I = 0; I < R.x.size(); ++I) {
+    float E = R.want[I], Y = R.y[I];
     if (std::isnan(E)) {
-      EXPECT_TRUE(std::isnan(Y[I])) << X[I];
+      EXPECT_TRUE(std::isnan(Y)) << R.x[I];
     } else if (std::isinf(E) || E == 0) {
-      EXPECT_EQ(Y[I], E) << X[I];
+      EXPECT_EQ(Y, E) << R.x[I];
     } else if (E < std::numeric_limits<float>::min()) {
       // Subnormal: a few units of the smallest subnormal.
-      EXPECT_NEAR(Y[I], E, 4 * std::numeric_limits<float>::denorm_min())
-          << X[I];
+      EXPECT_NEAR(Y, E, 4 * std::numeric_limits<float>::denorm_min()) << R.x[I];
     } else {
-      EXPECT_NEAR(Y[I], E,
-                  2 * std::abs(E) * std::numeric_limits<float>::epsilon())
-          << X[I];
+      EXPECT_NEAR(Y, E, 2 * std::abs(E) * std::numeric_limits<float>::epsilon())
+          << R.x[I];
     }
   }
 }
@@ -204,41 +214,21 @@ TEST(NativeKernel, InlineExpf32IsWithinTwoUlpOfLibm) {
 TEST(NativeKernel, InlineTanhf32IsWithinTwoUlpOfLibm) {
   // float32 tanh is expanded inline (vectorizable): against libm over both
   // branches and their boundary, with exact special cases (the sign of 0).
-  codegen::LoweredKernel L =
-      lowered({"Tensor[(n), float32]"}, "tanh(%p0)", "tanhf_accuracy");
-  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
-  std::vector<float> X = {0.0f,
-                          -0.0f,
-                          1e-30f,
-                          -1e-30f,
-                          1e-8f,
-                          0.625f,
-                          std::nextafter(0.625f, 0.0f),
-                          -0.625f,
-                          9.0f,
-                          -9.01f,
-                          50.0f,
-                          -100.0f,
-                          std::numeric_limits<float>::infinity(),
-                          -std::numeric_limits<float>::infinity(),
-                          std::numeric_limits<float>::quiet_NaN()};
-  for (float V = -12.0f; V < 12.0f; V += 0.00317f)
-    X.push_back(V);
-  std::vector<float> Y(X.size());
-  void *Buffers[] = {X.data(), Y.data()};
-  int64_t Size = (int64_t)X.size();
-  Fn(Buffers, &Size, &kernelRuntime());
-  for (size_t I = 0; I < X.size(); ++I) {
-    float T = std::tanh(X[I]);
+  UnaryRun R =
+      runUnaryF32("tanh", libmTanh,
+                  {1e-30f, -1e-30f, 1e-8f, 0.625f, std::nextafter(0.625f, 0.0f),
+                   -0.625f, 9.0f, -9.01f, 50.0f, -100.0f},
+                  -12.0f, 12.0f, 0.00317f);
+  for (size_t I = 0; I < R.x.size(); ++I) {
+    float T = R.want[I], Y = R.y[I];
     if (std::isnan(T)) {
-      EXPECT_TRUE(std::isnan(Y[I])) << X[I];
-    } else if (T == 0 || std::isinf(X[I])) {
-      EXPECT_EQ(Y[I], T) << X[I];
-      EXPECT_EQ(std::signbit(Y[I]), std::signbit(T)) << X[I];
+      EXPECT_TRUE(std::isnan(Y)) << R.x[I];
+    } else if (T == 0 || std::isinf(R.x[I])) {
+      EXPECT_EQ(Y, T) << R.x[I];
+      EXPECT_EQ(std::signbit(Y), std::signbit(T)) << R.x[I];
     } else {
-      EXPECT_NEAR(Y[I], T,
-                  2 * std::abs(T) * std::numeric_limits<float>::epsilon())
-          << X[I];
+      EXPECT_NEAR(Y, T, 2 * std::abs(T) * std::numeric_limits<float>::epsilon())
+          << R.x[I];
     }
   }
 }

@@ -28,6 +28,11 @@ struct CpuPeak {
   double measuredFlopsPerCycle = 0; ///< The same before rounding.
   double ghz() const { return std::max(listedGHz, busyGHz); }
   double coreGFlops() const { return ghz() * flopsPerCycle; }
+  /// What the FMA bursts themselves ran at: below coreGFlops() where the
+  /// core slows its clock for wide vectors (a Sapphire Rapids VM: 50-54
+  /// flops per integer-clock cycle on zmm at 2.7-2.9 GHz) or shares its
+  /// pipes.
+  double measuredCoreGFlops() const { return busyGHz * measuredFlopsPerCycle; }
 };
 
 namespace detail {

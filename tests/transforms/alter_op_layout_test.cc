@@ -4,6 +4,8 @@
 #include "ir/transforms/LayoutPreference.h"
 #include "kernels/dnnl/DnnlConfig.h"
 
+#include <map>
+
 using namespace rivet;
 using namespace rivet::ir;
 
@@ -324,6 +326,59 @@ def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float3
                 pads=[0, 0, 0, 0, 0, -8, 0, 0]);
   let %c4 = add(%c3, 1.0);
   %c4
+}
+)");
+}
+
+/// A test target that blocks each conv as its number of output channels
+/// says.
+class ByOutputChannels : public LayoutPreferences {
+public:
+  explicit ByOutputChannels(std::map<int64_t, ConvLayout> Choices)
+      : Choices(std::move(Choices)) {}
+  std::optional<ConvLayout> preferredConvLayout(const CallNode &,
+                                                const TensorTypeNode &,
+                                                const TensorTypeNode &W,
+                                                int64_t) const override {
+    auto It = Choices.find((*W.shape)[0].value);
+    if (It == Choices.end())
+      return std::nullopt;
+    return It->second;
+  }
+
+private:
+  std::map<int64_t, ConvLayout> Choices;
+};
+
+// A padded value wanted in another block goes through NCHW (cropped, then
+// padded for the other block if it pads too), never directly.
+TEST(AlterOpLayout, PaddedValuesChangeBlocksThroughNchw) {
+  ScopedLayoutPreferences P(std::make_shared<ByOutputChannels>(
+      std::map<int64_t, ConvLayout>{{24, {16, 16}}, {8, {8, 8}}}));
+  test::expectTransform(Pass, R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float32],
+          %w2: Tensor[(8, 24, 1, 1), float32]) -> Tensor[(1, 8, 4, 4), float32] {
+  let %c1 = conv(%x, %w1);
+  let %c2 = conv(%c1, %w2);
+  %c2
+}
+)",
+                        R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(24, 16, 1, 1), float32],
+          %w2: Tensor[(8, 24, 1, 1), float32]) -> Tensor[(1, 8, 4, 4), float32] {
+  let %x16 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
+  let %w1b = layout_transform(pad(%w1, pads=[0, 0, 0, 0, 8, 0, 0, 0]),
+                              src_layout="OIHW", dst_layout="OIHW16i16o");
+  let %c1b = conv2d_nchwc(%x16, %w1b, data_layout="NCHW16c",
+                          kernel_layout="OIHW16i16o", out_layout="NCHW16c");
+  let %c1 = pad(layout_transform(%c1b, src_layout="NCHW16c", dst_layout="NCHW"),
+                pads=[0, 0, 0, 0, 0, -8, 0, 0]);
+  let %c1_8 = layout_transform(%c1, src_layout="NCHW", dst_layout="NCHW8c");
+  let %w2b = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW8i8o");
+  let %c2b = conv2d_nchwc(%c1_8, %w2b, data_layout="NCHW8c",
+                          kernel_layout="OIHW8i8o", out_layout="NCHW8c");
+  let %c2 = layout_transform(%c2b, src_layout="NCHW8c", dst_layout="NCHW");
+  %c2
 }
 )");
 }

@@ -233,15 +233,16 @@ Expr ChainRewriter::toBlocked(const Expr &X, int64_t Block) {
   std::string Hint = hintOf(X, "x") + fmt::format("_nchw{}c", Block);
   int64_t C = channels(*tensorTypeOf(X));
   Var B;
-  if (!S.Blocked.empty()) {
-    // Another block of the same value: convert directly, not via NCHW
-    // (unless one of the blocks pads).
-    if ((C % S.Home != 0 || C % Block != 0))
-      materialize(X);
+  if (!S.Blocked.empty() && C % S.Home == 0 && C % Block == 0) {
+    // Another block of the same value: convert directly, not via NCHW.
     B = emit(Hint, reblock(S.Blocked.at(S.Home), C, S.Home, Block));
   } else {
+    // The first block, or another where one of the two pads: from NCHW
+    // (bound first where it is still pending).
+    materialize(X);
     B = emit(Hint, reblock(X, C, 0, Block));
-    S.Home = Block;
+    if (S.Blocked.empty())
+      S.Home = Block;
   }
   S.Blocked[Block] = B;
   return B;
@@ -279,10 +280,11 @@ std::optional<ConvLayout> ChainRewriter::convChoice(const CallNode &Call) {
     // NCHW.
     int64_t C = channels(*X), M = (*W->shape)[0].value;
     int64_t G = Call.attrs.getInt("group", 1);
+    if (L && (L->inputBlock < 1 || L->outputBlock < 1))
+      L.reset();
     bool Pads = L && (C % L->inputBlock != 0 || M % L->outputBlock != 0);
-    if (L && (L->inputBlock < 1 || L->outputBlock < 1 ||
-              (Pads && G != 1 &&
-               !(G == C && G == M && L->inputBlock == L->outputBlock))))
+    if (Pads && G != 1 &&
+        !(G == C && G == M && L->inputBlock == L->outputBlock))
       L.reset();
   }
   Choices[&Call] = L;

@@ -808,14 +808,9 @@ private:
           B.CreateBitCast(B.CreateAdd(NExp, B.getInt32(191 << 23)), Ty);
       return B.CreateFMul(B.CreateFMul(P, Pow2), C(0x1p-64));
     }
-    // 2^n as 2^(n/2) * 2^(n - n/2), each factor a normal float.
+    // n from the sum's bits, then 2^n in two factors.
     Value *N = B.CreateSub(B.CreateBitCast(T, I32), B.getInt32(0x4B400000));
-    Value *N1 = B.CreateAShr(N, 1);
-    auto Pow2 = [&](Value *E) {
-      return B.CreateBitCast(B.CreateShl(B.CreateAdd(E, B.getInt32(127)), 23),
-                             Ty);
-    };
-    return B.CreateFMul(B.CreateFMul(P, Pow2(N1)), Pow2(B.CreateSub(N, N1)));
+    return emitPortableScale(B, P, N);
   }
 
   /// tanhf expanded inline (after Cephes' tanhf), within 2 ulp of libm:

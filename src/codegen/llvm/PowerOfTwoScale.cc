@@ -48,21 +48,14 @@ llvm::Function *newHelper(llvm::Module &M, llvm::Type *Ty,
   return F;
 }
 
-/// The portable body: 2^n as 2^(n/2) * 2^(n - n/2), each factor a normal
-/// float for n in [-150, 128], so that only the last product rounds.
+/// The portable body, on the integer value of z.
 void emitScalarBody(llvm::Function *F) {
   llvm::IRBuilder<> B(llvm::BasicBlock::Create(F->getContext(), "entry", F));
-  llvm::Type *I32 = B.getInt32Ty();
   // Saturating, so that a NaN (whose p is NaN too) is no poison.
   Value *N = B.CreateIntrinsic(llvm::Intrinsic::fptosi_sat,
-                               {I32, F->getArg(1)->getType()}, {F->getArg(1)});
-  Value *N1 = B.CreateAShr(N, 1);
-  auto Pow2 = [&](Value *E) {
-    return B.CreateBitCast(B.CreateShl(B.CreateAdd(E, B.getInt32(127)), 23),
-                           F->getReturnType());
-  };
-  B.CreateRet(B.CreateFMul(B.CreateFMul(F->getArg(0), Pow2(N1)),
-                           Pow2(B.CreateSub(N, N1))));
+                               {B.getInt32Ty(), F->getArg(1)->getType()},
+                               {F->getArg(1)});
+  B.CreateRet(emitPortableScale(B, F->getArg(0), N));
 }
 
 /// The W-lane body: vscalefps with every lane enabled, current rounding.
@@ -139,6 +132,15 @@ struct EraseScaleHelpers : llvm::PassInfoMixin<EraseScaleHelpers> {
 };
 
 } // namespace
+
+Value *emitPortableScale(llvm::IRBuilder<> &B, Value *P, Value *N) {
+  Value *N1 = B.CreateAShr(N, 1);
+  auto Pow2 = [&](Value *E) {
+    return B.CreateBitCast(B.CreateShl(B.CreateAdd(E, B.getInt32(127)), 23),
+                           P->getType());
+  };
+  return B.CreateFMul(B.CreateFMul(P, Pow2(N1)), Pow2(B.CreateSub(N, N1)));
+}
 
 bool hasVectorScale(const llvm::TargetMachine &TM) {
   return TM.getTargetTriple().isX86() &&

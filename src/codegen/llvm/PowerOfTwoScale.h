@@ -35,6 +35,12 @@ bool hasVectorScale(const llvm::TargetMachine &TM);
 llvm::Value *emitScaleCall(llvm::IRBuilder<> &B, llvm::Value *P,
                            llvm::Value *Z);
 
+/// P * 2^N for float32 P and int32 N in [-150, 128] in portable code:
+/// 2^(N/2) * 2^(N - N/2), each factor a normal float, so that only the
+/// last product rounds (subnormal and overflowing results come out right).
+llvm::Value *emitPortableScale(llvm::IRBuilder<> &B, llvm::Value *P,
+                               llvm::Value *N);
+
 /// Adds to MPM the passes that inline the scale helpers once the
 /// vectorizer has run, and remove them.
 void addScaleHelperInlining(llvm::ModulePassManager &MPM);

@@ -53,11 +53,6 @@ bool isNchw(const TensorTypeNode *T) {
 
 int64_t channels(const TensorTypeNode &T) { return (*T.shape)[1].value; }
 
-/// Channels C in blocks of Block: rounded up to a multiple of it.
-int64_t paddedChannels(int64_t C, int64_t Block) {
-  return (C + Block - 1) / Block * Block;
-}
-
 /// X (rank Rank) with Extra zeros appended along Axis (cropped when Extra is
 /// negative), and as many along Axis2 (rank 4 only), or X itself.
 Expr padAxis(Expr X, size_t Rank, size_t Axis, int64_t Extra, size_t Axis2 = 0,

@@ -68,9 +68,7 @@ std::optional<ConvLayout> DnnlCpuPreferences::preferredConvLayout(
   // core (144 -> 24 at 56x56: 0.41 vs 0.50 ms and more, 24 -> 144: 0.22 vs
   // 0.37), and the 16c <-> 8c conversions around them go. Not measured on
   // AVX2 hosts, whose 8 is left as it was.
-  auto Fits = [&](int64_t X) {
-    return 2 * ((X + Block - 1) / Block * Block) <= 3 * X;
-  };
+  auto Fits = [&](int64_t X) { return 2 * paddedChannels(X, Block) <= 3 * X; };
   for (int64_t B : {Block, int64_t(8)}) {
     if (B > Block)
       continue;

@@ -39,6 +39,12 @@ public:
                       int64_t DataBlock) const = 0;
 };
 
+/// Channels C in blocks of Block: C rounded up to a multiple of Block (what
+/// AlterOpLayout pads them to).
+inline int64_t paddedChannels(int64_t C, int64_t Block) {
+  return (C + Block - 1) / Block * Block;
+}
+
 /// Prefers NCHW{block}c for every group-1 conv whose input and output
 /// channels the block divides (a oneDNN-like target with one vector width).
 class UniformBlockPreferences : public LayoutPreferences {
@@ -58,10 +64,10 @@ private:
 /// convs whose channels b divides; else, with AVX-512, 16 with the channels
 /// padded where that adds at most half of them (24 as 32); else 8 where 8
 /// divides (oneDNN runs its AVX2 kernels on an AVX-512 host), so that
-/// activations stay blocked from one oneDNN conv to the next. A depthwise conv keeps the block its input
-/// comes in (memory-bound, it gains less from the wider block than a
-/// conversion costs). A conv with fewer input channels than b (an
-/// image's) reads plain NCHW (block 1) and writes blocked. None while
+/// activations stay blocked from one oneDNN conv to the next. A depthwise conv
+/// keeps the block its input comes in (memory-bound, it gains less from the
+/// wider block than a conversion costs). A conv with fewer input channels than
+/// b (an image's) reads plain NCHW (block 1) and writes blocked. None while
 /// oneDNN is off or on other CPUs.
 class DnnlCpuPreferences : public LayoutPreferences {
 public:

@@ -542,6 +542,26 @@ TEST(DnnlFused, BlockedConvsAsParts) {
   }
 }
 
+TEST(DnnlFused, ConvPartRangesKeepThreadsBusy) {
+  // 6 output blocks on two threads: 2 ranges of 3 blocks; 4 ranges (1, 2,
+  // 1, 2) or 3 (2, 2, 2) leave a thread idle while the other runs a part.
+  EXPECT_EQ(balancedPartRanges(6, 1, 2, 4), 2);
+  EXPECT_EQ(balancedPartRanges(6, 1, 2, 3), 2);
+  EXPECT_EQ(balancedPartRanges(10, 1, 2, 4), 2); // not 2, 3, 2, 3
+  // Of equally fast cuts the most ranges.
+  EXPECT_EQ(balancedPartRanges(12, 1, 2, 4), 4);
+  EXPECT_EQ(balancedPartRanges(9, 1, 2, 4), 4); // 2, 2, 2, 3 as 4, 5
+  EXPECT_EQ(balancedPartRanges(5, 1, 3, 6), 5);
+  // Images are parts too: 2 x (1, 2) blocks take 4 on two threads, 2 x 3
+  // take 3.
+  EXPECT_EQ(balancedPartRanges(3, 2, 2, 2), 1);
+  EXPECT_EQ(balancedPartRanges(4, 2, 2, 2), 2);
+  // One block, or no room for a second range.
+  EXPECT_EQ(balancedPartRanges(1, 1, 2, 4), 1);
+  EXPECT_EQ(balancedPartRanges(6, 1, 2, 1), 1);
+  EXPECT_EQ(balancedPartRanges(6, 1, 2, 0), 1);
+}
+
 TEST(DnnlFused, MatMulAndDenseTails) {
   std::mt19937 G(29);
   using K = PostOp::Kind;

@@ -55,6 +55,15 @@ bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
 /// huge value turns the parts off (benchmarks).
 int64_t convPartsMinWork();
 void setConvPartsMinWork(int64_t Work);
+/// The number of ranges, at most MaxRanges, to cut each of N images' Mb
+/// output channel blocks into (range R of Ranges: blocks Mb * R / Ranges up
+/// to Mb * (R + 1) / Ranges) so that Threads threads taking the parts in
+/// order as they come free finish soonest; of equally fast ones the most
+/// (a late worker's share is taken over). Cutting at most 2 * Threads
+/// ranges blindly left threads idle: 6 blocks in 4 ranges (1, 2, 1, 2) on
+/// two threads take as long as 4 blocks on one, in 2 ranges as 3.
+int64_t balancedPartRanges(int64_t Mb, int64_t N, int64_t Threads,
+                           int64_t MaxRanges);
 /// Blocked convs run as parts since the process started (tests).
 int64_t convPartsCalls();
 /// The same for dense (DnnlMatMul.cc): multiply-adds from which a dense on

@@ -22,9 +22,13 @@
 #include "kernels/dnnl/PostOps.h"
 #include "kernels/dnnl/WinogradConv.h"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
+#include <map>
 #include <string_view>
+#include <vector>
 
 namespace rivet {
 
@@ -426,19 +430,20 @@ std::optional<bool> runConvInParts(const Tensor &X, const Tensor &W,
   if (Work < MinWork || (Depthwise && BL.dataBlock != BL.outBlock) ||
       (B && B->numel() != Mb * BL.outBlock))
     return std::nullopt;
-  // A few parts per thread, each with a quarter of MinWork at least. A
-  // group-1 part re-reads the whole input: it has two channel blocks at
-  // least, or one when the input is no larger than a block of the output
-  // (an image's few channels: the stem conv of mobilenet_v2, 3 -> 32, had
-  // not split at all).
+  // Up to two parts per thread, each with a quarter of MinWork at least,
+  // cut so that no thread idles while another runs a part
+  // (balancedPartRanges). A group-1 part re-reads the whole input: it has
+  // two channel blocks at least, or one when the input is no larger than a
+  // block of the output (an image's few channels: the stem conv of
+  // mobilenet_v2, 3 -> 32, had not split at all).
   int64_t BlockElems = Out.numel() / (N * Mb);
   bool OneBlock = Depthwise || X.numel() / N <= BlockElems;
-  int64_t Ranges =
+  int64_t MaxRanges =
       std::min<int64_t>(Mb / (OneBlock ? 1 : std::min<int64_t>(2, Mb)),
                         (2 * Threads + N - 1) / N);
   if (MinWork > 0)
-    Ranges = std::min(Ranges, Work / N / (MinWork / 4 + 1));
-  Ranges = std::max<int64_t>(Ranges, 1);
+    MaxRanges = std::min(MaxRanges, Work / N / (MinWork / 4 + 1));
+  int64_t Ranges = balancedPartRanges(Mb, N, Threads, MaxRanges);
   if (N * Ranges < 2)
     return std::nullopt;
   PartsCalls.fetch_add(1, std::memory_order_relaxed);
@@ -584,6 +589,33 @@ std::optional<bool> runConvOverInputs(const Tensor &X, const Tensor &W,
 }
 
 } // namespace
+
+int64_t balancedPartRanges(int64_t Mb, int64_t N, int64_t Threads,
+                           int64_t MaxRanges) {
+  // Simulating every cut costs O(MaxRanges^2 * N * Threads): remembered
+  // per thread (a model has a few dozen shapes).
+  thread_local std::map<std::array<int64_t, 4>, int64_t> Known;
+  std::array<int64_t, 4> Key{Mb, N, Threads, MaxRanges};
+  if (auto It = Known.find(Key); It != Known.end())
+    return It->second;
+  if (Known.size() >= 1024)
+    Known.clear();
+  int64_t Best = 1, BestSpan = INT64_MAX;
+  std::vector<int64_t> Busy;
+  for (int64_t Ranges = 1; Ranges <= std::min(MaxRanges, Mb); ++Ranges) {
+    Busy.assign((size_t)std::max<int64_t>(Threads, 1), 0);
+    for (int64_t Image = 0; Image < N; ++Image)
+      for (int64_t R = 0; R < Ranges; ++R)
+        *std::min_element(Busy.begin(), Busy.end()) +=
+            Mb * (R + 1) / Ranges - Mb * R / Ranges;
+    int64_t Span = *std::max_element(Busy.begin(), Busy.end());
+    if (Span <= BestSpan) {
+      Best = Ranges;
+      BestSpan = Span;
+    }
+  }
+  return Known[Key] = Best;
+}
 
 int64_t convPartsMinWork() {
   return PartsMinWork.load(std::memory_order_relaxed);

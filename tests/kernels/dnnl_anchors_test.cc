@@ -26,9 +26,12 @@ extern "C" int omp_get_max_threads() __attribute__((weak));
 namespace rivet::test {
 namespace {
 
+/// Calls that took a fast path: oneDNN's primitives and sgemm, and the
+/// one-row dense's matrix-vector product.
 int64_t dnnlCalls() {
   DnnlCacheStats S = dnnlCacheStats();
-  return S.primitivesCreated + S.primitiveHits + sgemmCalls();
+  return S.primitivesCreated + S.primitiveHits + sgemmCalls() +
+         denseGemvCalls();
 }
 
 Tensor runReference(const std::string &Op, const std::vector<Tensor> &In,
@@ -624,9 +627,9 @@ TEST(DnnlFused, DenseAsParts) {
       EXPECT_EQ(densePartsCalls() > Before, Parts) << What;
     };
     // Columns: 200 = 3 blocks of 64 and 8 more (uneven ranges).
-    Expect({randomF32(G, {1, 24}), randomF32(G, {200, 24})},
+    Expect({randomF32(G, {2, 24}), randomF32(G, {200, 24})},
            {binary(K::Add, randomF32(G, {200})), unary(K::Relu)}, true,
-           "one row, bias, relu");
+           "two rows, bias, relu");
     Expect({randomF32(G, {3, 24}), randomF32(G, {130, 24})},
            {binary(K::Add, randomF32(G, {1, 130})),
             binary(K::Multiply, randomF32(G, {})), clip(-1, 1)},
@@ -649,6 +652,51 @@ TEST(DnnlFused, DenseAsParts) {
            {binary(K::Add, randomF32(G, {3, 1}))}, false,
            "an operand along one of the flattened axes");
   }
+}
+
+// A dense whose x has one row is a matrix-vector product (DenseGemv.h):
+// four rows of w at a time and the rest one by one, 16 columns at a time
+// and the rest one by one, in ranges of columns on the pool, with or
+// without bias and tails.
+TEST(DnnlFused, OneRowDenseIsAMatrixVectorProduct) {
+  std::mt19937 G(43);
+  using K = PostOp::Kind;
+  const char *F = "dnnl.dense_fused", *Anchor = "dense";
+  SettingScope<int64_t> AllSplit(densePartsMinWork, setDensePartsMinWork, 0);
+  for (int Threads : {1, 2, 3}) {
+    SettingScope<int> T(numThreads, setNumThreads, Threads);
+    for (auto [Rows, Cols] : {std::pair<int64_t, int64_t>{1000, 1280},
+                              {7, 16},
+                              {5, 37},
+                              {130, 100},
+                              {1, 3},
+                              {9, 1}})
+      for (const Shape &XS : {Shape{1, Cols}, Shape{Cols}, Shape{1, 1, Cols}}) {
+        Shape OS = XS;
+        OS.back() = Rows;
+        std::vector<Tensor> In{randomF32(G, XS), randomF32(G, {Rows, Cols})};
+        std::string What = fmt::format("x {}, w {}x{}, {} threads",
+                                       shapeToString(XS), Rows, Cols, Threads);
+        int64_t Before = denseGemvCalls(), Parts = densePartsCalls();
+        expectFusedMatches(F, Anchor, In, {}, {}, true, What + ", no tail");
+        expectFusedMatches(F, Anchor, In, {{"weights_constant", int64_t(1)}},
+                           {binary(K::Add, randomF32(G, {Rows})),
+                            binary(K::Add, randomF32(G, OS)), unary(K::Relu)},
+                           true, What + ", bias, residual, relu");
+        expectFusedMatches(F, Anchor, In, {},
+                           {binary(K::Multiply, randomF32(G, {})),
+                            binary(K::Add, randomF32(G, {Rows})), clip(-1, 1)},
+                           true, What + ", scalar multiply, bias, clip");
+        EXPECT_EQ(denseGemvCalls(), Before + 3) << What;
+        EXPECT_EQ(densePartsCalls(), Parts) << What;
+      }
+  }
+  // Two rows keep oneDNN.
+  int64_t Before = denseGemvCalls();
+  expectFusedMatches(F, Anchor, {randomF32(G, {2, 40}), randomF32(G, {30, 40})},
+                     {}, {binary(K::Add, randomF32(G, {30}))}, true,
+                     "two rows");
+  EXPECT_EQ(denseGemvCalls(), Before);
 }
 
 TEST(DnnlFused, ShapeFunctionRejectsGrowingOperand) {
@@ -717,7 +765,7 @@ TEST(DnnlCaches, ConstantWeightsReorderedOnce) {
 TEST(DnnlCaches, ConstantDenseWeightsPackedOnce) {
   std::mt19937 G(43);
   using K = PostOp::Kind;
-  for (int64_t Rows : {1, 5}) {
+  for (int64_t Rows : {1, 2, 5}) {
     SCOPED_TRACE(fmt::format("{} rows", Rows));
     Tensor W = randomF32(G, {96, 72});
     PostOps P = {binary(K::Add, randomF32(G, {96})), unary(K::Relu)};
@@ -733,7 +781,9 @@ TEST(DnnlCaches, ConstantDenseWeightsPackedOnce) {
     // (an AVX2 host's gemm-based matmul may take it as it is).
     int64_t Copies = S0.weightReorders - Before.weightReorders;
     EXPECT_LE(Copies, 1);
-    if (__builtin_cpu_supports("avx512f")) {
+    if (Rows == 1) {
+      EXPECT_EQ(Copies, 0); // a matrix-vector product reads w as it is
+    } else if (__builtin_cpu_supports("avx512f")) {
       EXPECT_EQ(Copies, 1); // oneDNN's AVX-512 matmul packs its weights
     }
     Tensor Second = run("dnnl.dense_fused", In, A);

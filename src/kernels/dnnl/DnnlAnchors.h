@@ -72,6 +72,9 @@ int64_t convPartsCalls();
 int64_t densePartsMinWork();
 void setDensePartsMinWork(int64_t Work);
 int64_t densePartsCalls();
+/// Denses with one row of x run as matrix-vector products (DenseGemv.h)
+/// since the process started (tests).
+int64_t denseGemvCalls();
 /// Matrix products run on oneDNN's sgemm rather than its matmul primitive
 /// (DnnlMatMul.cc says which) since the process started (tests).
 int64_t sgemmCalls();

@@ -6,12 +6,15 @@
 // sgemm instead (runSgemm). Dense flattens x's leading dims into M; gemm's
 // alpha is an output scale and beta * c a sum post-op over c pre-broadcast into
 // out. A dense on several threads runs as parts on the runtime's pool (ranges
-// of rows, or of columns when it has few rows), like a blocked conv.
+// of rows, or of columns when it has few rows), like a blocked conv; one
+// with a single row is a matrix-vector product (DenseGemv.h).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/DnnlAnchors.h"
 
+#include "kernels/NativeKernelAbi.h"
 #include "kernels/Threading.h"
+#include "kernels/dnnl/DenseGemv.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
 
@@ -375,7 +378,35 @@ std::optional<bool> runDenseInParts(const Tensor &X, const Tensor &W,
   return runPartsOnPool(Parts, [&](int64_t Part) { return P.run(Part); });
 }
 
+std::atomic<int64_t> DenseGemvCalls{0};
+
+/// A dense whose x has one row, as a matrix-vector product (DenseGemv.h):
+/// on the runtime's pool in ranges of output columns (rows of w) when it
+/// has a dense's parallel work, then the tail on the output's N values by
+/// the reference kernels.
+bool runDenseGemv(const Tensor &X, const Tensor &W, const Tensor *Bias,
+                  const PostOps &Post, Tensor &Out, int64_t N, int64_t K) {
+  struct Rows {
+    const float *x, *w, *bias;
+    int64_t k;
+    float *out;
+  } R{X.data<float>(), W.data<float>(), Bias ? Bias->data<float>() : nullptr, K,
+      Out.data<float>()};
+  int64_t Grain = N * K >= densePartsMinWork() ? kDensePartColumns : N;
+  kernelRuntime().parallelFor(
+      N, Grain, &R, [](void *Closure, int64_t Begin, int64_t End) {
+        const auto &R = *static_cast<const Rows *>(Closure);
+        denseGemvRows(R.x, R.w, R.bias, R.k, Begin, End, R.out);
+      });
+  if (!Post.empty())
+    applyPostOpsReference(Out, Post);
+  DenseGemvCalls.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 } // namespace
+
+int64_t denseGemvCalls() { return DenseGemvCalls.load(); }
 
 int64_t densePartsMinWork() {
   return DensePartsMinWork.load(std::memory_order_relaxed);
@@ -448,6 +479,8 @@ bool dnnlDense(const Tensor &X, const Tensor &W, const Tensor *Bias,
       (Bias && (Bias->rank() != 1 || Bias->shape()[0] != N)))
     return false;
   int64_t M = X.numel() / K;
+  if (M == 1)
+    return runDenseGemv(X, W, Bias, Post, Out, N, K);
   if (std::optional<bool> Ran =
           runDenseInParts(X, W, Bias, Post, Out, ConstantWeights, M, N, K))
     return *Ran;

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace rivet::bench {
 
@@ -147,6 +149,42 @@ inline CpuPeak measureCpuPeak() {
         (int)std::exp2(std::round(std::log2(P.measuredFlopsPerCycle)));
 #endif
   return P;
+}
+
+/// GFLOP/s that FMA bursts reach now on Threads threads at once (each the
+/// best of three, widest vectors): the rate to pair with a kernel timed
+/// right before it. A shared machine's clock and its hyperthread siblings
+/// change minute by minute; a kernel's median against the best burst of
+/// the whole run (measureCpuPeak) reads low by that drift.
+inline double fmaGFlopsNow(int Threads) {
+#if defined(__x86_64__)
+  double (*Loop)() = nullptr;
+  if (__builtin_cpu_supports("avx512f"))
+    Loop = detail::fmaZmm;
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    Loop = detail::fmaYmm;
+  if (!Loop)
+    return 0;
+  std::vector<double> Rate((size_t)Threads);
+  auto Burst = [&](int I) {
+    double Flop = 0;
+    double S = detail::bestSeconds([&] { Flop = Loop(); });
+    Rate[(size_t)I] = Flop / S / 1e9;
+  };
+  std::vector<std::thread> Others;
+  for (int I = 1; I < Threads; ++I)
+    Others.emplace_back(Burst, I);
+  Burst(0);
+  for (std::thread &T : Others)
+    T.join();
+  double Sum = 0;
+  for (double R : Rate)
+    Sum += R;
+  return Sum;
+#else
+  (void)Threads;
+  return 0;
+#endif
 }
 
 } // namespace rivet::bench

@@ -23,4 +23,8 @@ TEST(SimplifyExpr, UnknownExtentsProveNothing) {
   test::expectTransformFiles(Passes, "SimplifyExpr", "unknown_dims");
 }
 
+TEST(SimplifyExpr, LayoutTransformsThatMoveNothingAreReshapes) {
+  test::expectTransformFiles(Passes, "SimplifyExpr", "layout_views");
+}
+
 } // namespace

@@ -5,12 +5,14 @@
 // cast chains through a lossless intermediate dtype one cast; and operators
 // that change nothing (a reshape, expand or tile to the same shape, a full
 // slice with step 1, a zero pad, a cast to the same dtype, an identity
-// permutation) become their input. The bindings left unused go in
-// DeadCodeElimination.
+// permutation) become their input; a layout_transform that moves no element
+// (NCHW to NCHW1c, NCHW16c to NCHW at 1 x 1) becomes a reshape, which the
+// VM runs as a view. The bindings left unused go in DeadCodeElimination.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PassUtil.h"
+#include "kernels/Layout.h"
 
 #include <algorithm>
 #include <numeric>
@@ -121,6 +123,13 @@ private:
                               [](int64_t S) { return S == 1; });
       return Unit && sameType(In, Out) ? X : nullptr;
     }
+    if (Name == "layout_transform") {
+      Expr R = layoutAsReshape(C, In, Out);
+      if (!R)
+        return nullptr;
+      Expr Merged = reshapeChain("reshape", *R->as<CallNode>(), In, Out);
+      return Merged ? Merged : R;
+    }
     if (Name == "pad") {
       Ints Pads = C.attrs.getInts("pads");
       bool Zero = std::all_of(Pads.begin(), Pads.end(),
@@ -128,6 +137,95 @@ private:
       return Zero ? X : nullptr;
     }
     return nullptr;
+  }
+
+  /// A piece of a layout's memory order: the digits of primal axis Primal
+  /// that one of its axes holds (Whole: all of them; Outer / Inner: the
+  /// quotient / remainder by Factor).
+  struct Piece {
+    enum class Part { Whole, Outer, Inner } part;
+    char primal;
+    int64_t factor;
+    bool operator==(const Piece &O) const {
+      return part == O.part && primal == O.primal && factor == O.factor;
+    }
+  };
+
+  /// The pieces of a tensor of Shape in layout L, in memory order, without
+  /// the axes of extent 1 (they order nothing); empty when Shape does not
+  /// match L.
+  static std::vector<Piece> memoryOrder(const Layout &L,
+                                        const std::vector<Dim> &Shape) {
+    std::vector<Piece> Order;
+    if (Shape.size() != L.rank())
+      return Order;
+    for (size_t I = 0; I < L.rank(); ++I) {
+      const LayoutAxis &A = L.Axes[I];
+      char P = A.Primal; // upper case for a block too
+      int Other = A.Factor == 0 ? L.BlockPos[P - 'A'] : L.PrimalPos[P - 'A'];
+      auto IsUnit = [&](int Pos) {
+        return Shape[(size_t)Pos].isConst() && Shape[(size_t)Pos].value == 1;
+      };
+      if (IsUnit((int)I))
+        continue;
+      Piece X{Piece::Part::Whole, P, 0};
+      // A primal axis with a block holds the quotient, the block the
+      // remainder, unless the other one has extent 1.
+      if (Other >= 0 && !IsUnit(Other)) {
+        X.factor = L.BlockOf[P - 'A'];
+        X.part = A.Factor == 0 ? Piece::Part::Outer : Piece::Part::Inner;
+      }
+      // A quotient followed by its remainder is the whole axis.
+      if (X.part == Piece::Part::Inner && !Order.empty() &&
+          Order.back().primal == P && Order.back().part == Piece::Part::Outer) {
+        Order.back() = Piece{Piece::Part::Whole, P, 0};
+        continue;
+      }
+      Order.push_back(X);
+    }
+    return Order;
+  }
+
+  /// layout_transform(x) as reshape(x) when the two layouts hold x's
+  /// elements in the same order. A dynamic extent of the result is copied
+  /// (newshape 0) from the same position of x's, or, once, inferred (-1).
+  Expr layoutAsReshape(const CallNode &C, const TensorTypeRef &In,
+                       const TensorTypeRef &Out) {
+    if (!In || !In->shape || !Out || !Out->shape ||
+        !C.attrs.has("src_layout") || !C.attrs.has("dst_layout"))
+      return nullptr;
+    Layout Src, Dst;
+    try {
+      Src = parseLayout("layout_transform", C.attrs.getString("src_layout"));
+      Dst = parseLayout("layout_transform", C.attrs.getString("dst_layout"));
+    } catch (const std::exception &) {
+      return nullptr; // type inference reports it
+    }
+    std::vector<Piece> From = memoryOrder(Src, *In->shape),
+                       To = memoryOrder(Dst, *Out->shape);
+    if (From != To || (From.empty() && In->shape->size() != Src.rank()))
+      return nullptr;
+    Ints NewShape;
+    bool Inferred = false;
+    for (size_t I = 0; I < Out->shape->size(); ++I) {
+      const Dim &D = (*Out->shape)[I];
+      if (D.isConst()) {
+        NewShape.push_back(D.value);
+      } else if (I < In->shape->size() && D.isSymbol() &&
+                 (*In->shape)[I] == D) {
+        NewShape.push_back(0);
+      } else if (!Inferred) {
+        NewShape.push_back(-1);
+        Inferred = true;
+      } else {
+        return nullptr;
+      }
+    }
+    // A 0 copies an extent; a 0 extent of the result would read as that.
+    for (size_t I = 0; I < NewShape.size(); ++I)
+      if (NewShape[I] == 0 && (*Out->shape)[I].isConst())
+        return nullptr;
+    return callOp("reshape", {C.args[0]}, Attrs{{"newshape", NewShape}});
   }
 
   Expr reshapeChain(const std::string &Name, const CallNode &C,

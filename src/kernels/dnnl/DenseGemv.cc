@@ -8,10 +8,10 @@ namespace rivet {
 namespace {
 
 /// Sixteen floats: one AVX-512 register, two AVX2 ones, four SSE ones; at
-/// float alignment, so that dereferencing one is an unaligned load. (No
-/// function takes or returns one: outside the target-specific clones that
-/// would change the calling convention.)
-typedef float Lanes __attribute__((vector_size(64), aligned(4)));
+/// float alignment and may_alias, so that dereferencing one is an unaligned
+/// load from a float array. (No function takes or returns one: outside the
+/// target-specific clones that would change the calling convention.)
+typedef float Lanes __attribute__((vector_size(64), aligned(4), may_alias));
 
 inline const Lanes &lanesAt(const float *P) {
   return *reinterpret_cast<const Lanes *>(P);

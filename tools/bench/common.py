@@ -46,6 +46,17 @@ def machine_summary():
     return f"{model}, {os.cpu_count()} cores visible ({flags or 'no AVX flags seen'})"
 
 
+def steal_seconds():
+    """CPU time the host has taken from this VM's vCPUs since boot, all
+    vCPUs summed (/proc/stat's steal column), or None where not reported."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK") if fields[0] == "cpu" and len(fields) > 8 else None
+    except (OSError, ValueError):
+        return None
+
+
 def least_squares_slope(xs, ys):
     """The slope and intercept of the least-squares line through (xs, ys)."""
     n = len(xs)

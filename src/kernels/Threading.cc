@@ -139,8 +139,8 @@ private:
   /// Without that, a busy process on the second core made the scheduler
   /// put the pool's worker beside the caller on the first, each polling
   /// away the other's time slices: at two threads beside such a process,
-  /// mobilenet_v2 took 16.7-17.1 ms polling, 12.1-12.4 yielding (7-8 on
-  /// an idle machine either way), resnet18 33-43 and 26-44.
+  /// mobilenet_v2 took 16.4-17.1 ms polling, 10.1-12.9 yielding (6.5-7.8
+  /// on an idle machine either way); resnet18 33-43 and 34-35.
   template <class Pred> static bool spinUntil(Pred Done) {
     auto Until = std::chrono::steady_clock::now() + kSpin;
     for (unsigned I = 0;; ++I) {

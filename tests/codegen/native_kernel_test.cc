@@ -187,6 +187,7 @@ UnaryRun runUnaryF32(const std::string &Op, float (*Reference)(float),
 
 float libmExp(float X) { return std::exp(X); }
 float libmTanh(float X) { return std::tanh(X); }
+float libmErf(float X) { return std::erf(X); }
 
 TEST(NativeKernel, InlineExpf32IsWithinTwoUlpOfLibm) {
   // float32 exp is expanded inline (vectorizable); it must agree with libm
@@ -219,6 +220,29 @@ TEST(NativeKernel, InlineTanhf32IsWithinTwoUlpOfLibm) {
                   {1e-30f, -1e-30f, 1e-8f, 0.625f, std::nextafter(0.625f, 0.0f),
                    -0.625f, 9.0f, -9.01f, 50.0f, -100.0f},
                   -12.0f, 12.0f, 0.00317f);
+  for (size_t I = 0; I < R.x.size(); ++I) {
+    float T = R.want[I], Y = R.y[I];
+    if (std::isnan(T)) {
+      EXPECT_TRUE(std::isnan(Y)) << R.x[I];
+    } else if (T == 0 || std::isinf(R.x[I])) {
+      EXPECT_EQ(Y, T) << R.x[I];
+      EXPECT_EQ(std::signbit(Y), std::signbit(T)) << R.x[I];
+    } else {
+      EXPECT_NEAR(Y, T, 2 * std::abs(T) * std::numeric_limits<float>::epsilon())
+          << R.x[I];
+    }
+  }
+}
+
+TEST(NativeKernel, InlineErff32IsWithinTwoUlpOfLibm) {
+  // float32 erf is expanded inline (vectorizable): against libm over both
+  // branches, their boundary, the clamp and the tiny arguments, with exact
+  // special cases (the sign of 0, +-1 at +-inf).
+  UnaryRun R = runUnaryF32("erf", libmErf,
+                           {1e-30f, -1e-30f, 1e-8f, 4e-4f, 1.0f,
+                            std::nextafter(1.0f, 0.0f), -1.0f, 3.92f, 4.0f,
+                            std::nextafter(4.0f, 5.0f), -7.0f, 100.0f},
+                           -6.0f, 6.0f, 0.00071f);
   for (size_t I = 0; I < R.x.size(); ++I) {
     float T = R.want[I], Y = R.y[I];
     if (std::isnan(T)) {

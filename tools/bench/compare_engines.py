@@ -42,6 +42,7 @@ os.environ["OMP_WAIT_POLICY"] = "passive"
 os.environ.pop("RIVET_NUM_THREADS", None)
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
 import shlex  # noqa: E402
@@ -307,20 +308,15 @@ def measure(case, rivet, ort_python, threads, a):
            "steal": {"rivet": [], "ort": [], "torch": []}}
     runs = row["rounds"]
 
-    class stolen:
+    @contextlib.contextmanager
+    def stolen(engine):
         """Records the share of the vCPUs' time the host took while an
         engine ran (row["steal"][engine], one entry per round)."""
-        def __init__(self, engine):
-            self.engine = engine
-
-        def __enter__(self):
-            self.steal, self.wall = steal_seconds(), time.time()
-
-        def __exit__(self, *exc):
-            after = steal_seconds()
-            if self.steal is not None and after is not None:
-                wall = max(time.time() - self.wall, 1e-9)
-                row["steal"][self.engine].append((after - self.steal) / (wall * (os.cpu_count() or 1)))
+        steal, wall = steal_seconds(), time.time()
+        yield
+        after = steal_seconds()
+        if steal is not None and after is not None:
+            row["steal"][engine].append((after - steal) / (max(time.time() - wall, 1e-9) * (os.cpu_count() or 1)))
 
     work = tempfile.mkdtemp(prefix="compare_engines_")
     try:

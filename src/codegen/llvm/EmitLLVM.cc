@@ -814,6 +814,18 @@ private:
     return emitPortableScale(B, P, N);
   }
 
+  /// The polynomial with coefficients Coef (lowest degree first) at V, in
+  /// Horner's form of fused multiply-adds.
+  Value *emitHorner(std::initializer_list<double> Coef, Value *V) {
+    Type *Ty = V->getType();
+    const double *K = Coef.end() - 1;
+    Value *R = llvm::ConstantFP::get(Ty, *K);
+    while (K-- != Coef.begin())
+      R = B.CreateIntrinsic(llvm::Intrinsic::fmuladd, {Ty},
+                            {R, V, llvm::ConstantFP::get(Ty, *K)});
+    return R;
+  }
+
   /// tanhf expanded inline (after Cephes' tanhf), within 2 ulp of libm:
   /// for |x| < 0.625 an odd polynomial, x + x^3 p(x^2); above, 1 - 2 /
   /// (e^2|x| + 1) with the inline exp (1 from |x| > 9, where e^2|x|
@@ -830,10 +842,10 @@ private:
     };
     Value *A = B.CreateIntrinsic(llvm::Intrinsic::fabs, {Ty}, {X});
     Value *Z = B.CreateFMul(A, A);
-    Value *P = MulAdd(C(-5.70498872745e-3), Z, C(2.06390887954e-2));
-    P = MulAdd(P, Z, C(-5.37397155531e-2));
-    P = MulAdd(P, Z, C(1.33314422036e-1));
-    P = MulAdd(P, Z, C(-3.33332819422e-1));
+    Value *P =
+        emitHorner({-3.33332819422e-1, 1.33314422036e-1, -5.37397155531e-2,
+                    2.06390887954e-2, -5.70498872745e-3},
+                   Z);
     Value *Small = MulAdd(B.CreateFMul(P, Z), A, A);
     Value *E = emitExpF32(B.CreateFAdd(A, A), /*NonPositive=*/false);
     Value *Large =
@@ -852,26 +864,19 @@ private:
   Value *emitErfF32(Value *X) {
     Type *Ty = X->getType();
     auto C = [&](double V) { return llvm::ConstantFP::get(Ty, V); };
-    auto Horner = [&](std::initializer_list<double> Coef, Value *V) {
-      const double *Hi = Coef.end() - 1;
-      Value *R = C(*Hi);
-      for (const double *K = Hi; K-- != Coef.begin();)
-        R = B.CreateIntrinsic(llvm::Intrinsic::fmuladd, {Ty}, {R, V, C(*K)});
-      return R;
-    };
     Value *A = B.CreateIntrinsic(llvm::Intrinsic::fabs, {Ty}, {X});
-    Value *Small =
-        B.CreateFMul(A, Horner({1.1283791065216064, -0.3761232793331146,
-                                0.11280182003974915, -0.02671135403215885,
-                                0.004917594138532877, -0.0005631576641462743},
-                               B.CreateFMul(A, A)));
+    Value *Small = B.CreateFMul(
+        A, emitHorner({1.1283791065216064, -0.3761232793331146,
+                       0.11280182003974915, -0.02671135403215885,
+                       0.004917594138532877, -0.0005631576641462743},
+                      B.CreateFMul(A, A)));
     Value *Ac = B.CreateSelect(B.CreateFCmpOGT(A, C(4)), C(4), A);
-    Value *Q =
-        Horner({0.00012107825750717893, 0.5617679357528687,
-                0.020535847172141075, -0.37586310505867004, 0.23039507865905762,
-                0.23833422362804413, -0.5369493365287781, 0.43824100494384766,
-                -0.17971323430538177, 0.030714072287082672},
-               B.CreateFDiv(C(1), Ac));
+    Value *Q = emitHorner({0.00012107825750717893, 0.5617679357528687,
+                           0.020535847172141075, -0.37586310505867004,
+                           0.23039507865905762, 0.23833422362804413,
+                           -0.5369493365287781, 0.43824100494384766,
+                           -0.17971323430538177, 0.030714072287082672},
+                          B.CreateFDiv(C(1), Ac));
     Value *E = emitExpF32(B.CreateFNeg(B.CreateFMul(Ac, Ac)),
                           /*NonPositive=*/true);
     Value *Large = B.CreateIntrinsic(llvm::Intrinsic::fmuladd, {Ty},

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
 namespace rivet::ir {
@@ -152,13 +153,13 @@ private:
   };
 
   /// The pieces of a tensor of Shape in layout L, in memory order, without
-  /// the axes of extent 1 (they order nothing); empty when Shape does not
+  /// the axes of extent 1 (they order nothing); nothing when Shape does not
   /// match L.
-  static std::vector<Piece> memoryOrder(const Layout &L,
-                                        const std::vector<Dim> &Shape) {
-    std::vector<Piece> Order;
+  static std::optional<std::vector<Piece>>
+  memoryOrder(const Layout &L, const std::vector<Dim> &Shape) {
     if (Shape.size() != L.rank())
-      return Order;
+      return std::nullopt;
+    std::vector<Piece> Order;
     for (size_t I = 0; I < L.rank(); ++I) {
       const LayoutAxis &A = L.Axes[I];
       char P = A.Primal; // upper case for a block too
@@ -201,15 +202,17 @@ private:
     } catch (const std::exception &) {
       return nullptr; // type inference reports it
     }
-    std::vector<Piece> From = memoryOrder(Src, *In->shape),
-                       To = memoryOrder(Dst, *Out->shape);
-    if (From != To || (From.empty() && In->shape->size() != Src.rank()))
+    std::optional<std::vector<Piece>> From = memoryOrder(Src, *In->shape),
+                                      To = memoryOrder(Dst, *Out->shape);
+    if (!From || !To || *From != *To)
       return nullptr;
     Ints NewShape;
     bool Inferred = false;
     for (size_t I = 0; I < Out->shape->size(); ++I) {
       const Dim &D = (*Out->shape)[I];
       if (D.isConst()) {
+        if (D.value == 0)
+          return nullptr; // newshape's 0 would copy x's extent
         NewShape.push_back(D.value);
       } else if (I < In->shape->size() && D.isSymbol() &&
                  (*In->shape)[I] == D) {
@@ -221,10 +224,6 @@ private:
         return nullptr;
       }
     }
-    // A 0 copies an extent; a 0 extent of the result would read as that.
-    for (size_t I = 0; I < NewShape.size(); ++I)
-      if (NewShape[I] == 0 && (*Out->shape)[I].isConst())
-        return nullptr;
     return callOp("reshape", {C.args[0]}, Attrs{{"newshape", NewShape}});
   }
 

@@ -12,6 +12,7 @@
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
+#include "kernels/dnnl/PointwiseConv.h"
 
 #include <fmt/format.h>
 
@@ -26,12 +27,12 @@ extern "C" int omp_get_max_threads() __attribute__((weak));
 namespace rivet::test {
 namespace {
 
-/// Calls that took a fast path: oneDNN's primitives and sgemm, and the
-/// one-row dense's matrix-vector product.
+/// Calls that took a fast path: oneDNN's primitives and sgemm, the
+/// one-row dense's matrix-vector product and the pointwise conv kernel.
 int64_t dnnlCalls() {
   DnnlCacheStats S = dnnlCacheStats();
   return S.primitivesCreated + S.primitiveHits + sgemmCalls() +
-         denseGemvCalls();
+         denseGemvCalls() + pointwiseConvCalls();
 }
 
 Tensor runReference(const std::string &Op, const std::vector<Tensor> &In,
@@ -450,12 +451,15 @@ TEST(DnnlFused, BlockedImageAndDepthwiseConvs) {
 // On several threads blocked convs run as parts (ranges of images and
 // output channel blocks) on the runtime's pool; the threshold is lowered so
 // that these small convs split too. Uneven ranges, batches, depthwise and
-// image convs, 16-channel blocks, and every kind of post-op operand.
+// image convs, 16-channel blocks, and every kind of post-op operand. The
+// 16-channel 1x1 convs here are oneDNN's too (the pointwise kernel off).
 TEST(DnnlFused, BlockedConvsAsParts) {
   std::mt19937 G(37);
   using K = PostOp::Kind;
   const char *F = "dnnl.conv2d_nchwc_fused", *Anchor = "conv2d_nchwc";
   SettingScope<int64_t> AllSplit(convPartsMinWork, setConvPartsMinWork, 0);
+  SettingScope<PointwiseChoice> OneDnnOnly(pointwiseChoice, setPointwiseChoice,
+                                           PointwiseChoice::Off);
   for (int Threads : {2, 3}) {
     SettingScope<int> T(numThreads, setNumThreads, Threads);
     auto Expect = [&](const std::vector<Tensor> &In, const Attrs &A,

@@ -5,7 +5,8 @@
 // a 1024^3 float32 matmul as a fraction of the machine's peak:
 // cores x clock x flops per cycle, both measured (CpuPeak.h);
 // then resnet18's 3x3 convs (direct and Winograd) and mobilenet_v2's convs
-// (one thread; several as parts on the runtime's pool, and without).
+// (one thread; several as the runtime picks, with oneDNN's parts only, and
+// without parts).
 // Usage: bench_anchors [--quick]
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +17,7 @@
 #include "kernels/Threading.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/DnnlConfig.h"
+#include "kernels/dnnl/PointwiseConv.h"
 #include "kernels/dnnl/WinogradConv.h"
 
 #include <fmt/format.h>
@@ -111,36 +113,38 @@ void benchWinograd(bool Quick, int Cores, int64_t Bk) {
 }
 
 /// mobilenet_v2's pointwise and depthwise convs as the optimized model runs
-/// them (conv2d_nchwc on NCHW8c tensors, constant weights, bias and relu6
-/// fused): one thread, then Cores threads as parts on the runtime's pool
-/// (the default) and without parts (one thread below 2^26 multiply-adds,
-/// oneDNN's OpenMP region above).
+/// them (conv2d_nchwc on NCHW{Bk}c tensors, channels padded to a whole
+/// block, constant weights, bias and relu6 fused): one thread, then Cores
+/// threads as the runtime picks (parts on its pool, the pointwise kernel
+/// for 1x1 convs with few output blocks), with oneDNN's parts only (the
+/// pointwise kernel off), and without parts (one thread below 2^26
+/// multiply-adds, oneDNN's OpenMP region above).
 void benchMobileNetConvs(bool Quick, int Cores, int64_t Bk) {
   std::string Data = fmt::format("NCHW{}c", Bk);
   struct Case {
     int64_t C, M, HW, Stride; // M == 0: depthwise 3x3
   };
   fmt::print("\nmobilenet_v2 convs, {}, bias + relu6: ms\n{:>20} {:>8} "
-             "{:>8} {:>8}\n",
-             Data, "conv", "T=1", "parts", "no parts");
+             "{:>8} {:>8} {:>8}\n",
+             Data, "conv", "T=1", "auto", "oneDNN", "no parts");
+  auto Padded = [&](int64_t Channels) { return (Channels + Bk - 1) / Bk * Bk; };
   for (Case K :
-       {Case{16, 96, 112, 1}, Case{144, 24, 56, 1}, Case{24, 144, 56, 1},
-        Case{144, 0, 56, 1}, Case{144, 0, 56, 2}, Case{576, 96, 14, 1},
-        Case{96, 576, 14, 1}, Case{960, 320, 7, 1}, Case{320, 1280, 7, 1},
-        Case{960, 0, 7, 1}}) {
+       {Case{16, 96, 112, 1}, Case{32, 16, 112, 1}, Case{144, 24, 56, 1},
+        Case{24, 144, 56, 1}, Case{144, 0, 56, 1}, Case{144, 0, 56, 2},
+        Case{144, 32, 28, 1}, Case{576, 96, 14, 1}, Case{96, 576, 14, 1},
+        Case{960, 320, 7, 1}, Case{320, 1280, 7, 1}, Case{960, 0, 7, 1}}) {
     bool Depthwise = K.M == 0;
-    int64_t M = Depthwise ? K.C : K.M, Pad = Depthwise ? 1 : 0;
-    if (K.C % Bk != 0 || M % Bk != 0)
-      continue;
-    Tensor X = randomTensor({1, K.C / Bk, K.HW, K.HW, Bk}, DType::Float32, 7);
+    int64_t C = Padded(K.C), M = Depthwise ? C : Padded(K.M);
+    int64_t Pad = Depthwise ? 1 : 0;
+    Tensor X = randomTensor({1, C / Bk, K.HW, K.HW, Bk}, DType::Float32, 7);
     Tensor W =
         Depthwise
-            ? randomTensor({K.C / Bk, 1, 3, 3, 1, Bk}, DType::Float32, 8)
-            : randomTensor({M / Bk, K.C / Bk, 1, 1, Bk, Bk}, DType::Float32, 8);
+            ? randomTensor({C / Bk, 1, 3, 3, 1, Bk}, DType::Float32, 8)
+            : randomTensor({M / Bk, C / Bk, 1, 1, Bk, Bk}, DType::Float32, 8);
     Tensor B = randomTensor({M}, DType::Float32, 9);
     Attrs A{{"pads", std::vector<int64_t>{Pad, Pad, Pad, Pad}},
             {"strides", std::vector<int64_t>{K.Stride, K.Stride}},
-            {"group", Depthwise ? K.C : int64_t(1)},
+            {"group", Depthwise ? C : int64_t(1)},
             {"data_layout", Data},
             {"kernel_layout", Depthwise ? fmt::format("OIHW1i{}o", Bk)
                                         : fmt::format("OIHW{}i{}o", Bk, Bk)},
@@ -150,18 +154,21 @@ void benchMobileNetConvs(bool Quick, int Cores, int64_t Bk) {
         {makePostOp(PostOp::Kind::Clip, {{"min", 0.0}, {"max", 6.0}})}, A);
     std::string Row = fmt::format(
         "{:>20}", fmt::format("{}{}x{}x{}{}", K.C,
-                              Depthwise ? "dw" : "->" + std::to_string(M), K.HW,
-                              K.HW, K.Stride == 2 ? " s2" : ""));
+                              Depthwise ? "dw" : "->" + std::to_string(K.M),
+                              K.HW, K.HW, K.Stride == 2 ? " s2" : ""));
     int64_t PartsMinWork = convPartsMinWork();
-    for (int Run = 0; Run < 3; ++Run) {
+    for (int Run = 0; Run < 4; ++Run) {
       setNumThreads(Run == 0 ? 1 : Cores);
-      setConvPartsMinWork(Run == 2 ? INT64_MAX : PartsMinWork);
+      setConvPartsMinWork(Run == 3 ? INT64_MAX : PartsMinWork);
+      setPointwiseChoice(Run == 2 ? PointwiseChoice::Off
+                                  : PointwiseChoice::Auto);
       double S = medianSeconds(Quick ? 20 : 200, [&] {
         runKernel("dnnl.conv2d_nchwc_fused", {X, W, B}, A);
       });
       Row += fmt::format(" {:>8.3f}", S * 1e3);
     }
     setConvPartsMinWork(PartsMinWork);
+    setPointwiseChoice(PointwiseChoice::Auto);
     fmt::print("{}\n", Row);
   }
   setNumThreads(Cores);

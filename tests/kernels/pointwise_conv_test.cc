@@ -182,14 +182,17 @@ TEST(PointwiseConv, TakesOnlyWhatItCan) {
         false);
     expectPointwise(G, {1, 2, 3, 9, 8, true, {"relu"}, {}}, true);
   }
-  // Auto: fewer than two output blocks per thread over the images.
+  // Auto: fewer than two output blocks per thread over the images, or an
+  // image of at most 64 pixels.
   expectPointwise(G, {1, 2, 1, 9, 8, true, {"full"}, {}}, true);
   expectPointwise(G, {1, 2, 3, 9, 8, true, {"full"}, {}}, true);
   expectPointwise(G, {1, 2, 4, 9, 8, true, {"full"}, {}}, false);
   expectPointwise(G, {2, 2, 2, 9, 8, true, {"full"}, {}}, false);
+  expectPointwise(G, {1, 3, 6, 7, 7, true, {"full", "relu"}, {}}, true);
   {
     SettingScope<int> One(numThreads, setNumThreads, 1);
     expectPointwise(G, {1, 2, 1, 9, 8, true, {"full"}, {}}, false);
+    expectPointwise(G, {1, 2, 5, 8, 8, true, {"full"}, {}}, true);
   }
   {
     SettingScope<PointwiseChoice> Off(pointwiseChoice, setPointwiseChoice,

@@ -10,10 +10,10 @@
 // the model: 144 -> 24 and 96 -> 24 at 56 x 56 0.26 / 0.18 -> 0.17 / 0.11
 // ms, 32 -> 16 at 112 x 112 0.20 -> 0.12, the 28 x 28 ones 0.08-0.10 ->
 // 0.05-0.06. Where oneDNN's parts are good it stays: its 1x1 kernel ran
-// 5-20% ahead of this one inside the model on one thread (this one won only
-// with its operands in L2), and pixel ranges before a depthwise conv, which
-// cuts channel blocks, cost that conv as much again in reads from the other
-// core's cache.
+// 5-20% ahead of this one inside the model on one thread from 14 x 14 up
+// (on 7 x 7 images this one is ahead, 0.01-0.12 ms a conv), and pixel
+// ranges before a depthwise conv, which cuts channel blocks, cost that conv
+// as much again in reads from the other core's cache.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -65,9 +65,10 @@ bool pointwiseConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
 
 /// Which convs the pointwise kernel takes. Auto: on several threads, those
 /// with fewer than two output blocks per thread over all images (where
-/// oneDNN's parts must cut the input channels); Always: every conv it can
-/// (tests); Off: none. RIVET_POINTWISE=off|always in the environment sets
-/// the initial choice.
+/// oneDNN's parts must cut the input channels), and at any thread count
+/// those on images of at most 64 pixels (where it ran ahead of oneDNN);
+/// Always: every conv it can (tests); Off: none. RIVET_POINTWISE=off|always
+/// in the environment sets the initial choice.
 enum class PointwiseChoice { Auto, Off, Always };
 PointwiseChoice pointwiseChoice();
 void setPointwiseChoice(PointwiseChoice C);

@@ -221,12 +221,10 @@ TEST(PointwiseConv, KernelOnUnevenPixelRanges) {
     A.outBlocks = Ob;
     A.pixels = C.H * C.W;
     A.tailOps = 2;
-    A.tail[0] = {PointwiseConvArgs::TailOp::Kind::Add,
-                 PointwiseConvArgs::TailOp::Form::Full,
+    A.tail[0] = {PointwiseConvArgs::TailOp::Kind::Add, OperandForm::Full,
                  B.post[0].operand.data<float>(), 0, 0};
-    A.tail[1] = {PointwiseConvArgs::TailOp::Kind::Clamp,
-                 PointwiseConvArgs::TailOp::Form::Scalar, nullptr, -0.5f,
-                 0.75f};
+    A.tail[1] = {PointwiseConvArgs::TailOp::Kind::Clamp, OperandForm::Scalar,
+                 nullptr, -0.5f, 0.75f};
     for (auto [P0, P1] :
          {std::pair<int64_t, int64_t>{0, 5}, {5, 30}, {30, 31}, {31, 99}})
       pointwiseConvPixels(A, P0, P1);

@@ -48,9 +48,9 @@ applyTail(const PointwiseConvArgs &A, Lanes (&V)[R], int64_t Ob, int64_t At) {
       continue;
     }
     bool Add = O.kind == TailOp::Kind::Add;
-    if (O.form != TailOp::Form::Full) {
-      Lanes X = O.form == TailOp::Form::Scalar ? Lanes{} + *O.data
-                                               : lanesAt(O.data + Ob * kBlock);
+    if (O.form != OperandForm::Full) {
+      Lanes X = O.form == OperandForm::Scalar ? Lanes{} + *O.data
+                                              : lanesAt(O.data + Ob * kBlock);
 #pragma GCC unroll 24
       for (int Rr = 0; Rr < R; ++Rr)
         V[Rr] = Add ? V[Rr] + X : V[Rr] * X;
@@ -174,30 +174,25 @@ bool makeTail(const PostOps &Post, const Tensor &Out, int64_t M,
     TailOp &O = A.tail[A.tailOps++];
     switch (P.kind) {
     case PostOp::Kind::Relu:
-      O = {TailOp::Kind::Clamp, TailOp::Form::Scalar, nullptr, 0.f, Inf};
+      O = {TailOp::Kind::Clamp, OperandForm::Scalar, nullptr, 0.f, Inf};
       continue;
     case PostOp::Kind::Clip:
-      O = {TailOp::Kind::Clamp, TailOp::Form::Scalar, nullptr, (float)P.lo,
+      O = {TailOp::Kind::Clamp, OperandForm::Scalar, nullptr, (float)P.lo,
            (float)P.hi};
       continue;
     case PostOp::Kind::Add:
     case PostOp::Kind::Multiply: break;
     default: return false;
     }
-    const Tensor &X = P.operand;
-    if (!allFloat32({&X}))
+    std::optional<OperandForm> F =
+        P.operand.hasData() ? blockedOperandForm(P.operand, M, Out.shape())
+                            : std::nullopt;
+    if (!F)
       return false;
     O.kind = P.kind == PostOp::Kind::Add ? TailOp::Kind::Add
                                          : TailOp::Kind::Multiply;
-    if (X.shape() == Out.shape())
-      O.form = TailOp::Form::Full;
-    else if (X.numel() == 1)
-      O.form = TailOp::Form::Scalar;
-    else if (isPerChannelBlocked(X, M, Out.shape()))
-      O.form = TailOp::Form::PerChannel;
-    else
-      return false;
-    O.data = X.data<float>();
+    O.form = *F;
+    O.data = P.operand.data<float>();
   }
   return true;
 }
@@ -291,9 +286,9 @@ bool pointwiseConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
     A.outBlocks = B1 - B0;
     for (int T = 0; T < A.tailOps; ++T) {
       TailOp &O = A.tail[T];
-      if (O.form == TailOp::Form::Full)
+      if (O.form == OperandForm::Full)
         O.data += Image0 * OutImage + B0 * Pixels * kBlock;
-      else if (O.form == TailOp::Form::PerChannel)
+      else if (O.form == OperandForm::PerChannel)
         O.data += B0 * kBlock;
     }
     pointwiseConvPixels(A, P0, P1);

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "kernels/dnnl/DnnlAnchors.h"
+#include "kernels/dnnl/PostOps.h"
 
 #include <cstdint>
 
@@ -37,7 +38,7 @@ struct PointwiseConvArgs {
   /// 16]) or one per output element (laid out as out).
   struct TailOp {
     enum class Kind { Clamp, Add, Multiply } kind = Kind::Clamp;
-    enum class Form { Scalar, PerChannel, Full } form = Form::Scalar;
+    OperandForm form = OperandForm::Scalar;
     const float *data = nullptr;
     float lo = 0, hi = 0;
   };

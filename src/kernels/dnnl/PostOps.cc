@@ -2,6 +2,7 @@
 #include "kernels/dnnl/PostOps.h"
 
 #include "kernels/Kernel.h"
+#include "kernels/dnnl/DnnlContext.h"
 
 #include <cstring>
 #include <limits>
@@ -135,6 +136,19 @@ Attrs withoutPostOpAttrs(const Attrs &A) {
     if (Name != KindAttr && Name != LoAttr && Name != HiAttr)
       R.set(Name, V);
   return R;
+}
+
+std::optional<OperandForm> blockedOperandForm(const Tensor &X, int64_t M,
+                                              const Shape &Out) {
+  if (X.dtype() != DType::Float32)
+    return std::nullopt;
+  if (X.shape() == Out)
+    return OperandForm::Full;
+  if (X.numel() == 1)
+    return OperandForm::Scalar;
+  if (dnnlctx::isPerChannelBlocked(X, M, Out))
+    return OperandForm::PerChannel;
+  return std::nullopt;
 }
 
 void applyPostOpsReference(Tensor &Out, const PostOps &P) {

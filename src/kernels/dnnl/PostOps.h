@@ -13,6 +13,7 @@
 #include "kernels/Attrs.h"
 #include "kernels/Tensor.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,15 @@ PostOps decodePostOps(const Attrs &A, const std::vector<Tensor> &Operands);
 int64_t countPostOpOperands(const Attrs &A);
 /// A with the post-op attributes removed (the anchor's own attributes).
 Attrs withoutPostOpAttrs(const Attrs &A);
+
+/// How a binary post-op's operand reaches the elements of a blocked conv
+/// output Out ([N, M/o, H, W, o]) of M channels: one value for all, one per
+/// channel (CHW<o>c form), or one per element (Out's shape).
+enum class OperandForm { Scalar, PerChannel, Full };
+/// X's form against Out, or nullopt when it is not float32 or broadcasts
+/// along other axes (the kernels that read operands by form refuse those).
+std::optional<OperandForm> blockedOperandForm(const Tensor &X, int64_t M,
+                                              const Shape &Out);
 
 /// Applies P to Out in place with the reference kernels (the fallback when
 /// oneDNN cannot express the tail, and what tests compare against).

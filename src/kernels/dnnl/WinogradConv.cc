@@ -154,7 +154,7 @@ struct Geometry {
 
 /// The bias and post-ops, applied to eight channels of one output pixel.
 struct Tail {
-  enum class Form { Scalar, PerChannel, Full };
+  using Form = OperandForm;
   struct Op {
     PostOp::Kind kind;
     float lo, hi;
@@ -228,18 +228,12 @@ std::optional<Tail> makeTail(const Tensor *B, const PostOps &Post,
   for (const PostOp &P : Post) {
     Tail::Op O{P.kind, (float)P.lo, (float)P.hi, nullptr, Tail::Form::Scalar};
     if (P.isBinary()) {
-      const Tensor &X = P.operand;
-      if (X.dtype() != DType::Float32)
+      std::optional<OperandForm> F =
+          blockedOperandForm(P.operand, M, Out.shape());
+      if (!F)
         return std::nullopt;
-      if (X.shape() == Out.shape())
-        O.form = Tail::Form::Full;
-      else if (X.numel() == 1)
-        O.form = Tail::Form::Scalar;
-      else if (isPerChannelBlocked(X, M, Out.shape()))
-        O.form = Tail::Form::PerChannel;
-      else
-        return std::nullopt;
-      O.data = X.data<float>();
+      O.form = *F;
+      O.data = P.operand.data<float>();
     }
     T.ops.push_back(O);
   }

@@ -9,10 +9,10 @@
 #include "KernelTestUtil.h"
 
 #include "kernels/Threading.h"
+#include "kernels/dnnl/BlockedDirectConv.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
-#include "kernels/dnnl/PointwiseConv.h"
 
 #include <fmt/format.h>
 
@@ -28,11 +28,11 @@ namespace rivet::test {
 namespace {
 
 /// Calls that took a fast path: oneDNN's primitives and sgemm, the
-/// one-row dense's matrix-vector product and the pointwise conv kernel.
+/// one-row dense's matrix-vector product and our direct conv kernels.
 int64_t dnnlCalls() {
   DnnlCacheStats S = dnnlCacheStats();
   return S.primitivesCreated + S.primitiveHits + sgemmCalls() +
-         denseGemvCalls() + pointwiseConvCalls();
+         denseGemvCalls() + directConvCalls();
 }
 
 Tensor runReference(const std::string &Op, const std::vector<Tensor> &In,
@@ -452,14 +452,14 @@ TEST(DnnlFused, BlockedImageAndDepthwiseConvs) {
 // output channel blocks) on the runtime's pool; the threshold is lowered so
 // that these small convs split too. Uneven ranges, batches, depthwise and
 // image convs, 16-channel blocks, and every kind of post-op operand. The
-// 16-channel 1x1 convs here are oneDNN's too (the pointwise kernel off).
+// 16-channel 1x1 convs here are oneDNN's too (our direct kernels off).
 TEST(DnnlFused, BlockedConvsAsParts) {
   std::mt19937 G(37);
   using K = PostOp::Kind;
   const char *F = "dnnl.conv2d_nchwc_fused", *Anchor = "conv2d_nchwc";
   SettingScope<int64_t> AllSplit(convPartsMinWork, setConvPartsMinWork, 0);
-  SettingScope<PointwiseChoice> OneDnnOnly(pointwiseChoice, setPointwiseChoice,
-                                           PointwiseChoice::Off);
+  SettingScope<DirectConvChoice> OneDnnOnly(
+      directConvChoice, setDirectConvChoice, DirectConvChoice::Off);
   for (int Threads : {2, 3}) {
     SettingScope<int> T(numThreads, setNumThreads, Threads);
     auto Expect = [&](const std::vector<Tensor> &In, const Attrs &A,

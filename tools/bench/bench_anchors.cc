@@ -15,9 +15,9 @@
 #include "kernels/Kernel.h"
 #include "kernels/Random.h"
 #include "kernels/Threading.h"
+#include "kernels/dnnl/BlockedDirectConv.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/DnnlConfig.h"
-#include "kernels/dnnl/PointwiseConv.h"
 #include "kernels/dnnl/WinogradConv.h"
 
 #include <fmt/format.h>
@@ -115,9 +115,9 @@ void benchWinograd(bool Quick, int Cores, int64_t Bk) {
 /// mobilenet_v2's pointwise and depthwise convs as the optimized model runs
 /// them (conv2d_nchwc on NCHW{Bk}c tensors, channels padded to a whole
 /// block, constant weights, bias and relu6 fused): one thread, then Cores
-/// threads as the runtime picks (parts on its pool, the pointwise kernel
+/// threads as the runtime picks (parts on its pool, our direct kernel
 /// for 1x1 convs with few output blocks), with oneDNN's parts only (the
-/// pointwise kernel off), and without parts (one thread below 2^26
+/// direct kernel off), and without parts (one thread below 2^26
 /// multiply-adds, oneDNN's OpenMP region above).
 void benchMobileNetConvs(bool Quick, int Cores, int64_t Bk) {
   std::string Data = fmt::format("NCHW{}c", Bk);
@@ -160,15 +160,15 @@ void benchMobileNetConvs(bool Quick, int Cores, int64_t Bk) {
     for (int Run = 0; Run < 4; ++Run) {
       setNumThreads(Run == 0 ? 1 : Cores);
       setConvPartsMinWork(Run == 3 ? INT64_MAX : PartsMinWork);
-      setPointwiseChoice(Run == 2 ? PointwiseChoice::Off
-                                  : PointwiseChoice::Auto);
+      setDirectConvChoice(Run == 2 ? DirectConvChoice::Off
+                                   : DirectConvChoice::Auto);
       double S = medianSeconds(Quick ? 20 : 200, [&] {
         runKernel("dnnl.conv2d_nchwc_fused", {X, W, B}, A);
       });
       Row += fmt::format(" {:>8.3f}", S * 1e3);
     }
     setConvPartsMinWork(PartsMinWork);
-    setPointwiseChoice(PointwiseChoice::Auto);
+    setDirectConvChoice(DirectConvChoice::Auto);
     fmt::print("{}\n", Row);
   }
   setNumThreads(Cores);

@@ -7,21 +7,22 @@
 // are already blocked (conv2d_nchwc) the call runs on them in place. Weights
 // are reordered once per constant buffer. A residual add of the output's
 // shape becomes the `sum` post-op (see PostOpPlan). Blocked 3x3 stride-1
-// convs go to Winograd's algorithm first (WinogradConv.h), 1x1 stride-1
-// ones on 16-channel blocks with too few output blocks for the threads to a
-// kernel of our own that splits pixels (PointwiseConv.h); other blocked
-// convs on several threads run as parts on the runtime's pool (ConvParts:
-// ranges of images and output channel blocks, or, with too few output
-// blocks, of input channel blocks whose sums are added).
+// convs go to Winograd's algorithm first (WinogradConv.h), where it pays;
+// stride-1 convs that oneDNN splits or streams poorly (1x1 ones with too
+// few output blocks for the threads, any on 7 x 7 images) to a kernel of
+// our own next (BlockedDirectConv.h); other blocked convs on several
+// threads run as parts on the runtime's pool (ConvParts: ranges of images
+// and output channel blocks, or, with too few output blocks, of input
+// channel blocks whose sums are added).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/DnnlAnchors.h"
 
 #include "kernels/NativeKernelAbi.h"
 #include "kernels/Threading.h"
+#include "kernels/dnnl/BlockedDirectConv.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
-#include "kernels/dnnl/PointwiseConv.h"
 #include "kernels/dnnl/PostOps.h"
 #include "kernels/dnnl/WinogradConv.h"
 
@@ -636,7 +637,7 @@ bool dnnlConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
       W.shape()[4] != BL.kernelInputBlock || W.shape()[5] != BL.outBlock)
     return false;
   if (winogradConvBlocked(X, W, B, P, BL, Post, Out) ||
-      pointwiseConvBlocked(X, W, B, P, BL, Post, Out))
+      directConvBlocked(X, W, B, P, BL, Post, Out))
     return true;
   if (std::optional<bool> Ran = runConvInParts(X, W, B, P, BL, Post, Out))
     return *Ran;

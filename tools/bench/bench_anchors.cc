@@ -53,9 +53,9 @@ Tensor runKernel(const char *Op, const std::vector<Tensor> &In,
 
 /// resnet18's 3x3 stride-1 convs as the optimized model runs them
 /// (conv2d_nchwc on NCHW{Bk}c tensors, constant weights, bias and relu
-/// fused),
-/// by oneDNN's direct kernel and by Winograd F(2x2) and F(4x4), at 1 and
-/// Cores threads; "auto" is what the runtime picks.
+/// fused), by oneDNN's direct kernel, our row kernel (BlockedDirectConv.h;
+/// oneDNN's where it does not take the conv), and Winograd F(2x2) and
+/// F(4x4), at 1 and Cores threads; "auto" is what the runtime picks.
 void benchWinograd(bool Quick, int Cores, int64_t Bk) {
   std::string Data = fmt::format("NCHW{}c", Bk);
   struct Case {
@@ -64,8 +64,9 @@ void benchWinograd(bool Quick, int Cores, int64_t Bk) {
   fmt::print("\nresnet18 3x3 stride-1 convs, {}, bias (+ residual) + "
              "relu: ms (GFLOP/s of the direct conv's count)\n",
              Data);
-  fmt::print("{:>16} {:>3} {:>16} {:>16} {:>16} {:>16}\n", "C x H x W", "T",
-             "direct", "winograd m=2", "winograd m=4", "auto");
+  fmt::print("{:>16} {:>3} {:>16} {:>16} {:>16} {:>16} {:>16}\n", "C x H x W",
+             "T", "oneDNN direct", "rows (ours)", "winograd m=2",
+             "winograd m=4", "auto");
   // resnet18's four stages, and fewer channels (where Auto keeps the direct
   // kernel).
   for (Case K : {Case{64, 56}, Case{128, 28}, Case{256, 14}, Case{512, 7},
@@ -97,9 +98,20 @@ void benchWinograd(bool Quick, int Cores, int64_t Bk) {
             "{:>16} {:>3}",
             fmt::format("{}x{}x{}{}", K.C, K.HW, K.HW, Residual ? "+res" : ""),
             T);
-        for (WinogradChoice C : {WinogradChoice::Off, WinogradChoice::Tile2,
-                                 WinogradChoice::Tile4, WinogradChoice::Auto}) {
-          setWinogradChoice(C);
+        // oneDNN's direct kernel, our row kernel (where it takes the
+        // conv), Winograd's two tile sizes, the runtime's choice.
+        struct Choice {
+          WinogradChoice winograd;
+          DirectConvChoice direct;
+        };
+        for (Choice C :
+             {Choice{WinogradChoice::Off, DirectConvChoice::Off},
+              Choice{WinogradChoice::Off, DirectConvChoice::Always},
+              Choice{WinogradChoice::Tile2, DirectConvChoice::Off},
+              Choice{WinogradChoice::Tile4, DirectConvChoice::Off},
+              Choice{WinogradChoice::Auto, DirectConvChoice::Auto}}) {
+          setWinogradChoice(C.winograd);
+          setDirectConvChoice(C.direct);
           double S = medianSeconds(Quick ? 5 : 30, [&] {
             runKernel("dnnl.conv2d_nchwc_fused", In, A);
           });
@@ -109,6 +121,7 @@ void benchWinograd(bool Quick, int Cores, int64_t Bk) {
       }
   }
   setWinogradChoice(WinogradChoice::Auto);
+  setDirectConvChoice(DirectConvChoice::Auto);
   setNumThreads(Cores);
 }
 

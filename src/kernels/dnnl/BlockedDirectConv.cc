@@ -89,7 +89,8 @@ __attribute__((always_inline)) inline void tile(const DirectConvArgs &A,
       Acc[B][Rr] = Bias;
   }
   int64_t WStride = A.inBlocks * A.taps * kBlockSquare, Row = A.xRowStride;
-  const float *X = A.x + (Cols == 0 ? P * kBlock : P / Cols * Row);
+  const float *X =
+      A.x + (Cols == 0 ? P * kBlock : P / Cols * Row + P % Cols * kBlock);
   const float *W = A.w + Ob * WStride;
   for (int64_t Ib = 0; Ib < A.inBlocks; ++Ib, X += A.xBlockStride) {
     for (int64_t T = 0; T < A.taps; ++T, W += kBlockSquare) {
@@ -158,11 +159,13 @@ constexpr int64_t kTilePixels = 24;
 
 } // namespace
 
+namespace {
+
 // Pixels in chunks whose input (every input block) stays in L2 while each
 // group of output blocks passes over it: output blocks four at a time (six
 // pixels a tile), the last one to three with more pixels a tile.
-__attribute__((target_clones("avx512f", "default"))) void
-directConvPixels(const DirectConvArgs &A, int64_t P0, int64_t P1) {
+__attribute__((target("avx512f"))) void pixelsAvx512(const DirectConvArgs &A,
+                                                     int64_t P0, int64_t P1) {
   constexpr int64_t kChunkBytes = 256 << 10;
   int64_t Chunk = kChunkBytes / (A.inBlocks * kBlock * (int64_t)sizeof(float));
   Chunk = Chunk < kTilePixels ? kTilePixels : Chunk - Chunk % kTilePixels;
@@ -182,12 +185,50 @@ directConvPixels(const DirectConvArgs &A, int64_t P0, int64_t P1) {
 
 // Rows of 7 (ResNet's last stage at 224 x 224), 8 (at 256 x 256) and 14
 // pixels, 21-28 sums a tile.
-__attribute__((target_clones("avx512f", "default"))) void
-directConvRows(const DirectConvArgs &A, int64_t Cols) {
+__attribute__((target("avx512f"))) void rowsAvx512(const DirectConvArgs &A,
+                                                   int64_t Cols) {
   switch (Cols) {
   case 7: imageRows<7, 4>(A); break;
   case 8: imageRows<8, 3>(A); break;
   case 14: imageRows<14, 2>(A); break;
+  default: break;
+  }
+}
+
+/// Without AVX-512 (callers do not choose these kernels there; tests do):
+/// one pixel of one block a tile, the same sums. Not the AVX-512 tiles
+/// compiled for the baseline: 16-float vectors in 28 sums spill everywhere
+/// and took most of a minute to compile.
+template <int Cols>
+void pixelByPixel(const DirectConvArgs &A, int64_t P0, int64_t P1) {
+  for (int64_t Ob = 0; Ob < A.outBlocks; ++Ob)
+    for (int64_t P = P0; P < P1; ++P)
+      tile<1, 1, Cols, false>(A, Ob, P);
+}
+
+bool hasAvx512() {
+  static const bool Has = __builtin_cpu_supports("avx512f");
+  return Has;
+}
+
+} // namespace
+
+void directConvPixels(const DirectConvArgs &A, int64_t P0, int64_t P1) {
+  if (hasAvx512())
+    pixelsAvx512(A, P0, P1);
+  else
+    pixelByPixel<0>(A, P0, P1);
+}
+
+void directConvRows(const DirectConvArgs &A, int64_t Cols) {
+  if (hasAvx512()) {
+    rowsAvx512(A, Cols);
+    return;
+  }
+  switch (Cols) {
+  case 7: pixelByPixel<7>(A, 0, A.outPixels); break;
+  case 8: pixelByPixel<8>(A, 0, A.outPixels); break;
+  case 14: pixelByPixel<14>(A, 0, A.outPixels); break;
   default: break;
   }
 }
@@ -275,9 +316,8 @@ void padImage(const float *Image, int64_t Ib, int64_t H, int64_t W,
 bool directConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
                        const ConvParams &P, const BlockedConvLayout &L,
                        const PostOps &Post, Tensor &Out) {
-  static const bool HasAvx512 = __builtin_cpu_supports("avx512f");
   DirectConvChoice Choice = directConvChoice();
-  if (Choice == DirectConvChoice::Off || !dnnlEnabled() || !HasAvx512 ||
+  if (Choice == DirectConvChoice::Off || !dnnlEnabled() || !hasAvx512() ||
       !allFloat32({&X, &W, B, &Out}))
     return false;
   if (L.dataBlock != kBlock || L.kernelInputBlock != kBlock ||

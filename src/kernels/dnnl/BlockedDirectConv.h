@@ -67,9 +67,9 @@ struct DirectConvArgs {
 };
 
 /// A 1x1 conv: pixels [P0, P1) of every output block of A, with its tail.
-/// Compiled for AVX-512 and the baseline, picked by the CPU at load time
-/// (the baseline is correct everywhere, fast nowhere). Sums run in another
-/// order than the reference kernel's: equal within rounding.
+/// Tiles for AVX-512, or pixel by pixel on other CPUs (correct everywhere,
+/// fast nowhere). Sums run in another order than the reference kernel's:
+/// equal within rounding.
 void directConvPixels(const DirectConvArgs &A, int64_t P0, int64_t P1);
 /// Any stride-1 conv whose output rows have Cols pixels (rowKernelTakes):
 /// every output pixel of every output block of A, on A's padded input.

@@ -307,12 +307,39 @@ TEST(BlockedDirectConv, RowsRandomShapesTailsAndThreads) {
   EXPECT_GE(Cases, 25);
 }
 
+// The row kernel's pixel-by-pixel form (CPUs without AVX-512), through the
+// conv kernel: every row width, padding and threads.
+TEST(BlockedDirectConv, RowsPixelByPixel) {
+  if (!cpuHasAvx512())
+    GTEST_SKIP() << "the direct conv kernels run on AVX-512 only";
+  std::mt19937 G(71);
+  SettingScope<bool> Form(directConvBaseline, setDirectConvBaseline, true);
+  SettingScope<DirectConvChoice> Every(directConvChoice, setDirectConvChoice,
+                                       DirectConvChoice::Always);
+  SettingScope<WinogradChoice> NoWinograd(winogradChoice, setWinogradChoice,
+                                          WinogradChoice::Off);
+  SettingScope<int> T(numThreads, setNumThreads, 2);
+  Attrs Pad1{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  for (int64_t W : {7, 8, 14})
+    expectDirect(G, {2, 2, 3, 5, W, true, {"full", "relu"}, Pad1, 3}, true);
+  expectDirect(G, {1, 2, 3, 9, 8, true, {"channel", "clip"}, {}, 1}, true);
+}
+
 // The kernel on ranges that end off the tile sizes, in pieces that together
-// cover the image, on this CPU's compiled form (AVX-512 or the baseline).
+// cover the image, in its AVX-512 tiles (where the CPU has them) and its
+// pixel-by-pixel form.
 TEST(BlockedDirectConv, OneByOneKernelOnUnevenPixelRanges) {
   std::mt19937 G(61);
-  for (int64_t Ob : {1, 2, 3, 4, 7}) {
-    SCOPED_TRACE(fmt::format("{} output blocks", Ob));
+  for (auto [Ob, Baseline] : {std::pair<int64_t, bool>{1, false},
+                              {2, false},
+                              {3, false},
+                              {4, false},
+                              {7, false},
+                              {3, true}}) {
+    SCOPED_TRACE(fmt::format("{} output blocks{}", Ob,
+                             Baseline ? ", pixel by pixel" : ""));
+    SettingScope<bool> Form(directConvBaseline, setDirectConvBaseline,
+                            Baseline || !cpuHasAvx512());
     Case C{1, 2, Ob, 9, 11, true, {"full", "clip"}, {}};
     Built B = build(G, C);
     double Scale = 1;

@@ -211,17 +211,24 @@ bool hasAvx512() {
   return Has;
 }
 
+std::atomic<bool> Baseline{false};
+
+/// Whether the kernels run their AVX-512 tiles.
+bool avx512Tiles() {
+  return hasAvx512() && !Baseline.load(std::memory_order_relaxed);
+}
+
 } // namespace
 
 void directConvPixels(const DirectConvArgs &A, int64_t P0, int64_t P1) {
-  if (hasAvx512())
+  if (avx512Tiles())
     pixelsAvx512(A, P0, P1);
   else
     pixelByPixel<0>(A, P0, P1);
 }
 
 void directConvRows(const DirectConvArgs &A, int64_t Cols) {
-  if (hasAvx512()) {
+  if (avx512Tiles()) {
     rowsAvx512(A, Cols);
     return;
   }
@@ -446,5 +453,7 @@ DirectConvChoice directConvChoice() {
 }
 void setDirectConvChoice(DirectConvChoice C) { choiceFlag().store(C); }
 int64_t directConvCalls() { return Calls.load(); }
+bool directConvBaseline() { return Baseline.load(); }
+void setDirectConvBaseline(bool On) { Baseline.store(On); }
 
 } // namespace rivet

@@ -99,5 +99,9 @@ DirectConvChoice directConvChoice();
 void setDirectConvChoice(DirectConvChoice C);
 /// Convs run by directConvBlocked since the process started (tests).
 int64_t directConvCalls();
+/// Tests: directConvPixels and directConvRows in their pixel-by-pixel form
+/// (what CPUs without AVX-512 run) even on AVX-512.
+bool directConvBaseline();
+void setDirectConvBaseline(bool On);
 
 } // namespace rivet

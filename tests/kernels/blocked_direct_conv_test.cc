@@ -168,6 +168,7 @@ TEST(BlockedDirectConv, TakesOnlyWhatItCan) {
   if (!cpuHasAvx512())
     GTEST_SKIP() << "the direct conv kernels run on AVX-512 only";
   std::mt19937 G(59);
+  Attrs Pad1{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
   SettingScope<int> T(numThreads, setNumThreads, 2);
   SettingScope<int64_t> AllSplit(convPartsMinWork, setConvPartsMinWork, 0);
   {
@@ -186,17 +187,7 @@ TEST(BlockedDirectConv, TakesOnlyWhatItCan) {
         false);
     expectDirect(G, {1, 2, 3, 9, 8, true, {"relu"}, {}}, true);
     // Output rows of 9 pixels: no row kernel.
-    expectDirect(G,
-                 {1,
-                  2,
-                  3,
-                  9,
-                  9,
-                  true,
-                  {"relu"},
-                  {{"pads", std::vector<int64_t>{1, 1, 1, 1}}},
-                  3},
-                 false);
+    expectDirect(G, {1, 2, 3, 9, 9, true, {"relu"}, Pad1, 3}, false);
     expectDirect(G,
                  {1,
                   2,
@@ -217,28 +208,8 @@ TEST(BlockedDirectConv, TakesOnlyWhatItCan) {
   expectDirect(G, {1, 2, 4, 9, 8, true, {"full"}, {}}, false);
   expectDirect(G, {2, 2, 2, 9, 8, true, {"full"}, {}}, false);
   expectDirect(G, {1, 3, 6, 7, 7, true, {"full", "relu"}, {}}, true);
-  expectDirect(G,
-               {1,
-                3,
-                6,
-                7,
-                7,
-                true,
-                {"full", "relu"},
-                {{"pads", std::vector<int64_t>{1, 1, 1, 1}}},
-                3},
-               true);
-  expectDirect(G,
-               {1,
-                3,
-                6,
-                14,
-                14,
-                true,
-                {"relu"},
-                {{"pads", std::vector<int64_t>{1, 1, 1, 1}}},
-                3},
-               false);
+  expectDirect(G, {1, 3, 6, 7, 7, true, {"full", "relu"}, Pad1, 3}, true);
+  expectDirect(G, {1, 3, 6, 14, 14, true, {"relu"}, Pad1, 3}, false);
   {
     SettingScope<int> One(numThreads, setNumThreads, 1);
     expectDirect(G, {1, 2, 1, 9, 8, true, {"full"}, {}}, false);
@@ -292,17 +263,8 @@ TEST(BlockedDirectConv, RowsRandomShapesTailsAndThreads) {
       }
     }
     // resnet18's last stage, fewer channels.
-    expectDirect(G,
-                 {1,
-                  4,
-                  5,
-                  7,
-                  7,
-                  true,
-                  {"full", "relu"},
-                  {{"pads", std::vector<int64_t>{1, 1, 1, 1}}},
-                  3},
-                 true);
+    Attrs Pad1{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    expectDirect(G, {1, 4, 5, 7, 7, true, {"full", "relu"}, Pad1, 3}, true);
   }
   EXPECT_GE(Cases, 25);
 }

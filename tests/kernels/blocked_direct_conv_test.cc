@@ -316,8 +316,6 @@ TEST(BlockedDirectConv, OneByOneKernelOnUnevenPixelRanges) {
     A.outBlocks = Ob;
     A.outPixels = C.H * C.W;
     A.xBlockStride = A.outPixels * kB;
-    const int64_t NoOffset[1] = {0};
-    A.tapOffsets = NoOffset;
     A.tailOps = 2;
     A.tail[0] = {DirectConvArgs::TailOp::Kind::Add, OperandForm::Full,
                  B.post[0].operand.data<float>(), 0, 0};

@@ -88,13 +88,14 @@ __attribute__((always_inline)) inline void tile(const DirectConvArgs &A,
     for (int Rr = 0; Rr < R; ++Rr)
       Acc[B][Rr] = Bias;
   }
-  int64_t WStride = A.inBlocks * A.taps * kBlockSquare, Row = A.xRowStride;
+  int64_t Row = A.xRowStride,
+          WStride = A.inBlocks * A.kernelH * A.kernelW * kBlockSquare;
   const float *X =
       A.x + (Cols == 0 ? P * kBlock : P / Cols * Row + P % Cols * kBlock);
   const float *W = A.w + Ob * WStride;
   for (int64_t Ib = 0; Ib < A.inBlocks; ++Ib, X += A.xBlockStride) {
-    for (int64_t T = 0; T < A.taps; ++T, W += kBlockSquare) {
-      const float *Xt = X + A.tapOffsets[T];
+    for (int64_t T = 0; T < A.kernelH * A.kernelW; ++T, W += kBlockSquare) {
+      const float *Xt = X + T / A.kernelW * Row + T % A.kernelW * kBlock;
 #pragma GCC unroll 2
       for (int I = 0; I < kBlock; ++I) {
         Lanes Wv[NB];
@@ -371,8 +372,6 @@ bool directConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
 
   // The row kernel reads a padded copy of the images (a few hundred KB:
   // small images only take it by Auto).
-  static const int64_t NoOffset[1] = {0};
-  std::vector<int64_t> TapOffsets;
   thread_local std::vector<float> Padded;
   int64_t Hp = H + Pt + Pb, Wp = Wd + Pl + Pr;
   int64_t XImage = Rows ? Ib * Hp * Wp * kBlock : X.numel() / N;
@@ -381,15 +380,11 @@ bool directConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
     for (int64_t I = 0; I < N; ++I)
       padImage(X.data<float>() + I * (X.numel() / N), Ib, H, Wd, Pt, Pl, Hp, Wp,
                Padded.data() + I * XImage);
-    for (int64_t Kh = 0; Kh < KH; ++Kh)
-      for (int64_t Kw = 0; Kw < KW; ++Kw)
-        TapOffsets.push_back((Kh * Wp + Kw) * kBlock);
-    Image.taps = KH * KW;
-    Image.tapOffsets = TapOffsets.data();
+    Image.kernelH = KH;
+    Image.kernelW = KW;
     Image.xBlockStride = Hp * Wp * kBlock;
     Image.xRowStride = Wp * kBlock;
   } else {
-    Image.tapOffsets = NoOffset;
     Image.xBlockStride = Pixels * kBlock;
   }
   const float *XData = Rows ? Padded.data() : X.data<float>();

@@ -42,16 +42,13 @@ struct DirectConvArgs {
   /// padded ([inBlocks][rows][xRowStride / 16][16], the pads zero) so that
   /// output pixel (h, w) reads tap (kh, kw) at row h + kh, column w + kw.
   const float *x = nullptr;
-  const float *w = nullptr;    ///< [outBlocks][inBlocks][taps][16 i][16 o]
+  const float *w = nullptr;    ///< [outBlocks][inBlocks][kh][kw][16 i][16 o]
   const float *bias = nullptr; ///< [outBlocks * 16], or null
   float *out = nullptr;        ///< [outBlocks][outPixels][16]
   int64_t inBlocks = 0, outBlocks = 0, outPixels = 0;
-  int64_t xBlockStride = 0; ///< floats from one input block to the next
-  int64_t xRowStride = 0;   ///< floats from one input row to the next
-  /// The kernel's taps: floats from an output pixel's first input to each
-  /// tap's ({0} for 1x1).
-  int64_t taps = 1;
-  const int64_t *tapOffsets = nullptr;
+  int64_t xBlockStride = 0;         ///< floats from one input block to the next
+  int64_t xRowStride = 0;           ///< floats from one input row to the next
+  int64_t kernelH = 1, kernelW = 1; ///< taps (kh, kw) of the conv kernel
   /// An op of the tail: clamp to [lo, hi] (relu: [0, inf]), or add or
   /// multiply an operand that is one value, one per channel ([outBlocks *
   /// 16]) or one per output element (laid out as out).

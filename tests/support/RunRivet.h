@@ -31,9 +31,13 @@ inline std::string shellQuote(const std::string &S) {
 }
 
 /// Runs `rivet Args...`; stderr joins the output unless WithStderr is false.
+/// Stdin, where given, is what the command reads on its standard input.
 inline RunResult runRivet(const std::vector<std::string> &Args,
-                          bool WithStderr = true) {
+                          bool WithStderr = true,
+                          const std::string *Stdin = nullptr) {
   std::string Cmd = shellQuote(RivetBin);
+  if (Stdin)
+    Cmd = "printf '%s' " + shellQuote(*Stdin) + " | " + Cmd;
   for (const std::string &A : Args)
     Cmd += " " + shellQuote(A);
   Cmd += WithStderr ? " 2>&1" : " 2>/dev/null";

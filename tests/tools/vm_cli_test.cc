@@ -318,6 +318,44 @@ TEST_F(VmCli, BenchPrintsJson) {
   EXPECT_GE(jsonNumber(R.output, "repeat"), 40) << R.output;
 }
 
+// --serve keeps one warmed-up engine and times one batch per line of stdin
+// (a driver interleaves other engines' batches between them).
+TEST_F(VmCli, BenchServeTimesOneBatchPerLine) {
+  std::vector<std::string> Args = {
+      "bench",      (Source / "tests/models/rnn_loop/model.onnx").string(),
+      "--shape",    "xs=4x2x4",
+      "--shape",    "h0=2x8",
+      "--warmup",   "1",
+      "--repeat",   "3",
+      "--min-time", "0",
+      "--serve"};
+  std::string Three = "go\ngo\ngo\n";
+  RunResult R = runRivet(Args, /*WithStderr=*/false, &Three);
+  ASSERT_EQ(R.exitCode, 0) << R.output;
+  std::vector<std::string> Lines;
+  for (size_t Pos = 0, End;
+       (End = R.output.find('\n', Pos)) != std::string::npos; Pos = End + 1)
+    Lines.push_back(R.output.substr(Pos, End - Pos));
+  ASSERT_EQ(Lines.size(), 3u) << R.output;
+  for (size_t I = 0; I < Lines.size(); ++I) {
+    EXPECT_EQ(jsonNumber(Lines[I], "batch"), (double)I) << Lines[I];
+    EXPECT_GE(jsonNumber(Lines[I], "repeat"), 3) << Lines[I];
+    EXPECT_LE(jsonNumber(Lines[I], "min_ms"),
+              jsonNumber(Lines[I], "median_ms"));
+    EXPECT_LE(jsonNumber(Lines[I], "median_ms"),
+              jsonNumber(Lines[I], "max_ms"));
+  }
+  // No input, no batch; and it times one engine only.
+  std::string None;
+  RunResult Empty = runRivet(Args, /*WithStderr=*/false, &None);
+  EXPECT_EQ(Empty.exitCode, 0);
+  EXPECT_EQ(Empty.output, "");
+  Args.push_back("--profile");
+  RunResult Refused = runRivet(Args, /*WithStderr=*/true, &Three);
+  EXPECT_EQ(Refused.exitCode, 2) << Refused.output;
+  EXPECT_TRUE(contains(Refused.output, "--serve")) << Refused.output;
+}
+
 // --profile adds each kernel instruction's time per run (the loop's body
 // kernels run once per iteration) and a table on stderr.
 TEST_F(VmCli, BenchProfileTimesKernels) {

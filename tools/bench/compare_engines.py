@@ -4,18 +4,23 @@ thread counts (issue 6). A benchmark, not a test.
 
     /usr/bin/python3 tools/bench/compare_engines.py [--rivet build/tools/rivet]
         [--ort-python /work/ort-venv/bin/python] [--threads 1,2]
-        [--warmup 3] [--repeat 20] [--min-time 1.0] [--rounds 3] [--models a,b,...]
+        [--warmup 3] [--repeat 5] [--min-time 0.3] [--rounds 15] [--models a,b,...]
         [--json OUT.json] [--markdown]
 
 For every model and thread count T it prints the median latency (ms) of each
-engine after warmup runs, and the ratio of Rivet's to the faster peer's. The
-engines are timed in interleaved rounds (--rounds, default 3) and the ratio
-is the median of the rounds' ratios, since the speed of a shared machine
-drifts between rounds:
+engine after warmup runs, and the ratio of Rivet's to the faster peer's. Each
+engine is loaded and warmed up once, in a process of its own that stays up,
+and then timed in short batches (--repeat runs and --min-time seconds) in
+interleaved rounds (--rounds): in each round the three engines run one batch
+each, back to back, on the same thread count, their order reversed every
+other round. The ratio is the median of the rounds' ratios: a shared VM's
+speed moves by tens of percent from one few seconds to the next, and only
+batches taken side by side see the same machine:
 
 - Rivet: the model is compiled once with `rivet compile -O3` to a .rvx (the
-  compile time is reported separately) and timed with `rivet bench X.rvx
-  --threads T` (T intra-op threads for oneDNN and the generated kernels).
+  compile time is reported separately) and timed by `rivet bench X.rvx
+  --threads T --serve` (T intra-op threads for oneDNN and the generated
+  kernels), which times a batch per line it reads.
 - ONNX Runtime: a helper run by --ort-python (an interpreter with onnxruntime;
   Debian's /usr/bin/python3 has none: `python3 -m venv V && V/bin/pip install
   onnxruntime numpy`), intra_op_num_threads=T, inter_op_num_threads=1,
@@ -140,15 +145,46 @@ def rivet_compile(rivet, case, work, extra):
     return rvx, time.perf_counter() - t0, out.strip()
 
 
-def rivet_time(rivet, rvx, inputs, threads, a):
+class Worker:
+    """An engine in a process of its own that times one batch per line it
+    reads and answers with a JSON line (its "median_ms"); stderr goes to a
+    file, read back when the process fails."""
+
+    def __init__(self, cmd, work, name):
+        self.cmd = cmd
+        self.err = open(os.path.join(work, f"{name}.stderr"), "w+")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, text=True)
+
+    def request(self, line):
+        """Sends one line; returns the JSON answer."""
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+            answer = self.proc.stdout.readline()
+        except BrokenPipeError:
+            answer = ""
+        if not answer:
+            self.proc.wait()
+            self.err.seek(0)
+            raise RuntimeError(f"{shlex.join(self.cmd)} failed ({self.proc.returncode}):\n{self.err.read()}")
+        return json.loads(answer)
+
+    def close(self):
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.err.close()
+
+
+def rivet_worker(rivet, rvx, inputs, threads, work, a):
     args = [rivet, "bench", rvx, "--threads", str(threads), "--warmup", str(a.warmup),
-            "--repeat", str(a.repeat), "--min-time", str(a.min_time)]
+            "--repeat", str(a.repeat), "--min-time", str(a.min_time), "--serve"]
     for n, p in inputs.items():
         args += ["--input", f"{n}={p}"]
-    r = json.loads(run_checked(args))
-    if r.get("threads") != threads:
-        raise RuntimeError(f"rivet bench ran with {r.get('threads')} threads, not {threads} (an older rivet?)")
-    return r["median_ms"]
+    return Worker(args, work, f"rivet_t{threads}")
 
 
 def rivet_outputs(rivet, rvx, inputs, work):
@@ -168,7 +204,7 @@ import numpy as np
 import onnxruntime as ort
 spec = json.load(open(sys.argv[1]))
 feed = {n: np.load(p) for n, p in spec["inputs"].items()}
-result = {"version": ort.__version__, "ms": {}}
+sessions = {}
 for t in spec["threads"]:
     so = ort.SessionOptions()
     so.intra_op_num_threads = t
@@ -179,12 +215,16 @@ for t in spec["threads"]:
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     sess = ort.InferenceSession(spec["model"], so, providers=["CPUExecutionProvider"])
     outs = sess.run(None, feed)
-    if t == spec["threads"][0]:
+    if not sessions:
         os.makedirs(spec["out"], exist_ok=True)
         for i, y in enumerate(outs):
             np.save(os.path.join(spec["out"], f"output_{i}.npy"), y)
     for _ in range(spec["warmup"]):
         sess.run(None, feed)
+    sessions[t] = sess
+print(json.dumps({"version": ort.__version__}), flush=True)
+for line in sys.stdin:  # one batch on line's thread count per line
+    sess = sessions[int(line)]
     times, start = [], time.perf_counter()
     while len(times) < spec["repeat"] or time.perf_counter() - start < spec["min_time"]:
         t0 = time.perf_counter()
@@ -192,19 +232,27 @@ for t in spec["threads"]:
         times.append((time.perf_counter() - t0) * 1e3)
     times.sort()
     n = len(times)
-    result["ms"][str(t)] = times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2
-print(json.dumps(result))
+    ms = times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2
+    print(json.dumps({"median_ms": ms, "repeat": n}), flush=True)
 """
 
 
-def ort_measure(ort_python, case, inputs, threads, work, a):
+def ort_worker(ort_python, case, inputs, threads, work, a):
+    """Starts the helper; returns the worker, ORT's version and outputs."""
     spec = {"model": case.model, "inputs": inputs, "threads": threads, "warmup": a.warmup,
             "repeat": a.repeat, "min_time": a.min_time, "out": os.path.join(work, "ort_out")}
     spec_path = os.path.join(work, "ort_spec.json")
     with open(spec_path, "w") as f:
         json.dump(spec, f)
-    r = json.loads(run_checked([ort_python, "-c", ORT_SCRIPT, spec_path]))
-    return r["version"], {int(t): ms for t, ms in r["ms"].items()}, read_outputs(spec["out"])
+    w = Worker([ort_python, "-c", ORT_SCRIPT, spec_path], work, "ort")
+    try:
+        answer = w.proc.stdout.readline()
+        if not answer:
+            w.request("")  # raises with the helper's stderr
+        return w, json.loads(answer)["version"], read_outputs(spec["out"])
+    except Exception:
+        w.close()
+        raise
 
 
 # --- PyTorch ----------------------------------------------------------------
@@ -256,25 +304,32 @@ def flatten(v):
     return [y for x in v for y in flatten(x)]
 
 
-def torch_measure(case, threads, a):
-    import torch
-    module = torch_module(case.export_script)
-    args = [torch.from_numpy(np.ascontiguousarray(v)) for v in case.inputs.values()]
-    ms, outs = {}, None
-    for t in threads:
+class TorchEngine:
+    """The PyTorch module in this process: outputs on construction, then one
+    batch on T threads per call."""
+
+    def __init__(self, case, threads, a):
+        import torch
+        self.torch, self.a = torch, a
+        self.module = torch_module(case.export_script)
+        self.args = [torch.from_numpy(np.ascontiguousarray(v)) for v in case.inputs.values()]
+        with torch.inference_mode():
+            self.outs = flatten(self.module(*self.args))
+            for t in threads:
+                torch.set_num_threads(t)
+                for _ in range(a.warmup):
+                    self.module(*self.args)
+
+    def batch(self, t):
+        torch, a = self.torch, self.a
         torch.set_num_threads(t)
         with torch.inference_mode():
-            if outs is None:
-                outs = flatten(module(*args))
-            for _ in range(a.warmup):
-                module(*args)
             times, start = [], time.perf_counter()
             while len(times) < a.repeat or time.perf_counter() - start < a.min_time:
                 t0 = time.perf_counter()
-                module(*args)
+                self.module(*self.args)
                 times.append((time.perf_counter() - t0) * 1e3)
-        ms[t] = statistics.median(times)
-    return torch.__version__, ms, outs
+        return statistics.median(times)
 
 
 # --- Driver -----------------------------------------------------------------
@@ -298,9 +353,10 @@ def error_line(text):
 
 
 def measure(case, rivet, ort_python, threads, a):
-    """Times the three engines on one case in a.rounds interleaved rounds
-    (Rivet, ONNX Runtime, PyTorch, then again), so that each round's engines
-    share the machine's state of the moment: on a shared VM the speed drifts
+    """Times the three engines on one case in a.rounds interleaved rounds: in
+    each, for each thread count, one batch of Rivet, ONNX Runtime and PyTorch
+    back to back (reversed every other round), so that the three see the
+    machine's state of the same few seconds: on a shared VM the speed drifts
     by tens of percent within minutes, and a ratio of medians taken minutes
     apart inherits that drift."""
     row = {"model": case.name, "kind": case.kind, "inputs": case.note, "rivet_ms": {}, "ort_ms": {},
@@ -308,56 +364,62 @@ def measure(case, rivet, ort_python, threads, a):
            "steal": {"rivet": [], "ort": [], "torch": []}}
     runs = row["rounds"]
 
-    @contextlib.contextmanager
-    def stolen(engine):
-        """Records the share of the vCPUs' time the host took while an
-        engine ran (row["steal"][engine], one entry per round)."""
+    def stolen(engine, batch):
+        """Runs batch(); records the share of the vCPUs' time the host took
+        meanwhile (row["steal"][engine], one entry per batch)."""
         steal, wall = steal_seconds(), time.time()
-        yield
+        ms = batch()
         after = steal_seconds()
         if steal is not None and after is not None:
             row["steal"][engine].append((after - steal) / (max(time.time() - wall, 1e-9) * (os.cpu_count() or 1)))
+        return ms
 
     work = tempfile.mkdtemp(prefix="compare_engines_")
+    engines = {}  # name -> {t: batch function}
+    workers = []
+    outputs = {}
     try:
         inputs = write_inputs(case, work)
-        rivet_out = ort_out = torch_out = None
         try:
             rvx, row["rivet_compile_s"], row["rivet_compile"] = rivet_compile(rivet, case, work, a.compile_args)
-            rivet_out = rivet_outputs(rivet, rvx, inputs, work)
+            outputs["rivet"] = rivet_outputs(rivet, rvx, inputs, work)
+            rw = {t: rivet_worker(rivet, rvx, inputs, t, work, a) for t in threads}
+            workers += rw.values()
+            engines["rivet"] = {t: (lambda w=w: w.request("")["median_ms"]) for t, w in rw.items()}
         except (RuntimeError, ValueError, KeyError) as e:
             row["errors"]["rivet"] = str(e)
-        for _ in range(a.rounds):
-            if "rivet" not in row["errors"]:
-                try:
-                    with stolen("rivet"):
-                        for t in threads:
-                            runs["rivet"].setdefault(t, []).append(rivet_time(rivet, rvx, inputs, t, a))
-                except (RuntimeError, ValueError, KeyError) as e:
-                    row["errors"]["rivet"] = str(e)
-            if ort_python and "ort" not in row["errors"]:
-                try:
-                    with stolen("ort"):
-                        row["ort_version"], ms, ort_out = ort_measure(ort_python, case, inputs, threads, work, a)
-                    for t, v in ms.items():
-                        runs["ort"].setdefault(t, []).append(v)
-                except (RuntimeError, ValueError, KeyError) as e:
-                    row["errors"]["ort"] = str(e)
-            if "torch" not in row["errors"]:
-                try:
-                    with stolen("torch"):
-                        row["torch_version"], ms, torch_out = torch_measure(case, threads, a)
-                    for t, v in ms.items():
-                        runs["torch"].setdefault(t, []).append(v)
-                except Exception as e:  # noqa: BLE001 - any failure of the peer is reported, not fatal
-                    row["errors"]["torch"] = f"{type(e).__name__}: {e}"
+        if ort_python:
+            try:
+                ow, row["ort_version"], outputs["ort"] = ort_worker(ort_python, case, inputs, threads, work, a)
+                workers.append(ow)
+                engines["ort"] = {t: (lambda t=t: ow.request(str(t))["median_ms"]) for t in threads}
+            except (RuntimeError, ValueError, KeyError) as e:
+                row["errors"]["ort"] = str(e)
+        try:
+            te = TorchEngine(case, threads, a)
+            row["torch_version"], outputs["torch"] = te.torch.__version__, te.outs
+            engines["torch"] = {t: (lambda t=t: te.batch(t)) for t in threads}
+        except Exception as e:  # noqa: BLE001 - any failure of the peer is reported, not fatal
+            row["errors"]["torch"] = f"{type(e).__name__}: {e}"
+        for k in range(a.rounds):
+            for t in threads:
+                order = ("rivet", "ort", "torch") if k % 2 == 0 else ("torch", "ort", "rivet")
+                for name in order:
+                    if name not in engines or name in row["errors"]:
+                        continue
+                    try:
+                        runs[name].setdefault(t, []).append(stolen(name, engines[name][t]))
+                    except Exception as e:  # noqa: BLE001 - a failed engine is reported, not fatal
+                        row["errors"][name] = str(e) if name != "torch" else f"{type(e).__name__}: {e}"
         # An engine that failed in a later round is reported, not mixed in.
         for engine in ("rivet", "ort", "torch"):
-            if engine not in row["errors"]:
+            if engine not in row["errors"] and runs[engine]:
                 row[f"{engine}_ms"] = {t: statistics.median(v) for t, v in runs[engine].items()}
-        row["diff_ort"] = max_abs_diff(rivet_out, ort_out)
-        row["diff_torch"] = max_abs_diff(rivet_out, torch_out)
+        row["diff_ort"] = max_abs_diff(outputs.get("rivet"), outputs.get("ort"))
+        row["diff_torch"] = max_abs_diff(outputs.get("rivet"), outputs.get("torch"))
     finally:
+        for w in workers:
+            w.close()
         shutil.rmtree(work, ignore_errors=True)
     for k, v in row["errors"].items():
         print(f"({case.name}: {k} failed: {error_line(v)})", file=sys.stderr)
@@ -411,7 +473,7 @@ def table(rows, threads):
 
 def steal_line(rows):
     """The largest share of the vCPUs' time the host took during one engine's
-    round, per model (empty where /proc/stat reports no steal)."""
+    batch, per model (empty where /proc/stat reports no steal)."""
     parts = []
     for r in rows:
         worst = {e: max(v) for e, v in r.get("steal", {}).items() if v}
@@ -421,7 +483,7 @@ def steal_line(rows):
     if not parts:
         return ""
     return ("Host steal (the VM's vCPU time its host took while an engine ran; the largest share in any "
-            "round, where 0.5% or more): " + "; ".join(parts) + ".")
+            "batch, where 0.5% or more): " + "; ".join(parts) + ".")
 
 
 def failures(rows):
@@ -449,10 +511,10 @@ def main():
                     help="a Python with onnxruntime ('' skips ONNX Runtime)")
     ap.add_argument("--threads", default="1,2", help="comma-separated intra-op thread counts")
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=20, help="at least this many timed runs")
-    ap.add_argument("--min-time", type=float, default=1.0, help="and at least this many seconds of them")
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="interleaved rounds of the three engines; the ratio is the median of the rounds' ratios")
+    ap.add_argument("--repeat", type=int, default=5, help="at least this many timed runs per batch")
+    ap.add_argument("--min-time", type=float, default=0.3, help="and at least this many seconds of them")
+    ap.add_argument("--rounds", type=int, default=15,
+                    help="interleaved rounds of one batch per engine; the ratio is the median of the rounds' ratios")
     ap.add_argument("--seq-lens", default="16,64,128", help="the transformer's sequence lengths")
     ap.add_argument("--models", default="", help="comma-separated row names (prefixes) to run; default all")
     ap.add_argument("--compile-arg", dest="compile_args", action="append", default=[],
@@ -494,9 +556,10 @@ def main():
     if a.markdown:
         print(f"Command: `{cmd.strip()}`\n")
         print(f"Machine: {machine_summary()}; {versions}; OMP_WAIT_POLICY=passive; {load}.\n")
-        print(f"Median of at least {a.repeat} runs and {a.min_time} s after {a.warmup} warmup runs, in "
-              f"{a.rounds} interleaved round(s) of the three engines: latencies are medians over rounds, the "
-              f"ratio the median of the rounds' ratios (range in brackets); T = intra-op threads.\n")
+        print(f"Each engine loaded and warmed up ({a.warmup} runs) once, then {a.rounds} interleaved round(s) of "
+              f"one batch per engine (median of at least {a.repeat} runs and {a.min_time} s), back to back: "
+              f"latencies are medians over rounds, the ratio the median of the rounds' ratios (range in "
+              f"brackets); T = intra-op threads.\n")
         print(main_table)
         print()
         print(ctable)

@@ -6,7 +6,9 @@
 // use --threads N intra-op threads; with --concurrency C, C threads each run
 // their own engine (VMs share the one executable) and every run's latency
 // counts. --profile times each InvokeKernel instruction during the timed
-// runs (two clock reads per kernel call) and reports them per run.
+// runs (two clock reads per kernel call) and reports them per run. --serve
+// keeps the engine and times one batch per line read on stdin, so that a
+// driver can interleave other engines' batches with Rivet's in short rounds.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -23,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -51,7 +54,10 @@ const char *const BenchUsage =
     "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n"
     "  --profile               VM: time every kernel call of the timed runs\n"
     "                          (adds a \"profile\" array, slowest first, and\n"
-    "                          a table of the 25 slowest on stderr)\n";
+    "                          a table of the 25 slowest on stderr)\n"
+    "  --serve                 after the warmup, time one batch (--repeat,\n"
+    "                          --min-time) per line read on stdin and print\n"
+    "                          a JSON line for each, until end of input\n";
 
 namespace {
 
@@ -68,6 +74,62 @@ std::string jsonString(const std::string &S) {
       R += C;
   }
   return R + "\"";
+}
+
+/// Runs E on Inputs at least Repeat times and for at least MinTime
+/// seconds, appending each run's latency (ms) to Millis.
+void timeRuns(Engine &E, const std::vector<Tensor> &Inputs, uint64_t Repeat,
+              double MinTime, std::vector<double> &Millis) {
+  size_t First = Millis.size();
+  Clock::time_point Start = Clock::now();
+  while (Millis.size() - First < Repeat ||
+         std::chrono::duration<double>(Clock::now() - Start).count() <
+             MinTime) {
+    Clock::time_point T0 = Clock::now();
+    E.runDiscard(Inputs);
+    Millis.push_back(
+        std::chrono::duration<double, std::milli>(Clock::now() - T0).count());
+    if (Millis.size() - First >= 10000000)
+      break;
+  }
+}
+
+/// "median_ms", "min_ms", "max_ms", "mean_ms" and "stddev_ms" of the
+/// latencies (at least one), as JSON members.
+std::string latencyJson(std::vector<double> All) {
+  std::sort(All.begin(), All.end());
+  size_t N = All.size();
+  double Median = N % 2 ? All[N / 2] : (All[N / 2 - 1] + All[N / 2]) / 2;
+  double Mean = std::accumulate(All.begin(), All.end(), 0.0) / (double)N;
+  double Var = 0;
+  for (double X : All)
+    Var += (X - Mean) * (X - Mean);
+  double Stddev = N > 1 ? std::sqrt(Var / (double)(N - 1)) : 0.0;
+  return fmt::format("\"median_ms\": {:.6f}, \"min_ms\": {:.6f}, "
+                     "\"max_ms\": {:.6f}, \"mean_ms\": {:.6f}, "
+                     "\"stddev_ms\": {:.6f}",
+                     Median, All.front(), All.back(), Mean, Stddev);
+}
+
+/// --serve: one engine, warmed up, times a batch per line of stdin and
+/// prints {"batch": I, "repeat": N, "median_ms": ...} for each.
+void serveBatches(const Program &Prog, ExecutorKind Kind,
+                  const std::vector<Tensor> &Inputs, uint64_t Warmup,
+                  uint64_t Repeat, double MinTime) {
+  runWithStack(BigStackBytes, [&] {
+    Engine E(Prog, Kind);
+    for (uint64_t I = 0; I < Warmup; ++I)
+      E.runDiscard(Inputs);
+    std::string Line;
+    for (uint64_t Batch = 0; std::getline(std::cin, Line); ++Batch) {
+      std::vector<double> Millis;
+      timeRuns(E, Inputs, Repeat, MinTime, Millis);
+      std::string J = fmt::format("{{\"batch\": {}, \"repeat\": {}, {}}}\n",
+                                  Batch, Millis.size(), latencyJson(Millis));
+      std::fputs(J.c_str(), stdout);
+      std::fflush(stdout);
+    }
+  });
 }
 
 struct ThreadResult {
@@ -140,6 +202,7 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
     Flags.push_back(F);
   Flags.push_back(threadsFlag());
   Flags.push_back({"profile", false, false});
+  Flags.push_back({"serve", false, false});
   Flags.push_back({"help", false, false});
   ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -177,6 +240,11 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
     throw UsageError("option '--profile' times the VM's kernels (--executor "
                      "vm)");
 
+  bool Serve = P.has("serve");
+  if (Serve && (Profile || Concurrency != 1))
+    throw UsageError("option '--serve' times one engine: it takes neither "
+                     "--profile nor --concurrency");
+
   Program Prog = loadProgram(P.positional[0]);
   if (Kind == ExecutorKind::Interp && Prog.isExecutable())
     fail("{}: a .rvx file runs on the VM only (--executor vm)", Prog.path);
@@ -184,6 +252,10 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   if (Kind == ExecutorKind::VM)
     compileProgram(Prog, CO);
   reportPassTimes(CO);
+  if (Serve) {
+    serveBatches(Prog, Kind, Inputs, Warmup, Repeat, MinTime);
+    return 0;
+  }
 
   std::vector<ThreadResult> Results(Concurrency);
   auto Body = [&](ThreadResult &R) {
@@ -196,18 +268,7 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
         E.machine()->resetPeak();
         E.machine()->setProfiling(Profile);
       }
-      Clock::time_point Start = Clock::now();
-      while (R.millis.size() < Repeat ||
-             std::chrono::duration<double>(Clock::now() - Start).count() <
-                 MinTime) {
-        Clock::time_point T0 = Clock::now();
-        E.runDiscard(Inputs);
-        R.millis.push_back(
-            std::chrono::duration<double, std::milli>(Clock::now() - T0)
-                .count());
-        if (R.millis.size() >= 10000000)
-          break;
-      }
+      timeRuns(E, Inputs, Repeat, MinTime, R.millis);
       if (vm::VirtualMachine *VM = E.machine()) {
         R.instructions = VM->instructionCount() - Before;
         R.peakBytes = VM->peakBytesInUse();
@@ -248,14 +309,7 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
     Peak = std::max(Peak, R.peakBytes);
     Pooled = std::max(Pooled, R.pooledBytes);
   }
-  std::sort(All.begin(), All.end());
   size_t N = All.size();
-  double Median = N % 2 ? All[N / 2] : (All[N / 2 - 1] + All[N / 2]) / 2;
-  double Mean = std::accumulate(All.begin(), All.end(), 0.0) / (double)N;
-  double Var = 0;
-  for (double X : All)
-    Var += (X - Mean) * (X - Mean);
-  double Stddev = N > 1 ? std::sqrt(Var / (double)(N - 1)) : 0.0;
 
   std::string J = "{";
   J += fmt::format("\"model\": {}, ", jsonString(Prog.path));
@@ -268,10 +322,8 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   J += fmt::format("\"threads\": {}, \"concurrency\": {}, \"warmup\": {}, "
                    "\"repeat\": {}, ",
                    IntraOpThreads, Concurrency, Warmup, N);
-  J += fmt::format("\"median_ms\": {:.6f}, \"min_ms\": {:.6f}, "
-                   "\"max_ms\": {:.6f}, \"mean_ms\": {:.6f}, "
-                   "\"stddev_ms\": {:.6f}, \"total_s\": {:.3f}",
-                   Median, All.front(), All.back(), Mean, Stddev, WallS);
+  J += latencyJson(std::move(All));
+  J += fmt::format(", \"total_s\": {:.3f}", WallS);
   if (Kind == ExecutorKind::VM)
     J += fmt::format(", \"instructions_per_run\": {:.1f}, "
                      "\"peak_bytes_in_use\": {}, \"pooled_bytes\": {}",

@@ -736,13 +736,24 @@ Expr Parser::parseIdentExpr() {
   }
   if (S[0] >= 'A' && S[0] <= 'Z')
     error(T, fmt::format("unknown constructor '{}'", S));
-  const OpInfo *Info = OpRegistry::global().find(S);
-  if (!Info) {
-    if (peekTok().kind == TokKind::LParen)
-      error(T, fmt::format("unknown operator '{}'", S));
-    error(T, fmt::format("unexpected identifier '{}'", S));
+  // A dotted name (dnnl.conv2d_nchwc_fused, as the printer writes the VM
+  // compiler's kernel operators): name tokens joined by dots, which no
+  // other expression has (a tuple index after a dot is a number).
+  std::string Name = S;
+  size_t NameTokens = 1;
+  while (peekTok(2 * NameTokens - 1).kind == TokKind::Dot &&
+         peekTok(2 * NameTokens).kind == TokKind::Ident) {
+    Name += "." + peekTok(2 * NameTokens).text;
+    ++NameTokens;
   }
-  advance();
+  const OpInfo *Info = OpRegistry::global().find(Name);
+  if (!Info) {
+    if (peekTok(2 * NameTokens - 1).kind == TokKind::LParen)
+      error(T, fmt::format("unknown operator '{}'", Name));
+    error(T, fmt::format("unexpected identifier '{}'", Name));
+  }
+  for (size_t I = 0; I < 2 * NameTokens - 1; ++I)
+    advance();
   Expr O = std::make_shared<OpNode>(Info);
   if (!is(TokKind::LParen))
     return O; // the operator as a value

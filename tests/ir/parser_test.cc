@@ -350,6 +350,24 @@ def @f(%x) {
   EXPECT_EQ(If->elseBranch->kind, ExprKind::If);
 }
 
+// Operators with dotted names (the VM compiler's kernel operators, which
+// the printer writes so) parse, as calls and as values; a tuple index
+// after a dot stays one.
+TEST(Parser, DottedOperatorNames) {
+  Module M = parse(R"(
+def @f(%x: Tensor[(2, 3), float32], %w: Tensor[(4, 3), float32]) {
+  (dnnl.dense_fused(%x, %w), dnnl.dense_fused, (%x, %x).1)
+}
+)");
+  auto *T = fn(M, "f").body->as<TupleNode>();
+  ASSERT_TRUE(T);
+  auto *Op = T->fields[0]->as<CallNode>()->callee->as<OpNode>();
+  ASSERT_TRUE(Op);
+  EXPECT_EQ(Op->name(), "dnnl.dense_fused");
+  EXPECT_EQ(T->fields[1]->kind, ExprKind::Op);
+  EXPECT_EQ(T->fields[2]->as<TupleGetItemNode>()->index, 1);
+}
+
 TEST(Parser, FunctionAttributesAndNestedPatterns) {
   Module M = parse(std::string(ListDef) + R"(
 def @f(%l: List[(Tensor[(), int64], Tensor[(), int64])], Primitive=1) {
@@ -478,6 +496,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "test.rvir:2:10: expected ')' after arguments, found '%y'"},
         BadInput{"def @f(%x) {\n  ad(%x, %x)\n}",
                  "test.rvir:2:3: unknown operator 'ad'"},
+        BadInput{"def @f(%x) {\n  dnnl.nope(%x)\n}",
+                 "test.rvir:2:3: unknown operator 'dnnl.nope'"},
         BadInput{"def @f(%x) {\n  add(%x, %z)\n}",
                  "test.rvir:2:11: undefined variable '%z'"},
         BadInput{"type L { Cons(Tensor[(), int64], L), Nil }\n"

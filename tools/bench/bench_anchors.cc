@@ -6,7 +6,8 @@
 // cores x clock x flops per cycle, both measured (CpuPeak.h);
 // then resnet18's 3x3 convs (direct and Winograd) and mobilenet_v2's convs
 // (one thread; several as the runtime picks, with oneDNN's parts only, and
-// without parts).
+// without parts), and mobilenet_v2's 1x1 + depthwise pairs in one pass
+// against two calls.
 // Usage: bench_anchors [--quick]
 //
 //===----------------------------------------------------------------------===//
@@ -16,8 +17,10 @@
 #include "kernels/Random.h"
 #include "kernels/Threading.h"
 #include "kernels/dnnl/BlockedDirectConv.h"
+#include "kernels/dnnl/ConvChain.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/DnnlConfig.h"
+#include "kernels/dnnl/PointwiseDepthwiseConv.h"
 #include "kernels/dnnl/WinogradConv.h"
 
 #include <fmt/format.h>
@@ -187,6 +190,95 @@ void benchMobileNetConvs(bool Quick, int Cores, int64_t Bk) {
   setNumThreads(Cores);
 }
 
+/// Op on In into the preallocated Out (no allocation per call, as the VM
+/// runs it).
+void runInto(const char *Op, const std::vector<Tensor> &In, Tensor &Out,
+             const Attrs &A) {
+  std::vector<Tensor> Outs{Out};
+  KernelRegistry::global().get(Op).kernel(In, Outs, A);
+}
+
+/// mobilenet_v2's inverted residual blocks' first halves (1x1 conv + bias +
+/// relu6, then 3x3 depthwise + bias + relu6, on NCHW16c as the optimized
+/// model has them): dnnl.conv2d_nchwc_pw_dw in one pass against the two
+/// dnnl.conv2d_nchwc_fused calls (the 1x1 result in a buffer allocated
+/// once), alternating call by call; the ratio is the median of the pairs'.
+void benchPointwiseDepthwise(bool Quick, int Cores) {
+  constexpr int64_t Bk = 16;
+  struct Case {
+    int64_t C, E, HW, Stride;
+  };
+  fmt::print("\nmobilenet_v2 1x1 + depthwise pairs, NCHW16c, bias + relu6: "
+             "ms, two calls against one pass\n{:>22} {:>3} {:>9} {:>9} "
+             "{:>7}\n",
+             "pair", "T", "two", "one", "ratio");
+  auto Clip6 = [](Attrs &A, PostOps &P, const Tensor &Bias) {
+    P = {makePostOp(PostOp::Kind::Add, {}, Bias),
+         makePostOp(PostOp::Kind::Clip, {{"min", 0.0}, {"max", 6.0}})};
+    A.set("weights_constant", int64_t(1));
+    encodePostOps(P, A);
+  };
+  for (Case K :
+       {Case{16, 96, 112, 2}, Case{32, 144, 56, 1}, Case{32, 144, 56, 2},
+        Case{32, 192, 28, 1}, Case{64, 384, 14, 1}, Case{96, 576, 14, 1},
+        Case{160, 960, 7, 1}}) {
+    int64_t Ib = K.C / Bk, Eb = K.E / Bk;
+    Tensor X = randomTensor({1, Ib, K.HW, K.HW, Bk}, DType::Float32, 11);
+    Tensor W1 = randomTensor({Eb, Ib, 1, 1, Bk, Bk}, DType::Float32, 12);
+    Tensor W2 = randomTensor({Eb, 1, 3, 3, 1, Bk}, DType::Float32, 13);
+    Tensor B1 = randomTensor({Eb, 1, 1, Bk}, DType::Float32, 14);
+    Tensor B2 = randomTensor({Eb, 1, 1, Bk}, DType::Float32, 15);
+    Attrs A1{{"data_layout", std::string("NCHW16c")},
+             {"kernel_layout", std::string("OIHW16i16o")},
+             {"out_layout", std::string("NCHW16c")}};
+    Attrs A2{{"data_layout", std::string("NCHW16c")},
+             {"kernel_layout", std::string("OIHW1i16o")},
+             {"out_layout", std::string("NCHW16c")},
+             {"group", K.E},
+             {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+             {"strides", std::vector<int64_t>{K.Stride, K.Stride}}};
+    PostOps P1, P2;
+    Clip6(A1, P1, B1);
+    Clip6(A2, P2, B2);
+    int64_t Ho = (K.HW - 1) / K.Stride + 1;
+    Tensor Mid = Tensor::empty({1, Eb, K.HW, K.HW, Bk}, DType::Float32);
+    Tensor Out = Tensor::empty({1, Eb, Ho, Ho, Bk}, DType::Float32);
+    Attrs Chain = pointwiseDepthwiseAttrs(A1, 3, A2);
+    std::vector<Tensor> In1{X, W1, B1}, In2{Mid, W2, B2},
+        InChain{X, W1, B1, W2, B2};
+    std::string Name = fmt::format("{}->{}x{}x{}{}", K.C, K.E, K.HW, K.HW,
+                                   K.Stride == 2 ? " s2" : "");
+    for (int T : {1, Cores}) {
+      setNumThreads(T);
+      auto Two = [&] {
+        runInto("dnnl.conv2d_nchwc_fused", In1, Mid, A1);
+        runInto("dnnl.conv2d_nchwc_fused", In2, Out, A2);
+      };
+      auto One = [&] { runInto(kPointwiseDepthwiseOp, InChain, Out, Chain); };
+      Two();
+      One();
+      std::vector<double> TwoS, OneS, Ratio;
+      for (int R = 0; R < (Quick ? 30 : 300); ++R) {
+        double T0 = nowSeconds();
+        Two();
+        double T1 = nowSeconds();
+        One();
+        double T2 = nowSeconds();
+        TwoS.push_back(T1 - T0);
+        OneS.push_back(T2 - T1);
+        Ratio.push_back((T2 - T1) / (T1 - T0));
+      }
+      auto Median = [](std::vector<double> V) {
+        std::sort(V.begin(), V.end());
+        return V[V.size() / 2];
+      };
+      fmt::print("{:>22} {:>3} {:>9.3f} {:>9.3f} {:>7.2f}\n", Name, T,
+                 Median(TwoS) * 1e3, Median(OneS) * 1e3, Median(Ratio));
+    }
+  }
+  setNumThreads(Cores);
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
@@ -274,6 +366,8 @@ int main(int Argc, char **Argv) {
     benchWinograd(Quick, Cores, Bk);
   for (int64_t Bk : Blocks)
     benchMobileNetConvs(Quick, Cores, Bk);
+  if (__builtin_cpu_supports("avx512f"))
+    benchPointwiseDepthwise(Quick, Cores);
   // Small-shape call overhead: a 16x16x16 matmul is nearly all dispatch.
   Tensor SA = randomTensor({16, 16}, DType::Float32, 5);
   S = medianSeconds(1000, [&] { runKernel("matmul", {SA, SA}); });

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Layout.h"
 #include "ir/ops/RelationUtil.h"
+#include "kernels/dnnl/ConvChain.h"
 #include "kernels/dnnl/PostOps.h"
 
 #include <array>
@@ -135,6 +136,25 @@ Type conv2dNchwcFusedRel(const std::vector<Type> &Args, const Attrs &A) {
   return conv2dNchwcRel(AnchorArgs, AnchorAttrs);
 }
 
+/// The 1x1 call's relation, then the depthwise call's on its result
+/// (kernels/dnnl/ConvChain.h).
+Type conv2dNchwcPwDwRel(const std::vector<Type> &Args, const Attrs &A) {
+  Attrs First, Second;
+  int64_t FirstInputs = 0;
+  if (!splitPointwiseDepthwiseAttrs(A, First, FirstInputs, Second) ||
+      FirstInputs < 2 || (size_t)FirstInputs + 1 > Args.size())
+    fail("{}: expected the 1x1 conv's inputs ('pw_inputs' of them), then "
+         "the depthwise conv's weights and operands; got {} arguments",
+         kPointwiseDepthwiseOp, Args.size());
+  std::vector<Type> Pointwise(Args.begin(), Args.begin() + FirstInputs);
+  Type Mid = conv2dNchwcFusedRel(Pointwise, First);
+  if (!Mid)
+    return Mid;
+  std::vector<Type> Depthwise{Mid};
+  Depthwise.insert(Depthwise.end(), Args.begin() + FirstInputs, Args.end());
+  return conv2dNchwcFusedRel(Depthwise, Second);
+}
+
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
@@ -161,6 +181,15 @@ RIVET_REGISTER_OP(OpInfo{
     -1,
     {},
     conv2dNchwcFusedRel,
+    FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    kPointwiseDepthwiseOp,
+    "A 1x1 dnnl.conv2d_nchwc_fused call and the depthwise one that alone "
+    "reads its result, as one call (VM compiler only): the first call's "
+    "inputs, then the second's after its first.",
+    -1,
+    {},
+    conv2dNchwcPwDwRel,
     FusionPattern::Opaque});
 
 } // namespace rivet::ir

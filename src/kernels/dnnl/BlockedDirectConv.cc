@@ -1,5 +1,6 @@
 //===- BlockedDirectConv.cc - Stride-1 convs on NCHW16c, sums in registers ===//
 #include "kernels/dnnl/BlockedDirectConv.h"
+#include "kernels/dnnl/BlockedLanes.h"
 
 #include "kernels/Threading.h"
 #include "kernels/dnnl/DnnlConfig.h"
@@ -18,51 +19,7 @@ using namespace dnnlctx;
 
 namespace {
 
-/// Sixteen floats: one output channel block of one pixel; at float
-/// alignment and may_alias (loads from float arrays). Only inside the
-/// target-specific clones, never a parameter or a result.
-typedef float Lanes __attribute__((vector_size(64), aligned(4), may_alias));
-
-inline const Lanes &lanesAt(const float *P) {
-  return *reinterpret_cast<const Lanes *>(P);
-}
-
-constexpr int64_t kBlock = 16, kBlockSquare = kBlock * kBlock;
-using TailOp = DirectConvArgs::TailOp;
-
-/// The tail on the R sums V of output block Ob, pixels P.., the first at
-/// At in the image's output: bias, then the ops, one op at a time over the
-/// R vectors (the switch is paid per op, not per vector).
-template <int R>
-__attribute__((always_inline)) inline void
-applyTail(const DirectConvArgs &A, Lanes (&V)[R], int64_t Ob, int64_t At) {
-  for (int T = 0; T < A.tailOps; ++T) {
-    const TailOp &O = A.tail[T];
-    if (O.kind == TailOp::Kind::Clamp) {
-      Lanes Lo = Lanes{} + O.lo, Hi = Lanes{} + O.hi;
-#pragma GCC unroll 28
-      for (int Rr = 0; Rr < R; ++Rr) { // NaN stays, as in std::max(x, 0)
-        V[Rr] = V[Rr] < Lo ? Lo : V[Rr];
-        V[Rr] = V[Rr] > Hi ? Hi : V[Rr];
-      }
-      continue;
-    }
-    bool Add = O.kind == TailOp::Kind::Add;
-    if (O.form != OperandForm::Full) {
-      Lanes X = O.form == OperandForm::Scalar ? Lanes{} + *O.data
-                                              : lanesAt(O.data + Ob * kBlock);
-#pragma GCC unroll 28
-      for (int Rr = 0; Rr < R; ++Rr)
-        V[Rr] = Add ? V[Rr] + X : V[Rr] * X;
-      continue;
-    }
-#pragma GCC unroll 28
-    for (int Rr = 0; Rr < R; ++Rr) {
-      const Lanes &X = lanesAt(O.data + At + Rr * kBlock);
-      V[Rr] = Add ? V[Rr] + X : V[Rr] * X;
-    }
-  }
-}
+using namespace blocked;
 
 /// Floats from a tile's first input pixel to its pixel R's: consecutive
 /// pixels (Cols = 0, a 1x1 conv's unpadded input) or rows of Cols pixels
@@ -117,7 +74,7 @@ __attribute__((always_inline)) inline void tile(const DirectConvArgs &A,
 #pragma GCC unroll 4
   for (int B = 0; B < NB; ++B) {
     int64_t At = ((Ob + B) * A.outPixels + P) * kBlock;
-    applyTail<R>(A, Acc[B], Ob + B, At);
+    applyTail<R>(A.tail, A.tailOps, Acc[B], Ob + B, At);
 #pragma GCC unroll 28
     for (int Rr = 0; Rr < R; ++Rr)
       std::memcpy(A.out + At + Rr * kBlock, &Acc[B][Rr], sizeof(Lanes));
@@ -260,41 +217,6 @@ std::atomic<DirectConvChoice> &choiceFlag() {
   return C;
 }
 
-/// The tail of Post for an output of M channels, or false when an op is
-/// not one the kernel applies (sigmoid, tanh, an operand broadcast along
-/// other axes, more than kMaxTailOps ops).
-bool makeTail(const PostOps &Post, const Tensor &Out, int64_t M,
-              DirectConvArgs &A) {
-  if (Post.size() > (size_t)DirectConvArgs::kMaxTailOps)
-    return false;
-  constexpr float Inf = std::numeric_limits<float>::infinity();
-  for (const PostOp &P : Post) {
-    TailOp &O = A.tail[A.tailOps++];
-    switch (P.kind) {
-    case PostOp::Kind::Relu:
-      O = {TailOp::Kind::Clamp, OperandForm::Scalar, nullptr, 0.f, Inf};
-      continue;
-    case PostOp::Kind::Clip:
-      O = {TailOp::Kind::Clamp, OperandForm::Scalar, nullptr, (float)P.lo,
-           (float)P.hi};
-      continue;
-    case PostOp::Kind::Add:
-    case PostOp::Kind::Multiply: break;
-    default: return false;
-    }
-    std::optional<OperandForm> F =
-        P.operand.hasData() ? blockedOperandForm(P.operand, M, Out.shape())
-                            : std::nullopt;
-    if (!F)
-      return false;
-    O.kind = P.kind == PostOp::Kind::Add ? TailOp::Kind::Add
-                                         : TailOp::Kind::Multiply;
-    O.form = *F;
-    O.data = P.operand.data<float>();
-  }
-  return true;
-}
-
 /// Images of at most this many output pixels take the kernels at any
 /// thread count: mobilenet_v2's 7 x 7 1x1 convs, 320 -> 1280 0.43 -> 0.36
 /// ms and 160 -> 960 0.14 -> 0.12 on one thread with operands from L3
@@ -320,6 +242,38 @@ void padImage(const float *Image, int64_t Ib, int64_t H, int64_t W,
 }
 
 } // namespace
+
+bool makeDirectConvTail(const PostOps &Post, const Shape &Out, int64_t M,
+                        DirectConvArgs &A) {
+  if (Post.size() > (size_t)DirectConvArgs::kMaxTailOps)
+    return false;
+  constexpr float Inf = std::numeric_limits<float>::infinity();
+  for (const PostOp &P : Post) {
+    TailOp &O = A.tail[A.tailOps++];
+    switch (P.kind) {
+    case PostOp::Kind::Relu:
+      O = {TailOp::Kind::Clamp, OperandForm::Scalar, nullptr, 0.f, Inf};
+      continue;
+    case PostOp::Kind::Clip:
+      O = {TailOp::Kind::Clamp, OperandForm::Scalar, nullptr, (float)P.lo,
+           (float)P.hi};
+      continue;
+    case PostOp::Kind::Add:
+    case PostOp::Kind::Multiply: break;
+    default: return false;
+    }
+    std::optional<OperandForm> F = P.operand.hasData()
+                                       ? blockedOperandForm(P.operand, M, Out)
+                                       : std::nullopt;
+    if (!F)
+      return false;
+    O.kind = P.kind == PostOp::Kind::Add ? TailOp::Kind::Add
+                                         : TailOp::Kind::Multiply;
+    O.form = *F;
+    O.data = P.operand.data<float>();
+  }
+  return true;
+}
 
 bool directConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
                        const ConvParams &P, const BlockedConvLayout &L,
@@ -367,7 +321,7 @@ bool directConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
   Image.inBlocks = Ib;
   Image.outBlocks = Ob;
   Image.outPixels = Pixels;
-  if (!makeTail(Post, Out, Ob * kBlock, Image))
+  if (!makeDirectConvTail(Post, Out.shape(), Ob * kBlock, Image))
     return false;
 
   // The row kernel reads a padded copy of the images (a few hundred KB:

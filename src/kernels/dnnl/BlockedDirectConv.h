@@ -45,6 +45,8 @@ struct DirectConvArgs {
   const float *w = nullptr;    ///< [outBlocks][inBlocks][kh][kw][16 i][16 o]
   const float *bias = nullptr; ///< [outBlocks * 16], or null
   float *out = nullptr;        ///< [outBlocks][outPixels][16]
+  /// outPixels: of each output block, and the pixels from one output
+  /// block to the next (a 1x1 conv may compute a range of them).
   int64_t inBlocks = 0, outBlocks = 0, outPixels = 0;
   int64_t xBlockStride = 0;         ///< floats from one input block to the next
   int64_t xRowStride = 0;           ///< floats from one input row to the next
@@ -62,6 +64,12 @@ struct DirectConvArgs {
   TailOp tail[kMaxTailOps];
   int tailOps = 0;
 };
+
+/// Fills A's tail from Post for an output of shape Out with M channels;
+/// false when an op is not one the kernels apply (sigmoid, tanh, an operand
+/// broadcast along other axes, more than kMaxTailOps ops).
+bool makeDirectConvTail(const PostOps &Post, const Shape &Out, int64_t M,
+                        DirectConvArgs &A);
 
 /// A 1x1 conv: pixels [P0, P1) of every output block of A, with its tail.
 /// Tiles for AVX-512, or pixel by pixel on other CPUs (correct everywhere,

@@ -11,7 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Kernel.h"
 #include "kernels/Layout.h"
+#include "kernels/dnnl/ConvChain.h"
 #include "kernels/dnnl/DnnlAnchors.h"
+#include "kernels/dnnl/PointwiseDepthwiseConv.h"
 
 #include <algorithm>
 
@@ -97,7 +99,7 @@ void fusedReference(const KernelInfo &K, const std::vector<Tensor> &Anchor,
 /// Explicit conv geometry from the conv attributes (auto_pad resolved the
 /// way the reference kernel does, from the output extents). The R spatial
 /// axes of X, W and Out are 2..R+1 (also in the blocked layouts).
-ConvParams convParams(const Tensor &X, const Tensor &W, const Tensor &Out,
+ConvParams convParams(const Shape &X, const Shape &W, const Shape &Out,
                       const Attrs &A, size_t R) {
   ConvParams P;
   P.strides = A.getInts("strides", std::vector<int64_t>(R, 1));
@@ -112,8 +114,8 @@ ConvParams convParams(const Tensor &X, const Tensor &W, const Tensor &Out,
   P.padEnd.assign(Pads.begin() + (long)R, Pads.end());
   for (size_t I = 0; I < R && I < P.strides.size() && I < P.dilations.size();
        ++I) {
-    int64_t Eff = (W.shape()[I + 2] - 1) * P.dilations[I] + 1;
-    int64_t In = X.shape()[I + 2], O = Out.shape()[I + 2];
+    int64_t Eff = (W[I + 2] - 1) * P.dilations[I] + 1;
+    int64_t In = X[I + 2], O = Out[I + 2];
     if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
       int64_t Total = std::max<int64_t>(0, (O - 1) * P.strides[I] + Eff - In);
       P.padBegin[I] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
@@ -131,8 +133,9 @@ bool convDnnl(const std::vector<Tensor> &X, const Attrs &A, const PostOps &P,
   if (X[0].rank() < 3)
     return false;
   return dnnlConv(X[0], X[1], Bias,
-                  convParams(X[0], X[1], Out, A, (size_t)X[0].rank() - 2), P,
-                  Out);
+                  convParams(X[0].shape(), X[1].shape(), Out.shape(), A,
+                             (size_t)X[0].rank() - 2),
+                  P, Out);
 }
 
 bool convNchwcDnnl(const std::vector<Tensor> &X, const Attrs &A,
@@ -145,8 +148,9 @@ bool convNchwcDnnl(const std::vector<Tensor> &X, const Attrs &A,
                       Ls.Out.BlockOf['C' - 'A']};
   if (X[0].rank() != 5)
     return false;
-  return dnnlConvBlocked(X[0], X[1], Bias, convParams(X[0], X[1], Out, A, 2), L,
-                         P, Out);
+  return dnnlConvBlocked(
+      X[0], X[1], Bias,
+      convParams(X[0].shape(), X[1].shape(), Out.shape(), A, 2), L, P, Out);
 }
 
 bool matmulDnnl(const std::vector<Tensor> &X, const Attrs &, const PostOps &P,
@@ -209,8 +213,101 @@ void fusedAnchorKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
     fusedReference(anchorKernel<F>(), Anchor, A, P, Out[0]);
 }
 
+/// A dnnl.conv2d_nchwc_pw_dw call's two calls (ConvChain.h): the 1x1
+/// conv's inputs and attributes, the depthwise conv's inputs (its first,
+/// the 1x1 conv's result, a meta tensor of its shape) and attributes.
+struct ConvChainCalls {
+  std::vector<Tensor> first, second;
+  Attrs firstAttrs, secondAttrs;
+};
+
+ConvChainCalls convChainCalls(const std::vector<Tensor> &In, const Attrs &A) {
+  ConvChainCalls C;
+  int64_t N1 = 0;
+  if (!splitPointwiseDepthwiseAttrs(A, C.firstAttrs, N1, C.secondAttrs) ||
+      N1 < 2 || (size_t)N1 + 1 > In.size())
+    fail("{}: expected the 1x1 conv's inputs ('pw_inputs' of them), then "
+         "the depthwise conv's weights and operands; got {} inputs",
+         kPointwiseDepthwiseOp, In.size());
+  C.first.assign(In.begin(), In.begin() + N1);
+  std::vector<TensorMeta> Mid =
+      fusedAnchorShape<ConvNchwcFused>(C.first, C.firstAttrs);
+  C.second.push_back(Tensor::meta(Mid[0].shape, Mid[0].dtype));
+  C.second.insert(C.second.end(), In.begin() + N1, In.end());
+  return C;
+}
+
+std::vector<TensorMeta> convChainShape(const std::vector<Tensor> &In,
+                                       const Attrs &A) {
+  ConvChainCalls C = convChainCalls(In, A);
+  return fusedAnchorShape<ConvNchwcFused>(C.second, C.secondAttrs);
+}
+
+/// Whether a call's layouts are NCHW16c with 16-channel weight blocks of
+/// KernelInputBlock input channels.
+bool blocked16(const Attrs &A, int64_t KernelInputBlock) {
+  const BlockedConvLayouts &Ls = parseBlockedConvLayouts(
+      kPointwiseDepthwiseOp, A.getString("data_layout"),
+      A.getString("kernel_layout"), A.getString("out_layout"));
+  return Ls.Data.BlockOf['C' - 'A'] == 16 && Ls.Out.BlockOf['C' - 'A'] == 16 &&
+         Ls.Kernel.BlockOf['I' - 'A'] == KernelInputBlock;
+}
+
+/// The chain in one pass (pointwiseDepthwiseBlocked), when it takes it.
+bool convChainFused(const ConvChainCalls &C, Tensor &Out) {
+  if (!blocked16(C.firstAttrs, 16) || !blocked16(C.secondAttrs, 1))
+    return false;
+  std::vector<Tensor> Copy1, Ops1, Copy2, Ops2;
+  const std::vector<Tensor> &X1 = splitInputs(kPointwiseDepthwiseOp, C.first,
+                                              C.firstAttrs, 2, 3, Copy1, Ops1);
+  const std::vector<Tensor> &X2 = splitInputs(kPointwiseDepthwiseOp, C.second,
+                                              C.secondAttrs, 2, 3, Copy2, Ops2);
+  if (X1[0].rank() != 5 || X2[0].rank() != 5 || X1[1].rank() != 6 ||
+      X2[1].rank() != 6)
+    return false;
+  const Shape &Mid = X2[0].shape();
+  return pointwiseDepthwiseBlocked(
+      X1[0], X1[1], X1.size() == 3 ? &X1[2] : nullptr,
+      convParams(X1[0].shape(), X1[1].shape(), Mid, C.firstAttrs, 2),
+      decodePostOps(C.firstAttrs, Ops1), X2[1],
+      X2.size() == 3 ? &X2[2] : nullptr,
+      convParams(Mid, X2[1].shape(), Out.shape(), C.secondAttrs, 2),
+      decodePostOps(C.secondAttrs, Ops2), Out);
+}
+
+/// The 1x1 conv's result when the two calls run apart: a buffer this
+/// thread keeps for the next call (a fresh one per call, above 16 MiB, was
+/// a page-faulting allocation each time), so that the pairs the one pass
+/// leaves to oneDNN cost what two calls on a planned buffer do.
+Tensor chainIntermediate(const Shape &S, DType T) {
+  constexpr size_t kMaxKept = 16 << 20;
+  thread_local std::shared_ptr<Storage> Kept;
+  size_t Bytes = (size_t)numElements(S) * dtypeSize(T);
+  if (Bytes > kMaxKept)
+    return Tensor::empty(S, T);
+  // A buffer still referenced (a result a caller kept) is not reused.
+  if (!Kept || Kept->size() < Bytes || Kept.use_count() > 1)
+    Kept = Storage::allocate(std::max(Bytes, Kept ? Kept->size() : 0));
+  return Tensor(Kept, 0, S, T);
+}
+
+/// The chain in one pass, or else its two calls one after the other.
+void convChainKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                     const Attrs &A) {
+  ConvChainCalls C = convChainCalls(In, A);
+  if (convChainFused(C, Out[0]))
+    return;
+  std::vector<Tensor> Mid{
+      chainIntermediate(C.second[0].shape(), C.second[0].dtype())};
+  fusedAnchorKernel<ConvNchwcFused>(C.first, Mid, C.firstAttrs);
+  C.second[0] = Mid[0];
+  fusedAnchorKernel<ConvNchwcFused>(C.second, Out, C.secondAttrs);
+}
+
 } // namespace
 
+RIVET_REGISTER_KERNEL(kPointwiseDepthwiseOp, convChainKernel, convChainShape,
+                      false);
 RIVET_REGISTER_KERNEL(ConvFused.Op, fusedAnchorKernel<ConvFused>,
                       fusedAnchorShape<ConvFused>, false);
 RIVET_REGISTER_KERNEL(ConvNchwcFused.Op, fusedAnchorKernel<ConvNchwcFused>,

@@ -14,6 +14,7 @@
 #include "ir/TypeInference.h"
 #include "ir/Visitor.h"
 #include "ir/transforms/LayoutPreference.h"
+#include "ir/transforms/Pass.h"
 #include "kernels/Error.h"
 #include "vm/compiler/InlinePrimitives.h"
 #include "vm/compiler/Lowering.h"
@@ -127,6 +128,8 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
   compiler::NativeKernelBuilder *NativePtr = Native ? &*Native : nullptr;
   if (compiler::inlinePrimitiveCalls(Optimized, NativePtr))
     ir::inferTypes(Optimized);
+  // Kernel calls that run better as one (FuseConvChains.cc) exist only now.
+  ir::runPasses(Optimized, {"FuseConvChains", "DeadCodeElimination"}, Passes);
   const ir::Module *Src = &Optimized;
   auto Exe = std::make_shared<Executable>();
   compiler::ModuleLowering ML(*Src, Opts, *Exe, NativePtr);

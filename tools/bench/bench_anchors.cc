@@ -209,9 +209,11 @@ void benchPointwiseDepthwise(bool Quick, int Cores) {
     int64_t C, E, HW, Stride;
   };
   fmt::print("\nmobilenet_v2 1x1 + depthwise pairs, NCHW16c, bias + relu6: "
-             "ms, two calls against one pass\n{:>22} {:>3} {:>9} {:>9} "
-             "{:>7}\n",
-             "pair", "T", "two", "one", "ratio");
+             "ms, two calls against one pass (auto: whether the runtime "
+             "takes the pair)\n{:>22} {:>3} {:>9} {:>9} {:>7} {:>5}\n",
+             "pair", "T", "two", "one", "ratio", "auto");
+  PointwiseDepthwiseChoice Saved = pointwiseDepthwiseChoice();
+  setPointwiseDepthwiseChoice(PointwiseDepthwiseChoice::Always);
   auto Clip6 = [](Attrs &A, PostOps &P, const Tensor &Bias) {
     P = {makePostOp(PostOp::Kind::Add, {}, Bias),
          makePostOp(PostOp::Kind::Clip, {{"min", 0.0}, {"max", 6.0}})};
@@ -272,10 +274,15 @@ void benchPointwiseDepthwise(bool Quick, int Cores) {
         std::sort(V.begin(), V.end());
         return V[V.size() / 2];
       };
-      fmt::print("{:>22} {:>3} {:>9.3f} {:>9.3f} {:>7.2f}\n", Name, T,
-                 Median(TwoS) * 1e3, Median(OneS) * 1e3, Median(Ratio));
+      setPointwiseDepthwiseChoice(PointwiseDepthwiseChoice::Auto);
+      bool Auto = pointwiseDepthwiseTakes(Mid.nbytes());
+      setPointwiseDepthwiseChoice(PointwiseDepthwiseChoice::Always);
+      fmt::print("{:>22} {:>3} {:>9.3f} {:>9.3f} {:>7.2f} {:>5}\n", Name, T,
+                 Median(TwoS) * 1e3, Median(OneS) * 1e3, Median(Ratio),
+                 Auto ? "yes" : "no");
     }
   }
+  setPointwiseDepthwiseChoice(Saved);
   setNumThreads(Cores);
 }
 

@@ -78,6 +78,21 @@ template <typename F> void expectError(F &&Fn, const std::string &Sub) {
   }
 }
 
+/// T from layout From to layout To (layout_transform), e.g. NCHW to NCHW16c.
+inline Tensor toBlocked(const Tensor &T, const std::string &From,
+                        const std::string &To) {
+  return run("layout_transform", {T},
+             {{"src_layout", From}, {"dst_layout", To}});
+}
+
+/// The largest magnitude in T (the scale of a bound on its rounding error).
+inline double maxAbs(const Tensor &T) {
+  double M = 0;
+  for (double V : T.toDoubleVector())
+    M = std::max(M, std::abs(V));
+  return M;
+}
+
 /// Expects T to be exactly Expected (shape, dtype, all values).
 inline void expectTensor(const Tensor &T, const Tensor &Expected,
                          double Rtol = 1e-6, double Atol = 1e-6) {

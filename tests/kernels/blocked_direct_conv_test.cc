@@ -28,19 +28,6 @@ constexpr int64_t kB = 16;
 
 bool cpuHasAvx512() { return __builtin_cpu_supports("avx512f"); }
 
-Tensor toBlocked(const Tensor &T, const char *From, const char *To) {
-  return run(
-      "layout_transform", {T},
-      {{"src_layout", std::string(From)}, {"dst_layout", std::string(To)}});
-}
-
-double maxAbs(const Tensor &T) {
-  double M = 0;
-  for (double V : T.toDoubleVector())
-    M = std::max(M, std::abs(V));
-  return M;
-}
-
 /// A conv on 16-channel blocks: its inputs, attributes and tail.
 struct Case {
   int64_t N, Ib, Ob, H, W;

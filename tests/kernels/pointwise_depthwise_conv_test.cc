@@ -28,19 +28,6 @@ constexpr int64_t kB = 16;
 
 bool cpuHasAvx512() { return __builtin_cpu_supports("avx512f"); }
 
-Tensor toBlocked(const Tensor &T, const char *From, const char *To) {
-  return run(
-      "layout_transform", {T},
-      {{"src_layout", std::string(From)}, {"dst_layout", std::string(To)}});
-}
-
-double maxAbs(const Tensor &T) {
-  double M = 0;
-  for (double V : T.toDoubleVector())
-    M = std::max(M, std::abs(V));
-  return M;
-}
-
 /// A 1x1 conv of Ib -> Eb channel blocks and a K x K depthwise conv after
 /// it (stride S, pads Pads), each with a bias (as the model has it: an add
 /// of a per-channel operand) or not and a tail by name: "relu", "clip6",
@@ -223,16 +210,15 @@ TEST(PointwiseDepthwiseConv, RefusedPairsRunAsTwoCalls) {
     expectPair(G, {1, 2, 3, 10, 10, 3, 1, {1, 1, 1, 1}, {"relu"}, {}}, false);
   }
   expectPair(G, {1, 2, 3, 10, 10, 3, 1, {1, 1, 1, 1}, {"relu"}, {}}, Avx512);
-  // Auto: a 1x1 result of at least half of L2 per image, as mobilenet_v2's
-  // 96 x 112 x 112 (4.8 MB); its 384 x 14 x 14 (0.3 MB) stays two calls.
+  // Auto: a 1x1 result of at least L2 per image, as mobilenet_v2's 96 x
+  // 112 x 112 (4.8 MB); its 384 x 14 x 14 (0.3 MB) stays two calls.
   {
     SettingScope<PointwiseDepthwiseChoice> Auto(pointwiseDepthwiseChoice,
                                                 setPointwiseDepthwiseChoice,
                                                 PointwiseDepthwiseChoice::Auto);
     long L2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    int64_t Half = (L2 > 0 ? L2 : 1 << 20) / 2;
     int64_t Big = 1;
-    while (6 * kB * Big * Big * 4 < Half)
+    while (6 * kB * Big * Big * 4 < (L2 > 0 ? L2 : 1 << 20))
       ++Big;
     expectPair(G,
                {1,

@@ -35,18 +35,6 @@ struct ProductsScope : SettingScope<WinogradProducts> {
       : SettingScope(winogradProducts, setWinogradProducts, P) {}
 };
 
-Tensor toBlocked(const Tensor &T, const char *From, const std::string &To) {
-  return run("layout_transform", {T},
-             {{"src_layout", std::string(From)}, {"dst_layout", To}});
-}
-
-double maxAbs(const Tensor &T) {
-  double M = 0;
-  for (double V : T.toDoubleVector())
-    M = std::max(M, std::abs(V));
-  return M;
-}
-
 double maxAbsDifference(const Tensor &A, const Tensor &B) {
   std::vector<double> X = A.toDoubleVector(), Y = B.toDoubleVector();
   double M = 0;

@@ -39,7 +39,7 @@ TEST_F(FuseConvChains, OtherPairsStay) {
   test::expectTransformFiles(Passes, "FuseConvChains", "stays");
 }
 
-// By default only pairs whose 1x1 result outgrows half of L2 are taken;
+// By default only pairs whose 1x1 result outgrows L2 are taken;
 // switched off, none.
 TEST_F(FuseConvChains, TheChoiceDecides) {
   setPointwiseDepthwiseChoice(PointwiseDepthwiseChoice::Auto);

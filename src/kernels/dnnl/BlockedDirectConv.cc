@@ -386,13 +386,9 @@ bool directConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
                        Cut(Pixels, Pi + 1, PixelRanges, kTilePixels));
     return true;
   };
-  int64_t Parts = N * BlockRanges * PixelRanges;
-  if (Parts == 1 || Threads == 1) {
-    for (int64_t Part = 0; Part < Parts; ++Part)
-      RunPart(Part);
-  } else if (!runPartsOnPool(Parts, RunPart)) {
+  // One thread (or part): the pool runs them inline.
+  if (!runPartsOnPool(N * BlockRanges * PixelRanges, RunPart))
     return false;
-  }
   Calls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }

@@ -45,7 +45,7 @@ void setPointwiseDepthwiseChoice(PointwiseDepthwiseChoice C) {
 bool pointwiseDepthwiseTakes(int64_t Bytes) {
   PointwiseDepthwiseChoice C = pointwiseDepthwiseChoice();
   return C == PointwiseDepthwiseChoice::Always ||
-         (C == PointwiseDepthwiseChoice::Auto && Bytes >= l2Bytes() / 2);
+         (C == PointwiseDepthwiseChoice::Auto && Bytes >= l2Bytes());
 }
 
 Attrs pointwiseDepthwiseAttrs(const Attrs &First, int64_t FirstInputs,

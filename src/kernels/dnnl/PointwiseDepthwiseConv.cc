@@ -288,13 +288,9 @@ bool pointwiseDepthwiseBlocked(const Tensor &X, const Tensor &W1,
     runPart(A, D);
     return true;
   };
-  int64_t Parts = N * Ranges;
-  if (Parts == 1 || Threads == 1) {
-    for (int64_t Part = 0; Part < Parts; ++Part)
-      RunPart(Part);
-  } else if (!runPartsOnPool(Parts, RunPart)) {
+  // One thread (or part): the pool runs them inline.
+  if (!runPartsOnPool(N * Ranges, RunPart))
     return false;
-  }
   Calls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }

@@ -94,8 +94,8 @@ void StoragePool::release(void *Data, size_t Capacity) {
   InUse -= Capacity;
   if (Capacity <= kSmallLimit)
     Small[Capacity / kStorageAlignment - 1].push_back(Data);
-  else
-    Large.emplace(Capacity, Data);
+  else // first among its size: the next request takes it, still in cache
+    Large.emplace_hint(Large.lower_bound(Capacity), Capacity, Data);
   if (--Outstanding == 0)
     Last = std::move(KeepAlive);
 }

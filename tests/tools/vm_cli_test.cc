@@ -199,6 +199,42 @@ TEST_F(VmCli, RunModelDirectlyOnTheVmMatchesCompiledRvx) {
                     "rnn_loop .rvx vs PyTorch");
 }
 
+// compile --input-shape: the branch model (x: batch x 4) for its test
+// input's shape runs it as the dynamic executable does (PyTorch's
+// outputs), has no shape functions, and rejects another shape naming the
+// input; a shape that contradicts the model or names no input is an error.
+TEST_F(VmCli, CompileForOneInputShape) {
+  fs::path ModelDir = Source / "tests/models/branch";
+  std::string Model = (ModelDir / "model.onnx").string();
+  std::vector<std::string> In = inputArgs(ModelDir / "test_data_set_2/inputs");
+  fs::path Rvx = Dir / "static.rvx";
+  RunResult C = runRivet(
+      {"compile", Model, "-o", Rvx.string(), "--input-shape", "x=5x4"});
+  ASSERT_EQ(C.exitCode, 0) << C.output;
+  RunResult D = runRivet({"dump", Rvx.string(), "--bytecode"});
+  ASSERT_EQ(D.exitCode, 0) << D.output;
+  EXPECT_FALSE(contains(D.output, "shape_fn")) << D.output;
+  RunResult R = runRivet(
+      concat({"run", Rvx.string(), "--output-dir", (Dir / "s").string()}, In));
+  ASSERT_EQ(R.exitCode, 0) << R.output;
+  expectSameOutputs(Dir / "s", ModelDir / "test_data_set_2/expected",
+                    "branch compiled for its input's shape vs PyTorch");
+  RunResult Other =
+      runRivet({"run", Rvx.string(), "--random-inputs", "--shape", "x=3x4"});
+  EXPECT_EQ(Other.exitCode, 1) << Other.output;
+  EXPECT_TRUE(contains(Other.output, "input 'x'")) << Other.output;
+  for (const char *Bad : {"x=5x3", "y=5x4", "x=5"}) {
+    RunResult E = runRivet({"compile", Model, "-o", (Dir / "bad.rvx").string(),
+                            "--input-shape", Bad});
+    EXPECT_EQ(E.exitCode, 1) << Bad << ": " << E.output;
+    EXPECT_TRUE(contains(E.output, "input shape for")) << E.output;
+  }
+  RunResult Twice =
+      runRivet({"compile", Model, "-o", (Dir / "t.rvx").string(),
+                "--input-shape", "x=5x4", "--input-shape", "x=5x4"});
+  EXPECT_EQ(Twice.exitCode, 2) << Twice.output;
+}
+
 TEST_F(VmCli, CheckPassesAndFailsWithExitCodes) {
   fs::path ModelDir = Source / "tests/models/lstm";
   fs::path Set = ModelDir / "test_data_set_2";

@@ -10,6 +10,7 @@
 #include "ir/Parser.h"
 #include "kernels/Error.h"
 #include "vm/Executable.h"
+#include "vm/Object.h"
 #include "vm/VirtualMachine.h"
 #include "vm/compiler/Compiler.h"
 
@@ -17,6 +18,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -142,6 +144,55 @@ def @main(%x: Tensor[(n, 3), float32]) -> Tensor[(n, 3), float32] {
     }
   EXPECT_EQ(count(Main, Opcode::AllocStorage), 0u);
   EXPECT_EQ(*E->mainParams[0].dims, (std::vector<int64_t>{-1, 3}));
+}
+
+// Compiled for one input shape (CompileOptions::inputShapes), a program
+// with a symbolic extent has no shape functions and plans its tensors in
+// the arena; the VM takes that shape only. Bad shapes are errors that name
+// the input.
+TEST(Compiler, InputShapesSpecializeMain) {
+  const char *Text = R"(
+def @main(%x: Tensor[(n, 3), float32], %y: Tensor[(?, 3), float32]) {
+  let %a = exp(%x);
+  add(%a, %y)
+}
+)";
+  CompileOptions Opts;
+  Opts.inputShapes = {{"x", {4, 3}}, {"y", {4, 3}}};
+  auto E = compileText(Text, Opts);
+  checkWellFormed(*E);
+  for (const KernelEntry &K : E->kernels)
+    EXPECT_NE(K.kind, KernelEntry::Kind::ShapeFunction) << K.op;
+  EXPECT_EQ(countAll(*E, Opcode::AllocTensorReg), 0u);
+  EXPECT_EQ(*E->mainParams[0].dims, (std::vector<int64_t>{4, 3}));
+  VirtualMachine VM(E);
+  Tensor X = Tensor::fromVector<float>(std::vector<float>(12, 0.f), {4, 3});
+  ObjectRef R = VM.invoke("main", {makeTensor(X), makeTensor(X)});
+  EXPECT_EQ(asTensor(R, "result").toDoubleVector(),
+            std::vector<double>(12, 1.0));
+  Tensor Y = Tensor::fromVector<float>(std::vector<float>(6, 0.f), {2, 3});
+  EXPECT_THROW(VM.invoke("main", {makeTensor(Y), makeTensor(Y)}), Error);
+  // Only one input given a shape: the other stays dynamic.
+  Opts.inputShapes = {{"x", {4, 3}}};
+  auto Half = compileText(Text, Opts);
+  EXPECT_EQ(*Half->mainParams[0].dims, (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(*Half->mainParams[1].dims, (std::vector<int64_t>{-1, 3}));
+
+  auto Fails = [&](std::map<std::string, std::vector<int64_t>> Shapes,
+                   const std::string &Message) {
+    CompileOptions O;
+    O.inputShapes = std::move(Shapes);
+    try {
+      compileText(Text, O);
+      ADD_FAILURE() << "expected an error containing: " << Message;
+    } catch (const Error &Err) {
+      EXPECT_NE(std::string(Err.what()).find(Message), std::string::npos)
+          << Err.what();
+    }
+  };
+  Fails({{"z", {4, 3}}}, "@main has no such input (its inputs: x, y)");
+  Fails({{"x", {4, 3, 1}}}, "has rank 3, the input is declared");
+  Fails({{"x", {4, 2}}}, "gives extent 2 to axis 1");
 }
 
 TEST(Compiler, IdenticalKernelEntriesAreShared) {

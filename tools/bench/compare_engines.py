@@ -20,7 +20,11 @@ batches taken side by side see the same machine:
 - Rivet: the model is compiled once with `rivet compile -O3` to a .rvx (the
   compile time is reported separately) and timed by `rivet bench X.rvx
   --threads T --serve` (T intra-op threads for oneDNN and the generated
-  kernels), which times a batch per line it reads.
+  kernels), which times a batch per line it reads. The static CNNs are
+  compiled for the shape of their input (`--input-shape image=1x3x224x224`:
+  their exported batch dimension is symbolic) and ONNX Runtime gets the
+  same extents as free dimension overrides; --dynamic-cnns compiles them
+  for any batch instead (and gives ONNX Runtime no overrides).
 - ONNX Runtime: a helper run by --ort-python (an interpreter with onnxruntime;
   Debian's /usr/bin/python3 has none: `python3 -m venv V && V/bin/pip install
   onnxruntime numpy`), intra_op_num_threads=T, inter_op_num_threads=1,
@@ -138,8 +142,16 @@ def run_checked(cmd):
     return p.stdout
 
 
-def rivet_compile(rivet, case, work, extra):
+def specialized(case, a):
+    """Whether the case is compiled for its inputs' shapes (static CNNs)."""
+    return case.kind == "static CNN" and not a.dynamic_cnns
+
+
+def rivet_compile(rivet, case, work, extra, a):
     rvx = os.path.join(work, "model.rvx")
+    if specialized(case, a):
+        for n, v in case.inputs.items():
+            extra = [*extra, "--input-shape", f"{n}={'x'.join(map(str, v.shape))}"]
     t0 = time.perf_counter()
     out = run_checked([rivet, "compile", case.model, "-o", rvx, "-O3", *extra])
     return rvx, time.perf_counter() - t0, out.strip()
@@ -205,8 +217,19 @@ import onnxruntime as ort
 spec = json.load(open(sys.argv[1]))
 feed = {n: np.load(p) for n, p in spec["inputs"].items()}
 sessions = {}
+# The extents of the inputs' symbolic dimensions, when the case is compiled
+# for its inputs' shapes (static CNNs): the same information Rivet gets.
+overrides = {}
+if spec["specialize"]:
+    probe = ort.InferenceSession(spec["model"], providers=["CPUExecutionProvider"])
+    for i in probe.get_inputs():
+        for k, d in enumerate(i.shape):
+            if isinstance(d, str):
+                overrides[d] = int(feed[i.name].shape[k])
 for t in spec["threads"]:
     so = ort.SessionOptions()
+    for name, value in overrides.items():
+        so.add_free_dimension_override_by_name(name, value)
     so.intra_op_num_threads = t
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -240,7 +263,8 @@ for line in sys.stdin:  # one batch on line's thread count per line
 def ort_worker(ort_python, case, inputs, threads, work, a):
     """Starts the helper; returns the worker, ORT's version and outputs."""
     spec = {"model": case.model, "inputs": inputs, "threads": threads, "warmup": a.warmup,
-            "repeat": a.repeat, "min_time": a.min_time, "out": os.path.join(work, "ort_out")}
+            "repeat": a.repeat, "min_time": a.min_time, "out": os.path.join(work, "ort_out"),
+            "specialize": specialized(case, a)}
     spec_path = os.path.join(work, "ort_spec.json")
     with open(spec_path, "w") as f:
         json.dump(spec, f)
@@ -381,7 +405,7 @@ def measure(case, rivet, ort_python, threads, a):
     try:
         inputs = write_inputs(case, work)
         try:
-            rvx, row["rivet_compile_s"], row["rivet_compile"] = rivet_compile(rivet, case, work, a.compile_args)
+            rvx, row["rivet_compile_s"], row["rivet_compile"] = rivet_compile(rivet, case, work, a.compile_args, a)
             outputs["rivet"] = rivet_outputs(rivet, rvx, inputs, work)
             rw = {t: rivet_worker(rivet, rvx, inputs, t, work, a) for t in threads}
             workers += rw.values()
@@ -519,6 +543,8 @@ def main():
     ap.add_argument("--models", default="", help="comma-separated row names (prefixes) to run; default all")
     ap.add_argument("--compile-arg", dest="compile_args", action="append", default=[],
                     help="extra argument of rivet compile (repeatable), e.g. --compile-arg=--codegen=off")
+    ap.add_argument("--dynamic-cnns", action="store_true",
+                    help="compile the CNNs for any batch (default: for their input's shape; ONNX Runtime alike)")
     ap.add_argument("--json", help="write the raw results here")
     ap.add_argument("--markdown", action="store_true", help="print a docs-ready section")
     a = ap.parse_args()
@@ -559,7 +585,8 @@ def main():
         print(f"Each engine loaded and warmed up ({a.warmup} runs) once, then {a.rounds} interleaved round(s) of "
               f"one batch per engine (median of at least {a.repeat} runs and {a.min_time} s), back to back: "
               f"latencies are medians over rounds, the ratio the median of the rounds' ratios (range in "
-              f"brackets); T = intra-op threads.\n")
+              f"brackets); T = intra-op threads. "
+              f"{'CNNs compiled for any batch.' if a.dynamic_cnns else 'CNNs compiled for their input shape (rivet compile --input-shape; ONNX Runtime: the same free dimension overrides).'}\n")
         print(main_table)
         print()
         print(ctable)
@@ -573,7 +600,7 @@ def main():
         with open(a.json, "w") as f:
             json.dump({"command": cmd, "machine": machine_summary(), "rounds": a.rounds, "load_before": load_before,
                        "load_after": load_after, "threads": threads, "warmup": a.warmup, "repeat": a.repeat,
-                       "min_time": a.min_time, "rows": rows}, f, indent=1, default=str)
+                       "min_time": a.min_time, "dynamic_cnns": a.dynamic_cnns, "rows": rows}, f, indent=1, default=str)
 
 
 if __name__ == "__main__":

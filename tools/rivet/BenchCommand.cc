@@ -52,6 +52,7 @@ const char *const BenchUsage =
     "  --codegen off|jit|so    native kernels for fused groups: none, JIT\n"
     "                          (default) or a shared object\n"
     "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n"
+    "  --input-shape NAME=AxB  compile for input NAME of this shape only\n"
     "  --profile               VM: time every kernel call of the timed runs\n"
     "                          (adds a \"profile\" array, slowest first, and\n"
     "                          a table of the 25 slowest on stderr)\n"

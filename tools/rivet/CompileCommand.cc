@@ -34,7 +34,11 @@ const char *const CompileUsage =
     "                          executables cannot be saved)\n"
     "  --cpu NAME              target CPU of the native code (default: the\n"
     "                          host's), e.g. skylake-avx512, x86-64-v3\n"
-    "  --mattr +F,-G           target features added or removed (LLVM names)\n";
+    "  --mattr +F,-G           target features added or removed (LLVM names)\n"
+    "  --input-shape NAME=AxB  for input NAME of this shape only: its\n"
+    "                          symbolic extents become constants (no shape\n"
+    "                          functions, one memory arena); other shapes are\n"
+    "                          rejected when the executable runs; repeatable\n";
 
 int compileCommand(const std::vector<std::string> &ArgsIn) {
   std::vector<std::string> Args = ArgsIn;

@@ -42,6 +42,7 @@ const char *const DumpUsage =
     "  --no-memory-plan        compile without the memory planner\n"
     "  --print-after PASS, --disable-pass PASS, --enable-pass PASS,\n"
     "  --time-passes           the pass flags of rivet compile --help\n"
+    "  --input-shape NAME=AxB  compile for input NAME of this shape only\n"
     "  --codegen off|jit|so, --cpu NAME, --mattr +F,-G   native code of\n"
     "                          --bytecode (default so, as compile)\n"
     "  --peak-memory           with --bytecode: run once and print the VM\n"

@@ -87,7 +87,8 @@ std::vector<FlagSpec> compileFlags() {
           {"time-passes", false, false},
           {"codegen", true, false},
           {"cpu", true, false},
-          {"mattr", true, false}};
+          {"mattr", true, false},
+          {"input-shape", true, true}};
 }
 
 const char *const CompileFlagsUsage =
@@ -101,7 +102,11 @@ const char *const CompileFlagsUsage =
     "  --codegen off|jit|so    native kernels for fused groups: none, JIT\n"
     "                          compiled in process, or a shared object\n"
     "  --cpu NAME              target CPU of native code (default: the host)\n"
-    "  --mattr +F,-G           target features added/removed (LLVM names)\n";
+    "  --mattr +F,-G           target features added/removed (LLVM names)\n"
+    "  --input-shape NAME=AxB  compile for input NAME of this shape only\n"
+    "                          (its symbolic extents become constants: no\n"
+    "                          shape functions, one memory arena); "
+    "repeatable\n";
 
 namespace {
 
@@ -184,6 +189,12 @@ vm::CompileOptions compileOptionsFrom(std::optional<int> Level,
     O.codegen.cpu = parseCpu(P.get("cpu", ""));
   if (P.has("mattr"))
     O.codegen.features = parseFeatures(P.get("mattr", ""));
+  for (const std::string &A : P.all("input-shape")) {
+    auto [Name, Spec] = splitAssignment(A, "input-shape");
+    if (!O.inputShapes.emplace(Name, parseShapeSpec(Spec, Name)).second)
+      throw UsageError(
+          fmt::format("input '{}' given more than one shape", Name));
+  }
   return O;
 }
 

@@ -36,6 +36,7 @@ const char *const RunUsage =
     "  --codegen off|jit|so    native kernels for fused groups: none, JIT\n"
     "                          (default) or a shared object\n"
     "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n"
+    "  --input-shape NAME=AxB  compile for input NAME of this shape only\n"
     "  --threads N             intra-op threads (default: every core, or\n"
     "                          $RIVET_NUM_THREADS; 0: every core)\n"
     "  --output-dir DIR        where output_<i>.npy go (default .)\n";

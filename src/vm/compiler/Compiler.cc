@@ -18,6 +18,7 @@
 #include "kernels/Error.h"
 #include "vm/compiler/InlinePrimitives.h"
 #include "vm/compiler/Lowering.h"
+#include "vm/compiler/SpecializeInputs.h"
 
 #include "vm/compiler/NativeKernels.h"
 #include <set>
@@ -113,7 +114,8 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
                                     const CompileOptions &Opts) {
   if (!M.hasFunction("main"))
     fail("vm compiler: the module has no @main function");
-  ir::Module Optimized = withoutUnusedPrelude(M);
+  ir::Module Optimized = withoutUnusedPrelude(
+      compiler::specializeInputShapes(M, Opts.inputShapes));
   if (needsInference(Optimized))
     ir::inferTypes(Optimized);
   ir::PassContext Passes = Opts.passes;

@@ -12,6 +12,7 @@
 #include "ir/transforms/Pass.h"
 #include "vm/Executable.h"
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -47,6 +48,9 @@ struct CompileOptions {
   bool planMemory = true;
   /// Native kernels for fused groups (at optLevel >= 1, where FuseOps runs).
   CodegenOptions codegen;
+  /// Compile @main for inputs of these shapes only (by input name:
+  /// compiler/SpecializeInputs.h): static shapes, one memory arena.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
 };
 
 /// Compiles M (type inference is run if it has not been). The result is

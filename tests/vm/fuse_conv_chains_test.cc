@@ -110,6 +110,17 @@ size_t compileAndCompare(const std::string &Text,
   return chainCalls(*Exe);
 }
 
+/// The images here are small: the pass and the kernel take them only when
+/// told to (PointwiseDepthwiseChoice::Always), so that what keeps two calls
+/// in the tests below is the pairs' structure, not their size.
+struct AlwaysOnePass {
+  PointwiseDepthwiseChoice Saved = pointwiseDepthwiseChoice();
+  AlwaysOnePass() {
+    setPointwiseDepthwiseChoice(PointwiseDepthwiseChoice::Always);
+  }
+  ~AlwaysOnePass() { setPointwiseDepthwiseChoice(Saved); }
+};
+
 bool fusedKernelRuns() {
   return dnnlEnabled() && __builtin_cpu_supports("avx512f");
 }
@@ -117,12 +128,7 @@ bool fusedKernelRuns() {
 TEST(FuseConvChains, PointwiseThenDepthwiseBecomeOneCall) {
   if (!dnnlEnabled())
     GTEST_SKIP() << "oneDNN is disabled: no anchor calls to fuse";
-  // The images are small: the one pass runs them only when told to.
-  struct Always {
-    PointwiseDepthwiseChoice Saved = pointwiseDepthwiseChoice();
-    Always() { setPointwiseDepthwiseChoice(PointwiseDepthwiseChoice::Always); }
-    ~Always() { setPointwiseDepthwiseChoice(Saved); }
-  } Scope;
+  AlwaysOnePass Scope;
   for (int Stride : {1, 2}) {
     int64_t Before = pointwiseDepthwiseCalls();
     EXPECT_EQ(compileAndCompare(block("%y", Stride)), 1u) << Stride;
@@ -133,12 +139,16 @@ TEST(FuseConvChains, PointwiseThenDepthwiseBecomeOneCall) {
 TEST(FuseConvChains, KeepsTheTwoCallsWhereTheyMustStay) {
   if (!dnnlEnabled())
     GTEST_SKIP() << "oneDNN is disabled: no anchor calls to fuse";
+  AlwaysOnePass Scope;
   // The 1x1 conv's result is read by the depthwise conv and returned.
   EXPECT_EQ(compileAndCompare(block("(%y, %e)")), 0u);
   // The second conv is not depthwise.
   EXPECT_EQ(compileAndCompare(block("%y", 1, "dense")), 0u);
   // The pass is disabled.
   EXPECT_EQ(compileAndCompare(block("%y"), {"FuseConvChains"}), 0u);
+  // By default (Auto) pairs this small stay two calls.
+  setPointwiseDepthwiseChoice(PointwiseDepthwiseChoice::Auto);
+  EXPECT_EQ(compileAndCompare(block("%y")), 0u);
 }
 
 } // namespace

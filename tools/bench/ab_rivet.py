@@ -16,14 +16,13 @@ librivet_runtime.so* to a folder and give it as --env-a LD_LIBRARY_PATH=DIR
 (it takes precedence over the binary's RUNPATH).
 """
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import rivet_binary  # noqa: E402
+from common import Worker, rivet_binary  # noqa: E402
 
 
 def env_of(text):
@@ -51,20 +50,18 @@ def main():
     ap.add_argument("--rivet-a")
     ap.add_argument("--rivet-b")
     a = ap.parse_args(argv)
+    work = tempfile.mkdtemp(prefix="ab_rivet_")
     workers = []
-    for model, rivet, env in ((a.a, a.rivet_a, a.env_a), (a.b or a.a, a.rivet_b, a.env_b)):
+    for name, model, rivet, env in (("a", a.a, a.rivet_a, a.env_a), ("b", a.b or a.a, a.rivet_b, a.env_b)):
         cmd = [rivet_binary(rivet), "bench", model, "--threads", a.threads, "--repeat", "1",
                "--min-time", "0", "--warmup", "5", "--serve", *extra]
-        workers.append(subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        env=env_of(env)))
+        workers.append(Worker(cmd, work, name, env_of(env)))
 
     def one(w):
-        w.stdin.write("\n")
-        w.stdin.flush()
-        line = w.stdout.readline()
-        if not line:
-            sys.exit(f"error: a worker failed ({' '.join(w.args)})")
-        return json.loads(line)["median_ms"]
+        try:
+            return w.request("")["median_ms"]
+        except RuntimeError as e:
+            sys.exit(f"error: {e}")
 
     ta, tb, ratio = [], [], []
     for k in range(a.rounds):
@@ -78,8 +75,7 @@ def main():
         tb.append(b)
         ratio.append(b / x)
     for w in workers:
-        w.stdin.close()
-        w.wait()
+        w.close()
     ratio.sort()
     n = len(ratio)
     print(f"A {statistics.median(ta):.3f} ms, B {statistics.median(tb):.3f} ms (medians of {n} runs each); "

@@ -1,8 +1,11 @@
 """Shared helpers of the benchmark scripts: finding the rivet binary, running
-`rivet bench` and reading its JSON, describing the machine."""
+`rivet bench` and reading its JSON, an engine kept up in a process of its
+own (Worker), describing the machine."""
+import contextlib
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 
@@ -65,3 +68,38 @@ def least_squares_slope(xs, ys):
     sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
     slope = sxy / sxx
     return slope, my - slope * mx
+
+
+class Worker:
+    """An engine in a process of its own that times one batch per line it
+    reads and answers with a JSON line (its "median_ms"); stderr goes to a
+    file, read back when the process fails."""
+
+    def __init__(self, cmd, work, name, env=None):
+        self.cmd = cmd
+        self.err = open(os.path.join(work, f"{name}.stderr"), "w+")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, text=True,
+                                     env=env)
+
+    def request(self, line):
+        """Sends one line; returns the JSON answer."""
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+            answer = self.proc.stdout.readline()
+        except BrokenPipeError:
+            answer = ""
+        if not answer:
+            self.proc.wait()
+            self.err.seek(0)
+            raise RuntimeError(f"{shlex.join(self.cmd)} failed ({self.proc.returncode}):\n{self.err.read()}")
+        return json.loads(answer)
+
+    def close(self):
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.err.close()

@@ -51,7 +51,6 @@ os.environ["OMP_WAIT_POLICY"] = "passive"
 os.environ.pop("RIVET_NUM_THREADS", None)
 
 import argparse  # noqa: E402
-import contextlib  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
 import shlex  # noqa: E402
@@ -65,7 +64,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, machine_summary, rivet_binary, steal_seconds  # noqa: E402
+from common import ROOT, Worker, machine_summary, rivet_binary, steal_seconds  # noqa: E402
 
 MODELS_DIR = os.path.join(ROOT, "tools", "models")
 
@@ -155,40 +154,6 @@ def rivet_compile(rivet, case, work, extra, a):
     t0 = time.perf_counter()
     out = run_checked([rivet, "compile", case.model, "-o", rvx, "-O3", *extra])
     return rvx, time.perf_counter() - t0, out.strip()
-
-
-class Worker:
-    """An engine in a process of its own that times one batch per line it
-    reads and answers with a JSON line (its "median_ms"); stderr goes to a
-    file, read back when the process fails."""
-
-    def __init__(self, cmd, work, name):
-        self.cmd = cmd
-        self.err = open(os.path.join(work, f"{name}.stderr"), "w+")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, text=True)
-
-    def request(self, line):
-        """Sends one line; returns the JSON answer."""
-        try:
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
-            answer = self.proc.stdout.readline()
-        except BrokenPipeError:
-            answer = ""
-        if not answer:
-            self.proc.wait()
-            self.err.seek(0)
-            raise RuntimeError(f"{shlex.join(self.cmd)} failed ({self.proc.returncode}):\n{self.err.read()}")
-        return json.loads(answer)
-
-    def close(self):
-        with contextlib.suppress(OSError):
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.err.close()
 
 
 def rivet_worker(rivet, rvx, inputs, threads, work, a):

@@ -8,10 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <string_view>
 
 namespace rivet {
 
@@ -164,16 +162,11 @@ void pixelByPixel(const DirectConvArgs &A, int64_t P0, int64_t P1) {
       tile<1, 1, Cols, false>(A, Ob, P);
 }
 
-bool hasAvx512() {
-  static const bool Has = __builtin_cpu_supports("avx512f");
-  return Has;
-}
-
 std::atomic<bool> Baseline{false};
 
 /// Whether the kernels run their AVX-512 tiles.
 bool avx512Tiles() {
-  return hasAvx512() && !Baseline.load(std::memory_order_relaxed);
+  return cpuHasAvx512() && !Baseline.load(std::memory_order_relaxed);
 }
 
 } // namespace
@@ -207,13 +200,8 @@ namespace {
 std::atomic<int64_t> Calls{0};
 
 std::atomic<DirectConvChoice> &choiceFlag() {
-  static std::atomic<DirectConvChoice> C{[] {
-    const char *E = std::getenv("RIVET_DIRECT_CONV");
-    std::string_view V = E ? E : "";
-    return V == "off"      ? DirectConvChoice::Off
-           : V == "always" ? DirectConvChoice::Always
-                           : DirectConvChoice::Auto;
-  }()};
+  static std::atomic<DirectConvChoice> C{
+      choiceFromEnvironment<DirectConvChoice>("RIVET_DIRECT_CONV")};
   return C;
 }
 
@@ -279,7 +267,7 @@ bool directConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
                        const ConvParams &P, const BlockedConvLayout &L,
                        const PostOps &Post, Tensor &Out) {
   DirectConvChoice Choice = directConvChoice();
-  if (Choice == DirectConvChoice::Off || !dnnlEnabled() || !hasAvx512() ||
+  if (Choice == DirectConvChoice::Off || !dnnlEnabled() || !cpuHasAvx512() ||
       !allFloat32({&X, &W, B, &Out}))
     return false;
   if (L.dataBlock != kBlock || L.kernelInputBlock != kBlock ||

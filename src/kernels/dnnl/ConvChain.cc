@@ -1,8 +1,9 @@
 //===- ConvChain.cc - Two fused convs as one kernel call ------------------===//
 #include "kernels/dnnl/ConvChain.h"
 
+#include "kernels/dnnl/DnnlContext.h"
+
 #include <atomic>
-#include <cstdlib>
 #include <string_view>
 
 #include <unistd.h>
@@ -15,13 +16,9 @@ constexpr std::string_view kSecondPrefix = "dw_";
 constexpr const char *kFirstInputs = "pw_inputs";
 
 std::atomic<PointwiseDepthwiseChoice> &choiceFlag() {
-  static std::atomic<PointwiseDepthwiseChoice> C{[] {
-    const char *E = std::getenv("RIVET_POINTWISE_DEPTHWISE");
-    std::string_view V = E ? E : "";
-    return V == "off"      ? PointwiseDepthwiseChoice::Off
-           : V == "always" ? PointwiseDepthwiseChoice::Always
-                           : PointwiseDepthwiseChoice::Auto;
-  }()};
+  static std::atomic<PointwiseDepthwiseChoice> C{
+      dnnlctx::choiceFromEnvironment<PointwiseDepthwiseChoice>(
+          "RIVET_POINTWISE_DEPTHWISE")};
   return C;
 }
 

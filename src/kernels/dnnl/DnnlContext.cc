@@ -178,6 +178,11 @@ Tensor viewOf(const Tensor &T, int64_t Offset, Shape Sh) {
                 std::move(Sh), T.dtype());
 }
 
+bool cpuHasAvx512() {
+  static const bool Has = __builtin_cpu_supports("avx512f");
+  return Has;
+}
+
 bool runPartsOnPool(int64_t Parts, const std::function<bool(int64_t)> &Part) {
   struct Job {
     const std::function<bool(int64_t)> &part;

@@ -20,10 +20,12 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -64,6 +66,17 @@ bool allFloat32(std::initializer_list<const Tensor *> Ts);
 /// Elements [Offset, Offset + numel(Sh)) of T's data as a tensor of shape
 /// Sh (a view on T's storage: a part of a call split over threads).
 Tensor viewOf(const Tensor &T, int64_t Offset, Shape Sh);
+/// Whether this CPU has AVX-512 (our NCHW16c kernels' vectors).
+bool cpuHasAvx512();
+/// A kernel's Auto/Off/Always choice from environment variable Var:
+/// "off", "always", anything else (or unset) Auto.
+template <class Choice> Choice choiceFromEnvironment(const char *Var) {
+  const char *E = std::getenv(Var);
+  std::string_view V = E ? E : "";
+  return V == "off"      ? Choice::Off
+         : V == "always" ? Choice::Always
+                         : Choice::Auto;
+}
 /// Runs Part(0) .. Part(Parts - 1) on the runtime's pool (the caller takes
 /// part; each part a one-thread oneDNN call); true when every part returned
 /// true. A part that throws counts as failed: it may run on a pool thread.

@@ -161,11 +161,6 @@ void runPart(const DirectConvArgs &PW, const DepthwiseArgs &D) {
   }
 }
 
-bool hasAvx512() {
-  static const bool Has = __builtin_cpu_supports("avx512f");
-  return Has;
-}
-
 std::atomic<int64_t> Calls{0};
 
 /// The tail in D's form (scalars and per-channel operands only: the ring
@@ -192,7 +187,7 @@ bool pointwiseDepthwiseBlocked(const Tensor &X, const Tensor &W1,
                                const PostOps &Post1, const Tensor &W2,
                                const Tensor *B2, const ConvParams &P2,
                                const PostOps &Post2, Tensor &Out) {
-  if (!dnnlEnabled() || !hasAvx512() ||
+  if (!dnnlEnabled() || !cpuHasAvx512() ||
       !allFloat32({&X, &W1, B1, &W2, B2, &Out}))
     return false;
   if (X.rank() != 5 || W1.rank() != 6 || W2.rank() != 6 || Out.rank() != 5)

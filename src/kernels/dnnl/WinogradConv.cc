@@ -697,7 +697,7 @@ bool winogradConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
 // 512x7x7 2.7 (m = 2) / 2.3. A core with two 512-bit FMA pipes (a Xeon) is
 // unmeasured; RIVET_WINOGRAD=off|2|4 forces the choice.
 int winogradAutoTile(int64_t N, int64_t C, int64_t M, int64_t Ho, int64_t Wo) {
-  static const bool Avx512 = __builtin_cpu_supports("avx512f");
+  bool Avx512 = cpuHasAvx512();
   if (C < 32 || M < 32)
     return 0;
   auto Tiles = [&](int64_t T) {

@@ -115,8 +115,8 @@ bool isPointwise(const ir::CallNode &C) {
   return isBlockedConvCall(C, "OIHW16i16o", W) && W[2] == 1 && W[3] == 1 &&
          C.attrs.getInt("group", 1) == 1 && intsAre(C.attrs, "strides", 1) &&
          intsAre(C.attrs, "pads", 0) &&
-         (attrIs(C.attrs, "auto_pad", "NOTSET") ||
-          attrIs(C.attrs, "auto_pad", "VALID") || !C.attrs.has("auto_pad"));
+         (C.attrs.getString("auto_pad", "NOTSET") == "NOTSET" ||
+          attrIs(C.attrs, "auto_pad", "VALID"));
 }
 
 /// A depthwise conv: one input channel per group, every channel a group.
@@ -168,30 +168,21 @@ public:
 
 private:
   /// Whether the choice (ConvChain.h) takes the pair whose 1x1 result is
-  /// Mid: by its bytes per image where they are known, else at run time.
+  /// Mid: by its bytes per image where the extents after the first (the
+  /// images) are constants, else at run time.
   static bool takes(const ir::Expr &Mid) {
     if (pointwiseDepthwiseChoice() == PointwiseDepthwiseChoice::Off)
       return false;
-    std::vector<int64_t> S;
-    if (!ir::staticShapeOf(ir::tensorTypeOf(Mid), S) && !perImageShape(Mid, S))
+    ir::TensorTypeRef T = ir::tensorTypeOf(Mid);
+    if (!T || !T->shape || T->shape->empty())
       return true;
     int64_t Bytes = (int64_t)sizeof(float);
-    for (size_t I = 1; I < S.size(); ++I)
-      Bytes *= S[I];
-    return pointwiseDepthwiseTakes(Bytes);
-  }
-  /// The extents after the first (the images) when those are constants.
-  static bool perImageShape(const ir::Expr &E, std::vector<int64_t> &S) {
-    ir::TensorTypeRef T = ir::tensorTypeOf(E);
-    if (!T || !T->shape || T->shape->empty())
-      return false;
-    S.assign(1, 1);
     for (size_t I = 1; I < T->shape->size(); ++I) {
       if (!(*T->shape)[I].isConst())
-        return false;
-      S.push_back((*T->shape)[I].value);
+        return true;
+      Bytes *= (*T->shape)[I].value;
     }
-    return true;
+    return pointwiseDepthwiseTakes(Bytes);
   }
 
   int refCount(const ir::Expr &E) const {

@@ -8,83 +8,17 @@
 #include "vm/NativeLibrary.h"
 #include "vm/Object.h"
 #include "vm/RvxFormat.h"
+#include "vm/Verifier.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <cctype>
+#include <algorithm>
+#include <cstring>
 #include <span>
+#include <string_view>
 
 namespace rivet::vm {
-
-namespace {
-
-/// The index of the native kernel named Symbol, or -1.
-int64_t findNative(const Executable &Exe, const std::string &Symbol) {
-  for (size_t I = 0; I < Exe.nativeKernels.size(); ++I)
-    if (Exe.nativeKernels[I].symbol == Symbol)
-      return (int64_t)I;
-  return -1;
-}
-
-/// A symbol a shared object can export and a message can quote.
-bool isSaneSymbol(const std::string &S) {
-  if (S.empty() || S.size() > 256 || std::isdigit((unsigned char)S[0]))
-    return false;
-  for (char C : S)
-    if (!std::isalnum((unsigned char)C) && C != '_')
-      return false;
-  return true;
-}
-
-/// Checks the structure of native kernel K: a sane symbol, buffers of known
-/// dtypes and bounded ranks, size parameters read from an input axis that
-/// exists, broadcast sizes over constants and earlier size parameters,
-/// extents referring to existing size parameters.
-void verifyNativeKernel(const NativeKernel &K, size_t Index) {
-  auto Bad = [&](const std::string &Msg) {
-    fail("executable: native kernel {} ('{}'): {}", Index, K.symbol, Msg);
-  };
-  if (!isSaneSymbol(K.symbol))
-    Bad("the symbol name is not an identifier of at most 256 characters");
-  if (K.buffers.empty())
-    Bad("no output buffer");
-  for (size_t B = 0; B < K.buffers.size(); ++B) {
-    const NativeKernel::Buffer &Buf = K.buffers[B];
-    if ((unsigned)Buf.dtype > (unsigned)kLastDType)
-      Bad(fmt::format("buffer {} has an invalid dtype", B));
-    if (Buf.dims.size() > 64)
-      Bad(fmt::format("buffer {} has rank {}", B, Buf.dims.size()));
-    for (int64_t D : Buf.dims)
-      if (D < 0 && (uint64_t)(-(D + 1)) >= K.numSizes())
-        Bad(fmt::format("buffer {} uses size parameter {} of {}", B, -(D + 1),
-                        K.numSizes()));
-  }
-  for (size_t I = 0; I < K.broadcastSizes.size(); ++I) {
-    size_t P = K.sizeSources.size() + I;
-    const std::vector<int64_t> &Ops = K.broadcastSizes[I].operands;
-    if (Ops.size() < 2 || Ops.size() > rvx::kMaxBroadcastOperands)
-      Bad(fmt::format("size parameter {} broadcasts {} extents (2 to {})", P,
-                      Ops.size(), rvx::kMaxBroadcastOperands));
-    for (int64_t D : Ops)
-      if (D < 0 && (uint64_t)(-(D + 1)) >= P)
-        Bad(fmt::format("size parameter {} broadcasts size parameter {}, "
-                        "which is not an earlier one",
-                        P, -(D + 1)));
-  }
-  for (size_t P = 0; P < K.sizeSources.size(); ++P) {
-    const NativeKernel::SizeSource &S = K.sizeSources[P];
-    if (S.buffer >= K.numInputs())
-      Bad(fmt::format("size parameter {} reads buffer {} of {} inputs", P,
-                      S.buffer, K.numInputs()));
-    if (S.axis >= K.buffers[S.buffer].dims.size())
-      Bad(fmt::format("size parameter {} reads axis {} of input {}, which has "
-                      "rank {}",
-                      P, S.axis, S.buffer, K.buffers[S.buffer].dims.size()));
-  }
-}
-
-} // namespace
 
 /// Binds every kernel entry to the registry (native ones to their kernel),
 /// verifies the bytecode, then binds the native kernels to their code.
@@ -93,7 +27,7 @@ void Executable::resolve() {
   for (size_t K = 0; K < kernels.size(); ++K) {
     KernelEntry &E = kernels[K];
     if (E.isNative()) {
-      int64_t N = findNative(*this, E.op);
+      int64_t N = findNativeKernel(E.op);
       if (N < 0)
         fail("executable: kernel table entry {}: no native kernel '{}'", K,
              E.op);
@@ -108,6 +42,7 @@ void Executable::resolve() {
            K, E.op);
   }
   verify();
+  resolved = true;
   bool AllBound = true;
   for (const NativeKernel &K : nativeKernels)
     AllBound &= K.fn != nullptr;
@@ -145,260 +80,14 @@ int32_t Executable::constructorTag(const std::string &Name) const {
   return -1;
 }
 
-//===----------------------------------------------------------------------===//
-// Verification
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Checks one function; Where() names the instruction in messages.
-class FunctionVerifier {
-public:
-  FunctionVerifier(const Executable &Exe, const VMFunction &F)
-      : Exe(Exe), F(F) {}
-
-  void run() {
-    if (F.numParams > F.numRegisters)
-      fail("executable: function @{}: {} parameters but only {} registers",
-           F.name, F.numParams, F.numRegisters);
-    if (F.code.empty())
-      fail("executable: function @{} has no code", F.name);
-    for (Pc = 0; Pc < F.code.size(); ++Pc)
-      check(F.code[Pc]);
-    switch (F.code.back().op) {
-    case Opcode::Ret:
-    case Opcode::TailInvoke:
-    case Opcode::TailInvokeClosure:
-    case Opcode::Goto:
-    case Opcode::Fatal: break;
-    default:
-      Pc = F.code.size() - 1;
-      bad("the last instruction falls off the end of the function");
-    }
-  }
-
-private:
-  [[noreturn]] void bad(const std::string &Msg) const {
-    fail("executable: function @{}, instruction {} ({}): {}", F.name, Pc,
-         (unsigned)F.code[Pc].op <= (unsigned)Opcode::Fatal
-             ? opcodeName(F.code[Pc].op)
-             : "invalid opcode",
-         Msg);
-  }
-  void reg(uint32_t R) const {
-    if (R >= F.numRegisters)
-      bad(fmt::format("register %{} out of range ({} registers)", R,
-                      F.numRegisters));
-  }
-  void regList(uint32_t A, uint32_t B) const {
-    if ((uint64_t)A + B > F.pool.size())
-      bad(fmt::format("operand list [{}, {}) outside the pool of {}", A,
-                      (uint64_t)A + B, F.pool.size()));
-    for (uint32_t I = A; I < A + B; ++I)
-      reg(F.pool[I]);
-  }
-  void func(uint32_t C) const {
-    if (C >= Exe.functions.size())
-      bad(fmt::format("function index {} out of range ({} functions)", C,
-                      Exe.functions.size()));
-  }
-  void dtype(uint32_t C) const {
-    if (C > (uint32_t)kLastDType)
-      bad(fmt::format("invalid dtype code {}", C));
-  }
-  void target(int64_t Imm) const {
-    int64_t T = (int64_t)Pc + Imm;
-    if (T < 0 || T >= (int64_t)F.code.size())
-      bad(fmt::format("jump target {} outside the function ({} instructions)",
-                      T, F.code.size()));
-  }
-  void arity(uint32_t Callee, uint32_t Given) const {
-    if (Exe.functions[Callee].numParams != Given)
-      bad(fmt::format("@{} takes {} arguments, given {}",
-                      Exe.functions[Callee].name,
-                      Exe.functions[Callee].numParams, Given));
-  }
-
-  /// A native entry takes the kernel's inputs and one output (a tensor, or
-  /// the shape register of NativeShapeFunction).
-  void nativeArity(const KernelEntry &E, const Instruction &I) const {
-    // The index resolve() bound, else a search (verify() before resolve()).
-    int64_t N = E.native < Exe.nativeKernels.size() &&
-                        Exe.nativeKernels[E.native].symbol == E.op
-                    ? (int64_t)E.native
-                    : findNative(Exe, E.op);
-    if (N < 0)
-      bad(fmt::format("no native kernel '{}'", E.op));
-    const NativeKernel &K = Exe.nativeKernels[(size_t)N];
-    if (I.d != K.numInputs() || I.b != I.d + 1)
-      bad(fmt::format("native kernel '{}' takes {} inputs and 1 output, given "
-                      "{} inputs and {} outputs",
-                      K.symbol, K.numInputs(), I.d, I.b - I.d));
-  }
-
-  void check(const Instruction &I) {
-    switch (I.op) {
-    case Opcode::Move:
-      reg(I.dst);
-      reg(I.a);
-      return;
-    case Opcode::Ret: reg(I.a); return;
-    case Opcode::Invoke: reg(I.dst); [[fallthrough]];
-    case Opcode::TailInvoke:
-      regList(I.a, I.b);
-      func(I.c);
-      arity(I.c, I.b);
-      return;
-    case Opcode::InvokeClosure: reg(I.dst); [[fallthrough]];
-    case Opcode::TailInvokeClosure:
-      regList(I.a, I.b);
-      reg(I.c);
-      return;
-    case Opcode::InvokeKernel:
-      if (I.c >= Exe.kernels.size())
-        bad(fmt::format("kernel index {} out of range ({} kernels)", I.c,
-                        Exe.kernels.size()));
-      regList(I.a, I.b);
-      if (I.d > I.b)
-        bad(fmt::format("{} inputs of {} operands", I.d, I.b));
-      if (Exe.kernels[I.c].kind == KernelEntry::Kind::AllocatingBuiltin) {
-        reg(I.dst);
-        if (I.d != I.b)
-          bad("an allocating kernel takes no output registers");
-      } else if ((unsigned)Exe.kernels[I.c].kind >
-                 (unsigned)KernelEntry::Kind::NativeShapeFunction) {
-        bad("invalid kernel kind");
-      } else if (Exe.kernels[I.c].isNative()) {
-        nativeArity(Exe.kernels[I.c], I);
-      }
-      return;
-    case Opcode::AllocStorage:
-      reg(I.dst);
-      if (I.d == 1)
-        reg(I.a);
-      else if (I.imm < 0)
-        bad(fmt::format("negative size {}", I.imm));
-      return;
-    case Opcode::AllocTensor:
-      reg(I.dst);
-      reg(I.a);
-      dtype(I.c);
-      if ((uint64_t)I.b + I.d > F.shapes.size())
-        bad(fmt::format("shape [{}, {}) outside the shape pool of {}", I.b,
-                        (uint64_t)I.b + I.d, F.shapes.size()));
-      for (uint32_t K = I.b; K < I.b + I.d; ++K)
-        if (F.shapes[K] < 0)
-          bad(fmt::format("negative extent {}", F.shapes[K]));
-      if (I.imm < 0)
-        bad(fmt::format("negative offset {}", I.imm));
-      return;
-    case Opcode::AllocTensorReg:
-      reg(I.dst);
-      if (I.a != kNoStorage)
-        reg(I.a);
-      reg(I.b);
-      dtype(I.c);
-      if (I.imm < 0)
-        bad(fmt::format("negative offset {}", I.imm));
-      return;
-    case Opcode::AllocADT:
-      reg(I.dst);
-      regList(I.a, I.b);
-      if ((int32_t)I.c != ADTObj::kTupleTag) {
-        if (I.c >= Exe.constructors.size())
-          bad(fmt::format("constructor tag {} out of range ({} constructors)",
-                          I.c, Exe.constructors.size()));
-        if (Exe.constructors[I.c].arity != I.b)
-          bad(fmt::format("constructor {} takes {} fields, given {}",
-                          Exe.constructors[I.c].name,
-                          Exe.constructors[I.c].arity, I.b));
-      }
-      return;
-    case Opcode::AllocClosure:
-      reg(I.dst);
-      regList(I.a, I.b);
-      func(I.c);
-      if (I.b > Exe.functions[I.c].numParams)
-        bad(fmt::format("{} captured values for @{}, which takes {}", I.b,
-                        Exe.functions[I.c].name, Exe.functions[I.c].numParams));
-      return;
-    case Opcode::GetField:
-      reg(I.dst);
-      reg(I.a);
-      if (I.imm < 0)
-        bad(fmt::format("negative field index {}", I.imm));
-      return;
-    case Opcode::GetTag:
-      reg(I.dst);
-      reg(I.a);
-      return;
-    case Opcode::If:
-      reg(I.a);
-      reg(I.b);
-      target(1);
-      target(I.imm);
-      return;
-    case Opcode::Goto: target(I.imm); return;
-    case Opcode::LoadConst:
-      reg(I.dst);
-      if (I.c >= Exe.constants.size())
-        bad(fmt::format("constant index {} out of range ({} constants)", I.c,
-                        Exe.constants.size()));
-      if (!Exe.constants[I.c].defined())
-        bad(fmt::format("constant {} is undefined", I.c));
-      return;
-    case Opcode::LoadConsti: reg(I.dst); return;
-    case Opcode::ShapeOf:
-      reg(I.dst);
-      reg(I.a);
-      return;
-    case Opcode::ReshapeTensor:
-      reg(I.dst);
-      reg(I.a);
-      reg(I.b);
-      return;
-    case Opcode::DeviceCopy:
-      reg(I.dst);
-      reg(I.a);
-      return;
-    case Opcode::KillRegister: reg(I.dst); return;
-    case Opcode::Fatal:
-      if (I.c >= Exe.strings.size())
-        bad(fmt::format("string index {} out of range ({} strings)", I.c,
-                        Exe.strings.size()));
-      return;
-    }
-    bad(fmt::format("invalid opcode {}", (unsigned)I.op));
-  }
-
-  const Executable &Exe;
-  const VMFunction &F;
-  size_t Pc = 0;
-};
-
-} // namespace
-
-void Executable::verify() const {
-  for (size_t K = 0; K < nativeKernels.size(); ++K) {
-    verifyNativeKernel(nativeKernels[K], K);
-    if (findNative(*this, nativeKernels[K].symbol) != (int64_t)K)
-      fail("executable: native kernel '{}' is defined twice",
-           nativeKernels[K].symbol);
-  }
-  for (const auto &KV : functionIndex)
-    if (KV.second >= functions.size())
-      fail("executable: function '@{}' has index {} of {} functions", KV.first,
-           KV.second, functions.size());
-  for (const VMFunction &F : functions)
-    FunctionVerifier(*this, F).run();
-  if (!mainParams.empty()) {
-    auto It = functionIndex.find("main");
-    if (It != functionIndex.end() &&
-        functions[It->second].numParams != mainParams.size())
-      fail("executable: @main takes {} parameters but {} inputs are declared",
-           functions[It->second].numParams, mainParams.size());
-  }
+int64_t Executable::findNativeKernel(const std::string &Symbol) const {
+  for (size_t I = 0; I < nativeKernels.size(); ++I)
+    if (nativeKernels[I].symbol == Symbol)
+      return (int64_t)I;
+  return -1;
 }
+
+void Executable::verify() const { verifyExecutable(*this); }
 
 //===----------------------------------------------------------------------===//
 // Disassembler
@@ -532,86 +221,99 @@ private:
       Out += fmt::format("  {}: {}\n", Pc, instruction(F, Pc));
   }
 
+  /// The instruction as Opcodes.def's syntax column writes it, each field
+  /// printed as its kind says.
   std::string instruction(const VMFunction &F, size_t Pc) const {
     const Instruction &I = F.code[Pc];
-    const char *N = opcodeName(I.op);
-    switch (I.op) {
-    case Opcode::Move: return fmt::format("{} %{} = %{}", N, I.dst, I.a);
-    case Opcode::Ret: return fmt::format("{} %{}", N, I.a);
-    case Opcode::Invoke:
-      return fmt::format("{} %{} = {}({})", N, I.dst, funcName(I.c),
-                         regs(F, I.a, I.b));
-    case Opcode::TailInvoke:
-      return fmt::format("{} {}({})", N, funcName(I.c), regs(F, I.a, I.b));
-    case Opcode::InvokeClosure:
-      return fmt::format("{} %{} = %{}({})", N, I.dst, I.c, regs(F, I.a, I.b));
-    case Opcode::TailInvokeClosure:
-      return fmt::format("{} %{}({})", N, I.c, regs(F, I.a, I.b));
-    case Opcode::InvokeKernel: {
+    if (!isValidOpcode(I.op))
+      return fmt::format("<invalid opcode {}>", (unsigned)I.op);
+    const OpcodeInfo &Info = opcodeInfo(I.op);
+    std::string R = Info.name;
+    R += ' ';
+    for (const char *S = Info.syntax; *S; ++S) {
+      if (*S != '{') {
+        R += *S;
+        continue;
+      }
+      const char *Close = std::strchr(S, '}');
+      std::string_view Name(S + 1, (size_t)(Close - S - 1));
+      static constexpr std::string_view Names[] = {"dst", "a", "b",
+                                                   "c",   "d", "imm"};
+      size_t K = std::find(std::begin(Names), std::end(Names), Name) -
+                 std::begin(Names);
+      R += operand(F, Pc, (Field)K, Info.fields[K]);
+      S = Close;
+    }
+    return R;
+  }
+
+  /// Field Fld of instruction Pc, printed as kind K.
+  std::string operand(const VMFunction &F, size_t Pc, Field Fld,
+                      OperandKind K) const {
+    const Instruction &I = F.code[Pc];
+    int64_t V = I.field(Fld);
+    uint32_t U = (uint32_t)V;
+    switch (K) {
+    case OperandKind::None:
+    case OperandKind::ListLength:
+    case OperandKind::InputCount:
+    case OperandKind::Rank: return "";
+    case OperandKind::Def:
+    case OperandKind::Use:
+    case OperandKind::Clear: return fmt::format("%{}", U);
+    case OperandKind::StorageOrFresh:
+      return U == kNoStorage ? std::string("fresh storage")
+                             : fmt::format("storage %{}", U);
+    case OperandKind::SizeRegister:
+      return I.d == 1 ? fmt::format("%{}", U) : std::string();
+    case OperandKind::Bytes: return I.d == 1 ? "" : std::to_string(V);
+    case OperandKind::RegList: return regs(F, I.a, I.b);
+    case OperandKind::KernelResult:
+      return I.c < Exe.kernels.size() &&
+                     Exe.kernels[I.c].kind ==
+                         KernelEntry::Kind::AllocatingBuiltin
+                 ? fmt::format("%{} = ", U)
+                 : std::string();
+    case OperandKind::KernelOperands: {
       uint32_t D = std::min(I.d, I.b);
       if (I.c < Exe.kernels.size() &&
           Exe.kernels[I.c].kind == KernelEntry::Kind::AllocatingBuiltin)
-        return fmt::format("{} %{} = {}({})", N, I.dst, kernelName(I.c),
-                           regs(F, I.a, D));
-      return fmt::format("{} {}({}) -> ({})", N, kernelName(I.c),
-                         regs(F, I.a, D), regs(F, I.a + D, I.b - D));
+        return fmt::format("({})", regs(F, I.a, D));
+      return fmt::format("({}) -> ({})", regs(F, I.a, D),
+                         regs(F, I.a + D, I.b - D));
     }
-    case Opcode::AllocStorage:
-      if (I.d == 1)
-        return fmt::format("{} %{} = %{} bytes", N, I.dst, I.a);
-      return fmt::format("{} %{} = {} bytes", N, I.dst, I.imm);
-    case Opcode::AllocTensor: {
+    case OperandKind::StaticShape: {
       std::vector<int64_t> Shape;
-      for (uint64_t K = I.b; K < (uint64_t)I.b + I.d && K < F.shapes.size();
-           ++K)
-        Shape.push_back(F.shapes[K]);
-      return fmt::format("{} %{} = storage %{} + {}, {}, {}", N, I.dst, I.a,
-                         I.imm, shapeToString(Shape), dtypeText(I.c));
+      for (uint64_t S = I.b; S < (uint64_t)I.b + I.d && S < F.shapes.size();
+           ++S)
+        Shape.push_back(F.shapes[S]);
+      return shapeToString(Shape);
     }
-    case Opcode::AllocTensorReg:
-      if (I.a == kNoStorage)
-        return fmt::format("{} %{} = fresh storage, shape %{}, {}", N, I.dst,
-                           I.b, dtypeText(I.c));
-      return fmt::format("{} %{} = storage %{} + {}, shape %{}, {}", N, I.dst,
-                         I.a, I.imm, I.b, dtypeText(I.c));
-    case Opcode::AllocADT: {
-      std::string Ctor = (int32_t)I.c == ADTObj::kTupleTag
-                             ? std::string("tuple")
-                         : I.c < Exe.constructors.size()
-                             ? Exe.constructors[I.c].name
-                             : fmt::format("<constructor {}>", I.c);
-      return fmt::format("{} %{} = {}({})", N, I.dst, Ctor, regs(F, I.a, I.b));
-    }
-    case Opcode::AllocClosure:
-      return fmt::format("{} %{} = {}[{}]", N, I.dst, funcName(I.c),
-                         regs(F, I.a, I.b));
-    case Opcode::GetField:
-      return fmt::format("{} %{} = %{}.{}", N, I.dst, I.a, I.imm);
-    case Opcode::GetTag: return fmt::format("{} %{} = tag %{}", N, I.dst, I.a);
-    case Opcode::If:
-      return fmt::format("{} %{} == %{} else {}", N, I.a, I.b,
-                         target(Pc, I.imm));
-    case Opcode::Goto: return fmt::format("{} {}", N, target(Pc, I.imm));
-    case Opcode::LoadConst:
-      return fmt::format("{} %{} = const[{}] {}", N, I.dst, I.c,
-                         I.c < Exe.constants.size() &&
-                                 Exe.constants[I.c].defined()
-                             ? Exe.constants[I.c].typeString()
+    case OperandKind::Callee:
+    case OperandKind::ClosureCode: return funcName(U);
+    case OperandKind::Kernel: return kernelName(U);
+    case OperandKind::Constant:
+      return fmt::format("const[{}] {}", U,
+                         U < Exe.constants.size() && Exe.constants[U].defined()
+                             ? Exe.constants[U].typeString()
                              : std::string("<missing>"));
-    case Opcode::LoadConsti: return fmt::format("{} %{} = {}", N, I.dst, I.imm);
-    case Opcode::ShapeOf:
-      return fmt::format("{} %{} = shape %{}", N, I.dst, I.a);
-    case Opcode::ReshapeTensor:
-      return fmt::format("{} %{} = %{}, shape %{}", N, I.dst, I.a, I.b);
-    case Opcode::DeviceCopy:
-      return fmt::format("{} %{} = %{} to device {}", N, I.dst, I.a, I.c);
-    case Opcode::KillRegister: return fmt::format("{} %{}", N, I.dst);
-    case Opcode::Fatal:
-      return fmt::format("{} \"{}\"", N,
-                         I.c < Exe.strings.size() ? Exe.strings[I.c]
-                                                  : std::string("<missing>"));
+    case OperandKind::Constructor:
+      return (int32_t)U == ADTObj::kTupleTag ? std::string("tuple")
+             : U < Exe.constructors.size()   ? Exe.constructors[U].name
+                                           : fmt::format("<constructor {}>", U);
+    case OperandKind::DType: return dtypeText(U);
+    case OperandKind::Message:
+      return fmt::format("\"{}\"", U < Exe.strings.size()
+                                       ? Exe.strings[U]
+                                       : std::string("<missing>"));
+    case OperandKind::Jump: return target(Pc, V);
+    case OperandKind::Device:
+    case OperandKind::SizeMode:
+    case OperandKind::Offset:
+    case OperandKind::FieldIndex:
+    case OperandKind::Int: return std::to_string(V);
     }
-    return fmt::format("<invalid opcode {}>", (unsigned)I.op);
+    return "?";
   }
 
   const Executable &Exe;

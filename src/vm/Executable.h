@@ -170,11 +170,15 @@ public:
   /// kernel to its symbol (loading the shared object); throws rivet::Error
   /// naming an operator or symbol the runtime does not have.
   void resolve();
-  /// Checks the structure of every function (register, pool, shape, kernel,
-  /// constant, constructor and jump indices in range; arities; no falling off
-  /// the end), so that the VM can index without checks. Throws rivet::Error
+  /// The bytecode verifier (vm/Verifier.h): checks the structure of every
+  /// function so that the VM can index without checks. Throws rivet::Error
   /// naming the function and instruction. resolve() calls it.
   void verify() const;
+  /// Index of the native kernel named Symbol, or -1.
+  int64_t findNativeKernel(const std::string &Symbol) const;
+  /// Set by resolve() once the kernel table is bound and verify() passed:
+  /// a VirtualMachine then does not verify again.
+  bool resolved = false;
   /// Index of function Name; throws when absent.
   uint32_t function(const std::string &Name) const;
   /// Tag of constructor Name, or -1.

@@ -252,12 +252,6 @@ struct SectionEntry {
   uint64_t size;
 };
 
-bool isTerminator(Opcode Op) {
-  return Op == Opcode::Ret || Op == Opcode::TailInvoke ||
-         Op == Opcode::TailInvokeClosure || Op == Opcode::Goto ||
-         Op == Opcode::Fatal;
-}
-
 /// Reads the sections of one file; everything it returns has been checked.
 class Loader {
 public:
@@ -283,7 +277,6 @@ private:
   void readConstructors();
   void readEntry();
   void readNativeCode();
-  void checkFunction(uint32_t FnIndex) const;
 
   const uint8_t *Data;
   size_t Size;
@@ -556,13 +549,7 @@ void Loader::readFunctions() {
     VMFunction &F = Exe->functions[I];
     F.name = R.str("function name");
     F.numParams = R.pod<uint32_t>("parameter count");
-    F.numRegisters = R.pod<uint32_t>("register count");
-    if (F.numRegisters > kMaxRegisters)
-      R.error("function '{}' has {} registers (at most {})", F.name,
-              F.numRegisters, kMaxRegisters);
-    if (F.numParams > F.numRegisters)
-      R.error("function '{}' has {} parameters but only {} registers", F.name,
-              F.numParams, F.numRegisters);
+    F.numRegisters = R.pod<uint32_t>("register count"); // verified later
     uint32_t NumCode = R.pod<uint32_t>("instruction count");
     uint32_t NumPool = R.pod<uint32_t>("pool size");
     uint32_t NumShapes = R.pod<uint32_t>("shapes size");
@@ -574,9 +561,7 @@ void Loader::readFunctions() {
               F.name, Need, R.remaining());
     F.code.resize(NumCode);
     for (Instruction &Ins : F.code) {
-      uint8_t Op = R.pod<uint8_t>("opcode");
-      if (Op > (uint8_t)Opcode::Fatal)
-        R.error("function '{}' has invalid opcode {}", F.name, Op);
+      uint8_t Op = R.pod<uint8_t>("opcode"); // the verifier checks it
       if (R.pod<uint8_t>("instruction padding") ||
           R.pod<uint16_t>("instruction padding"))
         R.error("function '{}' has an instruction with nonzero reserved bytes",
@@ -602,192 +587,6 @@ void Loader::readFunctions() {
     const VMFunction &F = Exe->functions[I];
     if (!Exe->functionIndex.emplace(F.name, I).second)
       R.error("function '{}' is defined twice", F.name);
-  }
-  for (uint32_t I = 0; I < N; ++I)
-    checkFunction(I);
-}
-
-/// Checks every operand of every instruction of function FnIndex against
-/// the function's frame and pools and the executable's tables.
-void Loader::checkFunction(uint32_t FnIndex) const {
-  const Executable &E = *Exe;
-  const VMFunction &F = E.functions[FnIndex];
-  std::string Where = What + ": section 'functions': function '" + F.name + "'";
-  if (F.code.empty())
-    throw Error(Where + ": has no instructions");
-  if (!isTerminator(F.code.back().op))
-    throw Error(Where + ": the last instruction (" +
-                std::string(opcodeName(F.code.back().op)) +
-                ") can fall off the end");
-  for (size_t Pc = 0; Pc < F.code.size(); ++Pc) {
-    const Instruction &I = F.code[Pc];
-    auto Bad = [&](const std::string &Msg) {
-      throw Error(fmt::format("{}: instruction {} ({}): {}", Where, Pc,
-                              opcodeName(I.op), Msg));
-    };
-    auto Reg = [&](uint32_t R, const char *Role) {
-      if (R >= F.numRegisters)
-        Bad(fmt::format("{} register {} is out of range (the function has {} "
-                        "registers)",
-                        Role, R, F.numRegisters));
-    };
-    auto PoolRegs = [&](uint64_t Begin, uint64_t Count, const char *Role) {
-      if (Begin + Count > F.pool.size())
-        Bad(fmt::format("{} list [{}, {}) is outside the pool of {} entries",
-                        Role, Begin, Begin + Count, F.pool.size()));
-      for (uint64_t K = Begin; K < Begin + Count; ++K)
-        Reg(F.pool[K], Role);
-    };
-    auto Func = [&](uint32_t C) -> const VMFunction & {
-      if (C >= E.functions.size())
-        Bad(fmt::format("function index {} is out of range ({} functions)", C,
-                        E.functions.size()));
-      return E.functions[C];
-    };
-    auto DTypeCode = [&](uint32_t C) {
-      if (C > (uint32_t)kLastDType)
-        Bad(fmt::format("invalid dtype code {}", C));
-    };
-    auto Jump = [&](int64_t Offset) {
-      int64_t Target = (int64_t)Pc + Offset;
-      if (Offset < -(int64_t)F.code.size() || Offset > (int64_t)F.code.size() ||
-          Target < 0 || Target >= (int64_t)F.code.size())
-        Bad(fmt::format("jump offset {} leaves the function ({} instructions)",
-                        Offset, F.code.size()));
-    };
-    auto NonNegative = [&](int64_t V, const char *Role) {
-      if (V < 0)
-        Bad(fmt::format("negative {} {}", Role, V));
-    };
-    switch (I.op) {
-    case Opcode::Move:
-      Reg(I.dst, "dst");
-      Reg(I.a, "source");
-      break;
-    case Opcode::Ret: Reg(I.a, "result"); break;
-    case Opcode::Invoke:
-    case Opcode::TailInvoke: {
-      if (I.op == Opcode::Invoke)
-        Reg(I.dst, "dst");
-      const VMFunction &Callee = Func(I.c);
-      PoolRegs(I.a, I.b, "argument");
-      if (I.b != Callee.numParams)
-        Bad(fmt::format("passes {} arguments to '{}', which takes {}", I.b,
-                        Callee.name, Callee.numParams));
-      break;
-    }
-    case Opcode::InvokeClosure:
-    case Opcode::TailInvokeClosure:
-      if (I.op == Opcode::InvokeClosure)
-        Reg(I.dst, "dst");
-      Reg(I.c, "closure");
-      PoolRegs(I.a, I.b, "argument");
-      break;
-    case Opcode::InvokeKernel: {
-      if (I.c >= E.kernels.size())
-        Bad(fmt::format("kernel index {} is out of range ({} kernels)", I.c,
-                        E.kernels.size()));
-      if (I.d > I.b)
-        Bad(fmt::format("{} inputs but only {} registers listed", I.d, I.b));
-      PoolRegs(I.a, I.b, "kernel operand");
-      if (E.kernels[I.c].kind == KernelEntry::Kind::AllocatingBuiltin)
-        Reg(I.dst, "dst");
-      break;
-    }
-    case Opcode::AllocStorage:
-      Reg(I.dst, "dst");
-      if (I.d > 1)
-        Bad(fmt::format("invalid size mode {}", I.d));
-      if (I.d == 1)
-        Reg(I.a, "size");
-      else
-        NonNegative(I.imm, "size");
-      break;
-    case Opcode::AllocTensor:
-      Reg(I.dst, "dst");
-      Reg(I.a, "storage");
-      NonNegative(I.imm, "offset");
-      DTypeCode(I.c);
-      if (I.d > kMaxRank)
-        Bad(fmt::format("rank {} (at most {})", I.d, kMaxRank));
-      if ((uint64_t)I.b + I.d > F.shapes.size())
-        Bad(fmt::format("shape [{}, {}) is outside the shapes of {} entries",
-                        I.b, (uint64_t)I.b + I.d, F.shapes.size()));
-      for (uint64_t K = I.b; K < (uint64_t)I.b + I.d; ++K)
-        NonNegative(F.shapes[K], "extent");
-      break;
-    case Opcode::AllocTensorReg:
-      Reg(I.dst, "dst");
-      if (I.a != kNoStorage)
-        Reg(I.a, "storage");
-      Reg(I.b, "shape");
-      NonNegative(I.imm, "offset");
-      DTypeCode(I.c);
-      break;
-    case Opcode::AllocADT:
-      Reg(I.dst, "dst");
-      PoolRegs(I.a, I.b, "field");
-      if (I.c != (uint32_t)ADTObj::kTupleTag) {
-        if (I.c >= E.constructors.size())
-          Bad(fmt::format("constructor tag {} is out of range ({} "
-                          "constructors)",
-                          I.c, E.constructors.size()));
-        if (I.b != E.constructors[I.c].arity)
-          Bad(fmt::format("{} fields for constructor '{}' of arity {}", I.b,
-                          E.constructors[I.c].name, E.constructors[I.c].arity));
-      }
-      break;
-    case Opcode::AllocClosure: {
-      Reg(I.dst, "dst");
-      const VMFunction &Callee = Func(I.c);
-      PoolRegs(I.a, I.b, "captured");
-      if (I.b > Callee.numParams)
-        Bad(fmt::format("captures {} values for '{}', which takes {}", I.b,
-                        Callee.name, Callee.numParams));
-      break;
-    }
-    case Opcode::GetField:
-      Reg(I.dst, "dst");
-      Reg(I.a, "ADT");
-      NonNegative(I.imm, "field index");
-      break;
-    case Opcode::GetTag:
-      Reg(I.dst, "dst");
-      Reg(I.a, "ADT");
-      break;
-    case Opcode::If:
-      Reg(I.a, "condition");
-      Reg(I.b, "condition");
-      Jump(I.imm);
-      break;
-    case Opcode::Goto: Jump(I.imm); break;
-    case Opcode::LoadConst:
-      Reg(I.dst, "dst");
-      if (I.c >= E.constants.size())
-        Bad(fmt::format("constant index {} is out of range ({} constants)", I.c,
-                        E.constants.size()));
-      break;
-    case Opcode::LoadConsti: Reg(I.dst, "dst"); break;
-    case Opcode::ShapeOf:
-      Reg(I.dst, "dst");
-      Reg(I.a, "tensor");
-      break;
-    case Opcode::ReshapeTensor:
-      Reg(I.dst, "dst");
-      Reg(I.a, "tensor");
-      Reg(I.b, "shape");
-      break;
-    case Opcode::DeviceCopy:
-      Reg(I.dst, "dst");
-      Reg(I.a, "tensor");
-      break;
-    case Opcode::KillRegister: Reg(I.dst, "dst"); break;
-    case Opcode::Fatal:
-      if (I.c >= E.strings.size())
-        Bad(fmt::format("string index {} is out of range ({} strings)", I.c,
-                        E.strings.size()));
-      break;
-    }
   }
 }
 

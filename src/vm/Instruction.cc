@@ -3,33 +3,108 @@
 
 namespace rivet::vm {
 
-const char *opcodeName(Opcode Op) {
-  switch (Op) {
-  case Opcode::Move: return "Move";
-  case Opcode::Ret: return "Ret";
-  case Opcode::Invoke: return "Invoke";
-  case Opcode::TailInvoke: return "TailInvoke";
-  case Opcode::InvokeClosure: return "InvokeClosure";
-  case Opcode::TailInvokeClosure: return "TailInvokeClosure";
-  case Opcode::InvokeKernel: return "InvokeKernel";
-  case Opcode::AllocStorage: return "AllocStorage";
-  case Opcode::AllocTensor: return "AllocTensor";
-  case Opcode::AllocTensorReg: return "AllocTensorReg";
-  case Opcode::AllocADT: return "AllocADT";
-  case Opcode::AllocClosure: return "AllocClosure";
-  case Opcode::GetField: return "GetField";
-  case Opcode::GetTag: return "GetTag";
-  case Opcode::If: return "If";
-  case Opcode::Goto: return "Goto";
-  case Opcode::LoadConst: return "LoadConst";
-  case Opcode::LoadConsti: return "LoadConsti";
-  case Opcode::ShapeOf: return "ShapeOf";
-  case Opcode::ReshapeTensor: return "ReshapeTensor";
-  case Opcode::DeviceCopy: return "DeviceCopy";
-  case Opcode::KillRegister: return "KillRegister";
-  case Opcode::Fatal: return "Fatal";
+int64_t Instruction::field(Field F) const {
+  switch (F) {
+  case Field::Dst: return dst;
+  case Field::A: return a;
+  case Field::B: return b;
+  case Field::C: return c;
+  case Field::D: return d;
+  case Field::Imm: return imm;
   }
-  return "<invalid opcode>";
+  return 0;
+}
+
+namespace {
+Instruction make(Opcode Op, RegIndex Dst = 0, uint32_t A = 0, uint32_t B = 0,
+                 uint32_t C = 0, uint32_t D = 0, int64_t Imm = 0) {
+  Instruction I;
+  I.op = Op;
+  I.dst = Dst;
+  I.a = A;
+  I.b = B;
+  I.c = C;
+  I.d = D;
+  I.imm = Imm;
+  return I;
+}
+} // namespace
+
+Instruction Instruction::move(RegIndex Dst, RegIndex Src) {
+  return make(Opcode::Move, Dst, Src);
+}
+Instruction Instruction::ret(RegIndex Result) {
+  return make(Opcode::Ret, 0, Result);
+}
+Instruction Instruction::invoke(bool Tail, RegIndex Dst, uint32_t Func) {
+  return make(Tail ? Opcode::TailInvoke : Opcode::Invoke, Tail ? 0 : Dst, 0, 0,
+              Func);
+}
+Instruction Instruction::invokeClosure(bool Tail, RegIndex Dst,
+                                       RegIndex Closure) {
+  return make(Tail ? Opcode::TailInvokeClosure : Opcode::InvokeClosure,
+              Tail ? 0 : Dst, 0, 0, Closure);
+}
+Instruction Instruction::invokeKernel(uint32_t Kernel, uint32_t NumInputs,
+                                      RegIndex Dst) {
+  return make(Opcode::InvokeKernel, Dst, 0, 0, Kernel, NumInputs);
+}
+Instruction Instruction::allocStorage(RegIndex Dst, int64_t Bytes) {
+  return make(Opcode::AllocStorage, Dst, 0, 0, 0, 0, Bytes);
+}
+Instruction Instruction::allocStorageDynamic(RegIndex Dst, RegIndex Bytes) {
+  return make(Opcode::AllocStorage, Dst, Bytes, 0, 0, 1);
+}
+Instruction Instruction::allocTensor(RegIndex Dst, RegIndex Storage,
+                                     int64_t Offset, uint32_t DTypeCode) {
+  return make(Opcode::AllocTensor, Dst, Storage, 0, DTypeCode, 0, Offset);
+}
+Instruction Instruction::allocTensorReg(RegIndex Dst, RegIndex Storage,
+                                        int64_t Offset, RegIndex Shape,
+                                        uint32_t DTypeCode) {
+  return make(Opcode::AllocTensorReg, Dst, Storage, Shape, DTypeCode, 0,
+              Offset);
+}
+Instruction Instruction::allocADT(RegIndex Dst, uint32_t Tag) {
+  return make(Opcode::AllocADT, Dst, 0, 0, Tag);
+}
+Instruction Instruction::allocClosure(RegIndex Dst, uint32_t Func) {
+  return make(Opcode::AllocClosure, Dst, 0, 0, Func);
+}
+Instruction Instruction::getField(RegIndex Dst, RegIndex Value, int64_t Index) {
+  return make(Opcode::GetField, Dst, Value, 0, 0, 0, Index);
+}
+Instruction Instruction::getTag(RegIndex Dst, RegIndex Value) {
+  return make(Opcode::GetTag, Dst, Value);
+}
+Instruction Instruction::ifEqual(RegIndex Lhs, RegIndex Rhs, int64_t Offset) {
+  return make(Opcode::If, 0, Lhs, Rhs, 0, 0, Offset);
+}
+Instruction Instruction::jump(int64_t Offset) {
+  return make(Opcode::Goto, 0, 0, 0, 0, 0, Offset);
+}
+Instruction Instruction::loadConst(RegIndex Dst, uint32_t Constant) {
+  return make(Opcode::LoadConst, Dst, 0, 0, Constant);
+}
+Instruction Instruction::loadConsti(RegIndex Dst, int64_t Value) {
+  return make(Opcode::LoadConsti, Dst, 0, 0, 0, 0, Value);
+}
+Instruction Instruction::shapeOf(RegIndex Dst, RegIndex Tensor) {
+  return make(Opcode::ShapeOf, Dst, Tensor);
+}
+Instruction Instruction::reshapeTensor(RegIndex Dst, RegIndex Tensor,
+                                       RegIndex Shape) {
+  return make(Opcode::ReshapeTensor, Dst, Tensor, Shape);
+}
+Instruction Instruction::deviceCopy(RegIndex Dst, RegIndex Tensor,
+                                    uint32_t Device) {
+  return make(Opcode::DeviceCopy, Dst, Tensor, 0, Device);
+}
+Instruction Instruction::killRegister(RegIndex Reg) {
+  return make(Opcode::KillRegister, Reg);
+}
+Instruction Instruction::fatal(uint32_t Message) {
+  return make(Opcode::Fatal, 0, 0, 0, Message);
 }
 
 } // namespace rivet::vm

@@ -39,4 +39,10 @@ void failNotTensor(const ObjectRef &O, const char *What) {
   fail("{}: expected a tensor, got {}", What, kindName(O));
 }
 
+const ADTObj &asADT(const ObjectRef &O, const char *What) {
+  if (O && O->kind == ObjectKind::ADT)
+    return *static_cast<const ADTObj *>(O.get());
+  fail("{}: expected an ADT value or tuple, got {}", What, kindName(O));
+}
+
 } // namespace rivet::vm

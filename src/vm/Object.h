@@ -92,4 +92,11 @@ inline const Tensor &asTensor(const ObjectRef &O, const char *What) {
   failNotTensor(O, What);
 }
 
+/// The ADT value or tuple in O; throws rivet::Error naming What otherwise.
+const ADTObj &asADT(const ObjectRef &O, const char *What);
+/// An int64 1-D tensor holding the extents of S.
+inline ObjectRef shapeTensor(const Shape &S) {
+  return makeTensor(Tensor::fromVector<int64_t>(S, {(int64_t)S.size()}));
+}
+
 } // namespace rivet::vm

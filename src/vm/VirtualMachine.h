@@ -75,6 +75,7 @@ private:
   void profiledKernelCall(const Instruction &I, const VMFunction &F,
                           ObjectRef *R);
   void checkKernelOutputs(KernelSlot &K, std::vector<int64_t> &Checked);
+  KernelSlot builtinSlot(const KernelEntry &Entry, size_t Index) const;
   KernelSlot nativeSlot(const KernelEntry &Entry) const;
   static void nativeSizes(KernelSlot &K);
   static bool nativeExtentsMatch(const NativeKernel::Buffer &B, const Tensor &T,

@@ -665,20 +665,21 @@ TEST(VMRuntime, VerifierRejectsMalformedBytecode) {
   };
   EXPECT_EQ(Bad([](FnBuilder &) {}), "<no error>");
   EXPECT_NE(Bad([](FnBuilder &B) { B.F.code[0].a = 7; })
-                .find("function @main, instruction 0 (Move): register %7 out "
-                      "of range (2 registers)"),
+                .find("function 'main': instruction 0 (Move): a register 7 "
+                      "is out of range (the function has 2 registers)"),
             std::string::npos);
-  EXPECT_NE(
-      Bad([](FnBuilder &B) { B.F.code.pop_back(); }).find("falls off the end"),
-      std::string::npos);
+  EXPECT_NE(Bad([](FnBuilder &B) {
+              B.F.code.pop_back();
+            }).find("can fall off the end"),
+            std::string::npos);
   EXPECT_NE(Bad([](FnBuilder &B) {
               B.F.code.insert(B.F.code.begin(),
                               Instruction{Opcode::Goto, 0, 0, 0, 0, 0, 9});
-            }).find("jump target 9 outside"),
+            }).find("jump offset 9 leaves the function"),
             std::string::npos);
   EXPECT_NE(Bad([](FnBuilder &B) {
               B.invoke(0, 3, {0});
-            }).find("function index 3 out of range"),
+            }).find("function index 3 is out of range"),
             std::string::npos);
   EXPECT_NE(Bad([](FnBuilder &B) {
               B.F.code[0].op = (Opcode)200;
@@ -686,7 +687,7 @@ TEST(VMRuntime, VerifierRejectsMalformedBytecode) {
             std::string::npos);
   EXPECT_NE(Bad([](FnBuilder &B) {
               B.kernel(0, {0}, {1});
-            }).find("kernel index 0 out of range"),
+            }).find("kernel index 0 is out of range"),
             std::string::npos);
   ExeBuilder EB;
   EB.kernel(KernelEntry::Kind::Builtin, "no_such_op");

@@ -1,8 +1,8 @@
 //===- LoweredFunction.cc - Operands of lowered instructions, assembly ----===//
 //
-// The per-opcode knowledge of which operands are registers read or written,
-// shared by the memory planner and the register allocator, and the final
-// layout into a VMFunction.
+// Which operands are registers read or written (from the operand kinds of
+// Opcodes.def), shared by the memory planner and the register allocator,
+// and the final layout into a VMFunction.
 //
 //===----------------------------------------------------------------------===//
 #include "vm/compiler/LoweredFunction.h"
@@ -11,171 +11,88 @@
 
 namespace rivet::vm::compiler {
 
-void instUses(const PendingInst &P, std::vector<uint32_t> &Out) {
-  const Instruction &I = P.inst;
-  switch (I.op) {
-  case Opcode::Move:
-  case Opcode::Ret:
-  case Opcode::GetField:
-  case Opcode::GetTag:
-  case Opcode::ShapeOf:
-  case Opcode::DeviceCopy: Out.push_back(I.a); break;
-  case Opcode::Invoke:
-  case Opcode::TailInvoke:
-  case Opcode::AllocADT:
-  case Opcode::AllocClosure:
-    Out.insert(Out.end(), P.regs.begin(), P.regs.end());
-    break;
-  case Opcode::InvokeClosure:
-  case Opcode::TailInvokeClosure:
-    Out.push_back(I.c);
-    Out.insert(Out.end(), P.regs.begin(), P.regs.end());
-    break;
-  case Opcode::InvokeKernel:
-    // Builtin outputs are preallocated tensors the kernel writes into: the
-    // register is read (its value stays the same object).
-    if (P.kernelKind == KernelEntry::Kind::Builtin ||
-        P.kernelKind == KernelEntry::Kind::Native)
-      Out.insert(Out.end(), P.regs.begin(), P.regs.end());
-    else
-      Out.insert(Out.end(), P.regs.begin(), P.regs.begin() + I.d);
-    break;
-  case Opcode::AllocStorage:
-    if (I.d == 1)
-      Out.push_back(I.a);
-    break;
-  case Opcode::AllocTensor: Out.push_back(I.a); break;
-  case Opcode::AllocTensorReg:
-    if (I.a != kNoStorage)
-      Out.push_back(I.a);
-    Out.push_back(I.b);
-    break;
-  case Opcode::If:
-  case Opcode::ReshapeTensor:
-    Out.push_back(I.a);
-    Out.push_back(I.b);
-    break;
-  case Opcode::Goto:
-  case Opcode::LoadConst:
-  case Opcode::LoadConsti:
-  case Opcode::KillRegister:
-  case Opcode::Fatal: break;
+namespace {
+
+enum class Role { Use, Def };
+
+uint32_t &registerField(Instruction &I, Field F) {
+  switch (F) {
+  case Field::Dst: return I.dst;
+  case Field::A: return I.a;
+  case Field::B: return I.b;
+  case Field::C: return I.c;
+  case Field::D: return I.d;
+  case Field::Imm: break;
   }
+  fail("vm compiler: imm is never a register");
+}
+
+/// Calls Fn(Reg, Role) for every register operand of P, as the operand
+/// kinds of Opcodes.def say; only InvokeKernel's outputs depend on the
+/// kernel entry (written by shape functions, read by kernels that fill
+/// preallocated tensors). PI is PendingInst, const or not.
+template <typename PI, typename Fn> void forEachRegister(PI &P, Fn &&Visit) {
+  auto &I = P.inst;
+  const OpcodeInfo &Info = opcodeInfo(I.op);
+  for (size_t K = 0; K < kNumFields; ++K) {
+    Field Fld = (Field)K;
+    auto Reg = [&]() -> auto & {
+      return registerField(const_cast<Instruction &>(I), Fld);
+    };
+    switch (Info.fields[K]) {
+    case OperandKind::Def: Visit(Reg(), Role::Def); break;
+    case OperandKind::Use: Visit(Reg(), Role::Use); break;
+    case OperandKind::StorageOrFresh:
+      if (I.a != kNoStorage)
+        Visit(Reg(), Role::Use);
+      break;
+    case OperandKind::SizeRegister:
+      if (I.d == 1)
+        Visit(Reg(), Role::Use);
+      break;
+    case OperandKind::RegList:
+      for (auto &R : P.regs)
+        Visit(R, Role::Use);
+      break;
+    case OperandKind::KernelResult:
+      if (P.kernelKind == KernelEntry::Kind::AllocatingBuiltin)
+        Visit(Reg(), Role::Def);
+      break;
+    case OperandKind::KernelOperands: {
+      bool WritesOutputs =
+          P.kernelKind == KernelEntry::Kind::ShapeFunction ||
+          P.kernelKind == KernelEntry::Kind::NativeShapeFunction;
+      for (size_t R = 0; R < P.regs.size(); ++R)
+        Visit(P.regs[R], R >= I.d && WritesOutputs ? Role::Def : Role::Use);
+      break;
+    }
+    default: break; // not a register of the frame's live values
+    }
+  }
+}
+
+} // namespace
+
+void instUses(const PendingInst &P, std::vector<uint32_t> &Out) {
+  forEachRegister(P, [&](uint32_t R, Role Ro) {
+    if (Ro == Role::Use)
+      Out.push_back(R);
+  });
 }
 
 void instDefs(const PendingInst &P, std::vector<uint32_t> &Out) {
-  const Instruction &I = P.inst;
-  switch (I.op) {
-  case Opcode::Move:
-  case Opcode::Invoke:
-  case Opcode::InvokeClosure:
-  case Opcode::AllocStorage:
-  case Opcode::AllocTensor:
-  case Opcode::AllocTensorReg:
-  case Opcode::AllocADT:
-  case Opcode::AllocClosure:
-  case Opcode::GetField:
-  case Opcode::GetTag:
-  case Opcode::LoadConst:
-  case Opcode::LoadConsti:
-  case Opcode::ShapeOf:
-  case Opcode::ReshapeTensor:
-  case Opcode::DeviceCopy: Out.push_back(I.dst); break;
-  case Opcode::InvokeKernel:
-    if (P.kernelKind == KernelEntry::Kind::AllocatingBuiltin)
-      Out.push_back(I.dst);
-    else if (P.kernelKind == KernelEntry::Kind::ShapeFunction ||
-             P.kernelKind == KernelEntry::Kind::NativeShapeFunction)
-      Out.insert(Out.end(), P.regs.begin() + I.d, P.regs.end());
-    break;
-  case Opcode::Ret:
-  case Opcode::TailInvoke:
-  case Opcode::TailInvokeClosure:
-  case Opcode::If:
-  case Opcode::Goto:
-  case Opcode::KillRegister:
-  case Opcode::Fatal: break;
-  }
-}
-
-bool endsFallThrough(Opcode Op) {
-  return Op == Opcode::Ret || Op == Opcode::TailInvoke ||
-         Op == Opcode::TailInvokeClosure || Op == Opcode::Goto ||
-         Op == Opcode::Fatal;
+  forEachRegister(P, [&](uint32_t R, Role Ro) {
+    if (Ro == Role::Def)
+      Out.push_back(R);
+  });
 }
 
 void renameRegisters(PendingInst &P, const std::vector<uint32_t> &Map) {
-  auto R = [&](uint32_t &Reg) {
+  forEachRegister(P, [&](uint32_t &Reg, Role) {
     RIVET_CHECK(Reg < Map.size() && Map[Reg] != kNoVReg,
                 "vm compiler: register v{} has no allocation", Reg);
     Reg = Map[Reg];
-  };
-  Instruction &I = P.inst;
-  switch (I.op) {
-  case Opcode::Move:
-  case Opcode::GetField:
-  case Opcode::GetTag:
-  case Opcode::ShapeOf:
-  case Opcode::DeviceCopy:
-  case Opcode::AllocTensor:
-    R(I.dst);
-    R(I.a);
-    break;
-  case Opcode::Ret: R(I.a); break;
-  case Opcode::Invoke:
-  case Opcode::AllocADT:
-  case Opcode::AllocClosure:
-    R(I.dst);
-    for (uint32_t &X : P.regs)
-      R(X);
-    break;
-  case Opcode::TailInvoke:
-    for (uint32_t &X : P.regs)
-      R(X);
-    break;
-  case Opcode::InvokeClosure:
-    R(I.dst);
-    R(I.c);
-    for (uint32_t &X : P.regs)
-      R(X);
-    break;
-  case Opcode::TailInvokeClosure:
-    R(I.c);
-    for (uint32_t &X : P.regs)
-      R(X);
-    break;
-  case Opcode::InvokeKernel:
-    if (P.kernelKind == KernelEntry::Kind::AllocatingBuiltin)
-      R(I.dst);
-    for (uint32_t &X : P.regs)
-      R(X);
-    break;
-  case Opcode::AllocStorage:
-    R(I.dst);
-    if (I.d == 1)
-      R(I.a);
-    break;
-  case Opcode::AllocTensorReg:
-    R(I.dst);
-    if (I.a != kNoStorage)
-      R(I.a);
-    R(I.b);
-    break;
-  case Opcode::If:
-    R(I.a);
-    R(I.b);
-    break;
-  case Opcode::ReshapeTensor:
-    R(I.dst);
-    R(I.a);
-    R(I.b);
-    break;
-  case Opcode::LoadConst:
-  case Opcode::LoadConsti: R(I.dst); break;
-  case Opcode::Goto:
-  case Opcode::KillRegister:
-  case Opcode::Fatal: break;
-  }
+  });
 }
 
 VMFunction assemble(const LoweredFunction &F) {
@@ -199,40 +116,27 @@ VMFunction assemble(const LoweredFunction &F) {
     if (P.deleted)
       continue;
     Instruction Ins = P.inst;
-    switch (Ins.op) {
-    case Opcode::Invoke:
-    case Opcode::TailInvoke:
-    case Opcode::InvokeClosure:
-    case Opcode::TailInvokeClosure:
-    case Opcode::InvokeKernel:
-    case Opcode::AllocADT:
-    case Opcode::AllocClosure:
+    const OpcodeInfo &Info = opcodeInfo(Ins.op);
+    OperandKind A = Info.operand(Field::A);
+    if (A == OperandKind::RegList || A == OperandKind::KernelOperands) {
       Ins.a = (uint32_t)Fn.pool.size();
       Ins.b = (uint32_t)P.regs.size();
       Fn.pool.insert(Fn.pool.end(), P.regs.begin(), P.regs.end());
-      break;
-    case Opcode::AllocTensor:
+    }
+    if (Info.operand(Field::B) == OperandKind::StaticShape) {
       Ins.b = (uint32_t)Fn.shapes.size();
       Ins.d = (uint32_t)P.shape.size();
       Fn.shapes.insert(Fn.shapes.end(), P.shape.begin(), P.shape.end());
-      break;
-    case Opcode::If:
-    case Opcode::Goto: {
+    }
+    if (Info.operand(Field::Imm) == OperandKind::Jump) {
       RIVET_CHECK(P.label >= 0 && (size_t)P.label < F.labelPos.size(),
                   "vm compiler: jump to an unknown label in {}", F.name);
       int64_t Target = NewIndex[F.labelPos[P.label]];
       Ins.imm = Target - (int64_t)Fn.code.size();
-      break;
-    }
-    default: break;
     }
     Fn.code.push_back(Ins);
-    for (uint32_t R : P.killAfter) {
-      Instruction K;
-      K.op = Opcode::KillRegister;
-      K.dst = R;
-      Fn.code.push_back(K);
-    }
+    for (uint32_t R : P.killAfter)
+      Fn.code.push_back(Instruction::killRegister(R));
   }
   return Fn;
 }

@@ -60,11 +60,10 @@ struct LoweredFunction {
   uint32_t numRegisters = 0;
 };
 
-/// The virtual registers instruction I reads / writes.
+/// The virtual registers instruction I reads / writes (derived from the
+/// operand kinds of Opcodes.def).
 void instUses(const PendingInst &I, std::vector<uint32_t> &Out);
 void instDefs(const PendingInst &I, std::vector<uint32_t> &Out);
-/// Instructions after which control does not fall through to the next one.
-bool endsFallThrough(Opcode Op);
 /// Rewrites every register operand through Map (virtual -> physical).
 void renameRegisters(PendingInst &I, const std::vector<uint32_t> &Map);
 

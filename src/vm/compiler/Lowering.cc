@@ -166,18 +166,13 @@ uint32_t ModuleLowering::constructorFunction(const ConstructorNode &C) {
   Fn.name = "ctor$" + C.name;
   Fn.numParams = (uint32_t)C.inputs.size();
   Fn.numRegisters = Fn.numParams + 1;
-  Instruction Alloc;
-  Alloc.op = Opcode::AllocADT;
-  Alloc.dst = Fn.numParams;
-  Alloc.a = 0;
+  Instruction Alloc =
+      Instruction::allocADT(Fn.numParams, (uint32_t)constructorTag(C));
+  Alloc.a = 0; // the parameters, pool[0 .. numParams)
   Alloc.b = Fn.numParams;
-  Alloc.c = (uint32_t)constructorTag(C);
   for (uint32_t I = 0; I < Fn.numParams; ++I)
     Fn.pool.push_back(I);
-  Instruction Ret;
-  Ret.op = Opcode::Ret;
-  Ret.a = Fn.numParams;
-  Fn.code = {Alloc, Ret};
+  Fn.code = {Alloc, Instruction::ret(Fn.numParams)};
   Exe.functionIndex[Fn.name] = Idx;
   Exe.functions.push_back(std::move(Fn));
   CtorFunctions[Key] = Idx;
@@ -236,7 +231,7 @@ public:
     }
     // The arena of the memory planner, sized (or deleted) by planMemory.
     F.arenaVReg = newReg(nullptr);
-    emit(Opcode::AllocStorage).inst.dst = F.arenaVReg;
+    emit(Instruction::allocStorage(F.arenaVReg, 0));
     lower(Fn->body, /*Tail=*/true);
   }
 
@@ -246,10 +241,20 @@ private:
     F.killable.push_back(Killable);
     return (uint32_t)F.vregType.size() - 1;
   }
-  PendingInst &emit(Opcode Op) {
+  PendingInst &emit(const Instruction &I) {
     F.code.emplace_back();
-    F.code.back().inst.op = Op;
+    F.code.back().inst = I;
     return F.code.back();
+  }
+  /// InvokeKernel of the kernel-table entry (Kind, Op, A) on Regs: NumIn
+  /// inputs, then the outputs; Dst for an allocating entry.
+  void emitKernel(KernelEntry::Kind Kind, const std::string &Op, const Attrs &A,
+                  uint32_t NumIn, std::vector<uint32_t> Regs,
+                  uint32_t Dst = 0) {
+    PendingInst &P =
+        emit(Instruction::invokeKernel(ML.kernel(Kind, Op, A), NumIn, Dst));
+    P.kernelKind = Kind;
+    P.regs = std::move(Regs);
   }
   int32_t newLabel() {
     F.labelPos.push_back(0);
@@ -262,7 +267,7 @@ private:
   uint32_t finish(uint32_t R, bool Tail) {
     if (!Tail)
       return R;
-    emit(Opcode::Ret).inst.a = R;
+    emit(Instruction::ret(R));
     return kNoVReg;
   }
   uint32_t lowerValue(const Expr &E) { return lower(E, false); }
@@ -292,10 +297,7 @@ private:
   uint32_t closureOf(const KnownFunction &K) {
     std::vector<uint32_t> Regs = captureRegs(K);
     uint32_t R = newReg(nullptr);
-    PendingInst &P = emit(Opcode::AllocClosure);
-    P.inst.dst = R;
-    P.inst.c = K.func;
-    P.regs = std::move(Regs);
+    emit(Instruction::allocClosure(R, K.func)).regs = std::move(Regs);
     return R;
   }
 
@@ -331,13 +333,8 @@ private:
 
   uint32_t invoke(uint32_t Func, std::vector<uint32_t> Args, bool Tail,
                   Type T) {
-    PendingInst &P = emit(Tail ? Opcode::TailInvoke : Opcode::Invoke);
-    P.inst.c = Func;
-    P.regs = std::move(Args);
-    if (Tail)
-      return kNoVReg;
-    uint32_t R = newReg(T, isTensorType(T));
-    F.code.back().inst.dst = R;
+    uint32_t R = Tail ? kNoVReg : newReg(T, isTensorType(T));
+    emit(Instruction::invoke(Tail, R, Func)).regs = std::move(Args);
     return R;
   }
 
@@ -355,8 +352,7 @@ private:
     }
     case ExprKind::Constant: {
       uint32_t R = newReg(typeOf(E));
-      emit(Opcode::LoadConst).inst.dst = R;
-      F.code.back().inst.c = ML.constant(*E->as<ConstantNode>());
+      emit(Instruction::loadConst(R, ML.constant(*E->as<ConstantNode>())));
       return finish(R, Tail);
     }
     case ExprKind::Op:
@@ -370,15 +366,10 @@ private:
     case ExprKind::Constructor: {
       const auto *C = E->as<ConstructorNode>();
       uint32_t R = newReg(typeOf(E));
-      if (C->inputs.empty()) {
-        PendingInst &P = emit(Opcode::AllocADT);
-        P.inst.dst = R;
-        P.inst.c = (uint32_t)ML.constructorTag(*C);
-      } else {
-        PendingInst &P = emit(Opcode::AllocClosure);
-        P.inst.dst = R;
-        P.inst.c = ML.constructorFunction(*C);
-      }
+      if (C->inputs.empty())
+        emit(Instruction::allocADT(R, (uint32_t)ML.constructorTag(*C)));
+      else
+        emit(Instruction::allocClosure(R, ML.constructorFunction(*C)));
       return finish(R, Tail);
     }
     case ExprKind::Tuple: {
@@ -386,10 +377,8 @@ private:
       for (const Expr &Fe : E->as<TupleNode>()->fields)
         Fields.push_back(lowerValue(Fe));
       uint32_t R = newReg(typeOf(E));
-      PendingInst &P = emit(Opcode::AllocADT);
-      P.inst.dst = R;
-      P.inst.c = (uint32_t)ADTObj::kTupleTag;
-      P.regs = std::move(Fields);
+      emit(Instruction::allocADT(R, (uint32_t)ADTObj::kTupleTag)).regs =
+          std::move(Fields);
       return finish(R, Tail);
     }
     case ExprKind::TupleGetItem: {
@@ -398,10 +387,7 @@ private:
       if (G->index < 0)
         fail("vm compiler: in {}: negative tuple index {}", Where, G->index);
       uint32_t R = newReg(typeOf(E));
-      PendingInst &P = emit(Opcode::GetField);
-      P.inst.dst = R;
-      P.inst.a = T;
-      P.inst.imm = G->index;
+      emit(Instruction::getField(R, T, G->index));
       return finish(R, Tail);
     }
     case ExprKind::Let: return lowerLet(E, Tail);
@@ -437,13 +423,10 @@ private:
   uint32_t lowerIf(const IfNode &I, Type T, bool Tail) {
     uint32_t Cond = lowerValue(I.cond);
     uint32_t Zero = newReg(nullptr);
-    emit(Opcode::LoadConsti).inst.dst = Zero;
+    emit(Instruction::loadConsti(Zero, 0));
     int32_t Then = newLabel();
     // Falls through (to the else branch) when cond == 0.
-    PendingInst &J = emit(Opcode::If);
-    J.inst.a = Cond;
-    J.inst.b = Zero;
-    J.label = Then;
+    emit(Instruction::ifEqual(Cond, Zero)).label = Then;
     if (Tail) {
       lower(I.elseBranch, true);
       place(Then);
@@ -454,7 +437,7 @@ private:
     int32_t End = newLabel();
     uint32_t V = lowerValue(I.elseBranch);
     move(Res, V);
-    emit(Opcode::Goto).label = End;
+    emit(Instruction::jump()).label = End;
     place(Then);
     V = lowerValue(I.thenBranch);
     move(Res, V);
@@ -462,11 +445,7 @@ private:
     return Res;
   }
 
-  void move(uint32_t Dst, uint32_t Src) {
-    PendingInst &P = emit(Opcode::Move);
-    P.inst.dst = Dst;
-    P.inst.a = Src;
-  }
+  void move(uint32_t Dst, uint32_t Src) { emit(Instruction::move(Dst, Src)); }
 
   uint32_t lowerMatch(const MatchNode &Mt, Type T, bool Tail) {
     uint32_t D = lowerValue(Mt.data);
@@ -478,12 +457,12 @@ private:
       uint32_t V = lower(Cl.rhs, Tail);
       if (!Tail) {
         move(Res, V);
-        emit(Opcode::Goto).label = End;
+        emit(Instruction::jump()).label = End;
       }
       place(Next);
     }
-    emit(Opcode::Fatal).inst.c =
-        ML.string(fmt::format("in {}: match: no clause matched", Where));
+    emit(Instruction::fatal(
+        ML.string(fmt::format("in {}: match: no clause matched", Where))));
     if (!Tail)
       place(End);
     return Res;
@@ -496,17 +475,10 @@ private:
     case PatternKind::Var: Env[P.var.get()].reg = V; return;
     case PatternKind::Constructor: {
       uint32_t Tag = newReg(nullptr);
-      PendingInst &G = emit(Opcode::GetTag);
-      G.inst.dst = Tag;
-      G.inst.a = V;
+      emit(Instruction::getTag(Tag, V));
       uint32_t Want = newReg(nullptr);
-      PendingInst &L = emit(Opcode::LoadConsti);
-      L.inst.dst = Want;
-      L.inst.imm = ML.constructorTag(*P.ctor);
-      PendingInst &J = emit(Opcode::If);
-      J.inst.a = Tag;
-      J.inst.b = Want;
-      J.label = Fail;
+      emit(Instruction::loadConsti(Want, ML.constructorTag(*P.ctor)));
+      emit(Instruction::ifEqual(Tag, Want)).label = Fail;
       break;
     }
     case PatternKind::Tuple: break;
@@ -517,10 +489,7 @@ private:
         continue;
       uint32_t Fld =
           newReg(Ch.kind == PatternKind::Var ? typeOf(Ch.var) : nullptr);
-      PendingInst &G = emit(Opcode::GetField);
-      G.inst.dst = Fld;
-      G.inst.a = V;
-      G.inst.imm = (int64_t)I;
+      emit(Instruction::getField(Fld, V, (int64_t)I));
       testPattern(Ch, Fld, Fail);
     }
   }
@@ -545,10 +514,8 @@ private:
              Where, Ctor->name, Ctor->inputs.size(), C.args.size());
       std::vector<uint32_t> Fields = lowerArgs(C.args);
       uint32_t R = newReg(T);
-      PendingInst &P = emit(Opcode::AllocADT);
-      P.inst.dst = R;
-      P.inst.c = (uint32_t)ML.constructorTag(*Ctor);
-      P.regs = std::move(Fields);
+      emit(Instruction::allocADT(R, (uint32_t)ML.constructorTag(*Ctor))).regs =
+          std::move(Fields);
       return finish(R, Tail);
     }
     case ExprKind::GlobalVar: {
@@ -579,14 +546,8 @@ private:
     }
     uint32_t Clo = lowerValue(Callee);
     std::vector<uint32_t> Args = lowerArgs(C.args);
-    PendingInst &P =
-        emit(Tail ? Opcode::TailInvokeClosure : Opcode::InvokeClosure);
-    P.inst.c = Clo;
-    P.regs = std::move(Args);
-    if (Tail)
-      return kNoVReg;
-    uint32_t R = newReg(T, isTensorType(T));
-    F.code.back().inst.dst = R;
+    uint32_t R = Tail ? kNoVReg : newReg(T, isTensorType(T));
+    emit(Instruction::invokeClosure(Tail, R, Clo)).regs = std::move(Args);
     return R;
   }
 
@@ -596,11 +557,8 @@ private:
   uint32_t allocOutput(const TensorTypeNode &O, Type OT, uint32_t ShapeReg) {
     if (!O.isStatic()) {
       uint32_t R = newReg(std::move(OT), true);
-      PendingInst &PT = emit(Opcode::AllocTensorReg);
-      PT.inst.dst = R;
-      PT.inst.a = kNoStorage;
-      PT.inst.b = ShapeReg;
-      PT.inst.c = (uint32_t)O.dtype;
+      emit(Instruction::allocTensorReg(R, kNoStorage, 0, ShapeReg,
+                                       (uint32_t)O.dtype));
       return R;
     }
     std::vector<int64_t> Dims;
@@ -608,15 +566,10 @@ private:
       Dims.push_back(D.value);
     uint64_t Bytes = (uint64_t)numElements(Dims) * dtypeSize(O.dtype);
     uint32_t S = newReg(nullptr);
-    PendingInst &PS = emit(Opcode::AllocStorage);
-    PS.inst.dst = S;
-    PS.inst.imm = (int64_t)Bytes;
-    PS.ownStorage = true;
+    emit(Instruction::allocStorage(S, (int64_t)Bytes)).ownStorage = true;
     uint32_t R = newReg(std::move(OT), Bytes >= kKillBytes);
-    PendingInst &PT = emit(Opcode::AllocTensor);
-    PT.inst.dst = R;
-    PT.inst.a = S;
-    PT.inst.c = (uint32_t)O.dtype;
+    PendingInst &PT =
+        emit(Instruction::allocTensor(R, S, 0, (uint32_t)O.dtype));
     PT.shape = std::move(Dims);
     PT.bytes = Bytes;
     return R;
@@ -638,21 +591,15 @@ private:
     uint32_t ShapeReg = kNoVReg;
     if (!O->isStatic()) {
       ShapeReg = newReg(nullptr);
-      PendingInst &P = emit(Opcode::InvokeKernel);
-      P.inst.c =
-          ML.kernel(KernelEntry::Kind::NativeShapeFunction, NK.symbol, Attrs());
-      P.inst.d = NumIn;
-      P.kernelKind = KernelEntry::Kind::NativeShapeFunction;
-      P.regs = Args;
-      P.regs.push_back(ShapeReg);
+      std::vector<uint32_t> Regs = Args;
+      Regs.push_back(ShapeReg);
+      emitKernel(KernelEntry::Kind::NativeShapeFunction, NK.symbol, Attrs(),
+                 NumIn, std::move(Regs));
     }
     uint32_t Out = allocOutput(*O, T, ShapeReg);
-    PendingInst &P = emit(Opcode::InvokeKernel);
-    P.inst.c = ML.kernel(KernelEntry::Kind::Native, NK.symbol, Attrs());
-    P.inst.d = NumIn;
-    P.kernelKind = KernelEntry::Kind::Native;
-    P.regs = std::move(Args);
-    P.regs.push_back(Out);
+    Args.push_back(Out);
+    emitKernel(KernelEntry::Kind::Native, NK.symbol, Attrs(), NumIn,
+               std::move(Args));
     return finish(Out, Tail);
   }
 
@@ -695,14 +642,9 @@ private:
       // of outputs.
       if (IsTuple && !Op.listResult)
         A.set("tuple_result", int64_t(1));
-      uint32_t K = ML.kernel(KernelEntry::Kind::AllocatingBuiltin, Op.name, A);
       uint32_t R = newReg(T, isTensorType(T));
-      PendingInst &P = emit(Opcode::InvokeKernel);
-      P.inst.dst = R;
-      P.inst.c = K;
-      P.inst.d = NumIn;
-      P.kernelKind = KernelEntry::Kind::AllocatingBuiltin;
-      P.regs = std::move(Args);
+      emitKernel(KernelEntry::Kind::AllocatingBuiltin, Op.name, A, NumIn,
+                 std::move(Args), R);
       return finish(R, Tail);
     }
 
@@ -725,19 +667,14 @@ private:
       OutRegs.push_back(
           allocOutput(*O, OT, O->isStatic() ? kNoVReg : ShapeRegs[I]));
     }
-    PendingInst &P = emit(Opcode::InvokeKernel);
-    P.inst.c = ML.kernel(KernelEntry::Kind::Builtin, Op.name, C.attrs);
-    P.inst.d = NumIn;
-    P.kernelKind = KernelEntry::Kind::Builtin;
-    P.regs = std::move(Args);
-    P.regs.insert(P.regs.end(), OutRegs.begin(), OutRegs.end());
+    Args.insert(Args.end(), OutRegs.begin(), OutRegs.end());
+    emitKernel(KernelEntry::Kind::Builtin, Op.name, C.attrs, NumIn,
+               std::move(Args));
     if (!IsTuple)
       return finish(OutRegs[0], Tail);
     uint32_t R = newReg(T);
-    PendingInst &PA = emit(Opcode::AllocADT);
-    PA.inst.dst = R;
-    PA.inst.c = (uint32_t)ADTObj::kTupleTag;
-    PA.regs = std::move(OutRegs);
+    emit(Instruction::allocADT(R, (uint32_t)ADTObj::kTupleTag)).regs =
+        std::move(OutRegs);
     return finish(R, Tail);
   }
 
@@ -746,12 +683,10 @@ private:
   void callShapeFunction(const CallNode &C, const OpInfo &Op,
                          const std::vector<uint32_t> &Args,
                          const std::vector<uint32_t> &ShapeRegs) {
-    PendingInst &P = emit(Opcode::InvokeKernel);
-    P.inst.c = ML.kernel(KernelEntry::Kind::ShapeFunction, Op.name, C.attrs);
-    P.inst.d = (uint32_t)Args.size();
-    P.kernelKind = KernelEntry::Kind::ShapeFunction;
-    P.regs = Args;
-    P.regs.insert(P.regs.end(), ShapeRegs.begin(), ShapeRegs.end());
+    std::vector<uint32_t> Regs = Args;
+    Regs.insert(Regs.end(), ShapeRegs.begin(), ShapeRegs.end());
+    emitKernel(KernelEntry::Kind::ShapeFunction, Op.name, C.attrs,
+               (uint32_t)Args.size(), std::move(Regs));
   }
 
   /// A call of an operator whose result is a view of its first argument
@@ -766,17 +701,12 @@ private:
       std::vector<int64_t> Dims;
       for (const Dim &D : *O.shape)
         Dims.push_back(D.value);
-      PendingInst &P = emit(Opcode::LoadConst);
-      P.inst.dst = ShapeReg;
-      P.inst.c = ML.shapeConstant(Dims);
+      emit(Instruction::loadConst(ShapeReg, ML.shapeConstant(Dims)));
     } else {
       callShapeFunction(C, Op, Args, {ShapeReg});
     }
     uint32_t R = newReg(std::move(T), true);
-    PendingInst &P = emit(Opcode::ReshapeTensor);
-    P.inst.dst = R;
-    P.inst.a = Args[0];
-    P.inst.b = ShapeReg;
+    emit(Instruction::reshapeTensor(R, Args[0], ShapeReg));
     return finish(R, Tail);
   }
 

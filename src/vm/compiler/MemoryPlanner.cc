@@ -135,27 +135,14 @@ uint64_t planMemory(LoweredFunction &F, bool Enabled) {
       LastUse[U] = std::max(LastUse[U], Idx);
     for (uint32_t D : Defs)
       LastUse[D] = std::max(LastUse[D], Idx);
-    switch (I.op) {
-    case Opcode::Move: Groups.unite(I.dst, I.a); break;
-    case Opcode::ReshapeTensor:
-      Groups.unite(I.dst, I.a); // a view of the same storage
-      break;
-    case Opcode::Ret:
-    case Opcode::Invoke:
-    case Opcode::TailInvoke:
-    case Opcode::InvokeClosure:
-    case Opcode::TailInvokeClosure:
-    case Opcode::AllocADT:
-    case Opcode::AllocClosure:
+    const OpcodeInfo &Info = opcodeInfo(I.op);
+    if (Info.aliasesA()) // dst is a view of reg[a]'s storage
+      Groups.unite(I.dst, I.a);
+    if (Info.escapes())
       for (uint32_t U : Uses)
         Escapes[U] = true;
-      break;
-    case Opcode::AllocStorage:
-      if (P.ownStorage)
-        StorageDef[I.dst] = Idx;
-      break;
-    default: break;
-    }
+    if (I.op == Opcode::AllocStorage && P.ownStorage)
+      StorageDef[I.dst] = Idx;
   }
   // A group escapes when any member does; it lives until its last member's
   // last use.

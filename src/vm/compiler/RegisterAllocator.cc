@@ -90,7 +90,8 @@ void allocateRegisters(LoweredFunction &F) {
     if (Pos == 0)
       continue;
     PendingInst &Last = F.code[Pos - 1];
-    if (endsFallThrough(Last.inst.op) || Last.inst.op == Opcode::If)
+    const OpcodeInfo &Info = opcodeInfo(Last.inst.op);
+    if (Info.ends() || Info.jumps())
       continue;
     Defs.clear();
     instDefs(Last, Defs);

@@ -1,0 +1,425 @@
+//===- KernelCall.cc - InvokeKernel: operands in, kernel run, results out -===//
+//
+// How the VM calls a kernel, kept apart from the interpreter loop as Lua
+// keeps ldo.c apart from lvm.c: binding kernel-table entries to slots,
+// gathering operands, checking preallocated outputs against shape functions
+// and generated kernels' signatures, allocating results, and profiling.
+//
+//===----------------------------------------------------------------------===//
+#include "vm/KernelSlot.h"
+#include "vm/StoragePool.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+
+namespace rivet::vm {
+
+namespace {
+
+/// Markers the compiler adds to kernel entries for the runtime; the kernels
+/// never see them.
+bool isMarkerAttr(const std::string &Name) {
+  return Name.compare(0, 5, "list_") == 0 || Name == "tuple_result";
+}
+
+/// Whether the tensors' dtypes, ranks and extents are those recorded in Sig
+/// (as recordSignature writes them).
+bool matchesSignature(const std::vector<int64_t> &Sig,
+                      const std::vector<Tensor> &Ins,
+                      const std::vector<Tensor> &Outs) {
+  const int64_t *P = Sig.data(), *End = P + Sig.size();
+  auto Matches = [&](const Tensor &T) {
+    const Shape &S = T.shape();
+    size_t Rank = S.size();
+    if (!T.defined() || (size_t)(End - P) < 2 + Rank ||
+        P[0] != (int64_t)T.dtype() || P[1] != (int64_t)Rank ||
+        !std::equal(S.begin(), S.end(), P + 2))
+      return false;
+    P += 2 + Rank;
+    return true;
+  };
+  for (const Tensor &T : Ins)
+    if (!Matches(T))
+      return false;
+  for (const Tensor &T : Outs)
+    if (!Matches(T))
+      return false;
+  return P == End;
+}
+
+void recordSignature(std::vector<int64_t> &Sig, const std::vector<Tensor> &Ins,
+                     const std::vector<Tensor> &Outs) {
+  Sig.clear();
+  for (const std::vector<Tensor> *Ts : {&Ins, &Outs})
+    for (const Tensor &T : *Ts) {
+      Sig.push_back((int64_t)T.dtype());
+      Sig.push_back(T.rank());
+      Sig.insert(Sig.end(), T.shape().begin(), T.shape().end());
+    }
+}
+
+} // namespace
+
+/// The slot of a registered kernel's entry (index K, for messages); the
+/// compiler's marker attributes become flags.
+VirtualMachine::KernelSlot VirtualMachine::builtinSlot(const KernelEntry &Entry,
+                                                       size_t K) const {
+  const KernelInfo *Info =
+      Entry.info ? Entry.info : KernelRegistry::global().find(Entry.op);
+  if (!Info)
+    fail("executable: kernel table entry {}: no kernel for operator '{}' in "
+         "this runtime",
+         K, Entry.op);
+  KernelSlot S;
+  S.Kind = Entry.kind;
+  S.Info = Info;
+  S.Name = Entry.op;
+  for (const auto &KV : Entry.attrs.items()) {
+    if (!isMarkerAttr(KV.first))
+      S.KernelAttrs.set(KV.first, KV.second);
+    else if (KV.first == "list_argument")
+      S.ListArgument = Entry.attrs.getInt("list_argument") != 0;
+    else if (KV.first == "list_result")
+      S.ListResult = Entry.attrs.getInt("list_result") != 0;
+    else if (KV.first == "tuple_result")
+      S.TupleResult = Entry.attrs.getInt("tuple_result") != 0;
+  }
+  return S;
+}
+
+/// The slot of a native kernel-table entry: its kernel must be bound (the
+/// executable resolved, for this machine).
+VirtualMachine::KernelSlot
+VirtualMachine::nativeSlot(const KernelEntry &Entry) const {
+  if (Entry.native >= Exe->nativeKernels.size() ||
+      Exe->nativeKernels[Entry.native].symbol != Entry.op)
+    fail("executable: native kernel '{}' is not resolved", Entry.op);
+  const NativeKernel &NK = Exe->nativeKernels[Entry.native];
+  if (!NK.fn)
+    fail("executable: native kernel '{}' cannot run here: {}", NK.symbol,
+         Exe->nativeUnavailable.empty() ? std::string("its code is not loaded")
+                                        : Exe->nativeUnavailable);
+  KernelSlot S;
+  S.Kind = Entry.kind;
+  S.Info = nullptr;
+  S.Name = "native " + NK.symbol;
+  S.Native = &NK;
+  S.Buffers.resize(NK.buffers.size());
+  S.Sizes.resize(std::max<size_t>(NK.numSizes(), 1));
+  return S;
+}
+
+/// Checks that the preallocated outputs of a builtin kernel have the shapes
+/// and dtypes its shape function computes from the inputs: the kernels trust
+/// them, and an executable (a hand-made .rvx) may not. A call with the
+/// signature of the last checked call of the same instruction is not
+/// checked again.
+void VirtualMachine::checkKernelOutputs(KernelSlot &K,
+                                        std::vector<int64_t> &Checked) {
+  bool DataDependent = K.Info->dataDependentShape;
+  if (!DataDependent && matchesSignature(Checked, K.Ins, K.Outs))
+    return;
+  Checked.clear();
+  std::vector<TensorMeta> Metas = K.Info->shapeFn(K.Ins, K.KernelAttrs);
+  if (Metas.size() != K.Outs.size())
+    fail("the kernel computes {} output{}, given {} output registers",
+         Metas.size(), Metas.size() == 1 ? "" : "s", K.Outs.size());
+  for (size_t O = 0; O < Metas.size(); ++O) {
+    const Tensor &T = K.Outs[O];
+    if (!T.defined() || T.dtype() != Metas[O].dtype ||
+        T.shape() != Metas[O].shape)
+      fail("output {} is {}, but the kernel computes Tensor[{}, {}] from its "
+           "inputs",
+           O, T.typeString(), shapeToString(Metas[O].shape),
+           dtypeName(Metas[O].dtype));
+  }
+  if (!DataDependent)
+    recordSignature(Checked, K.Ins, K.Outs);
+}
+
+/// Sets the size parameters of native kernel K from its input tensors after
+/// checking their dtypes and ranks (so that every source axis exists), then
+/// its broadcast sizes, refusing extents that do not broadcast.
+void VirtualMachine::nativeSizes(KernelSlot &K) {
+  const NativeKernel &NK = *K.Native;
+  for (size_t B = 0; B < K.InPtrs.size(); ++B) {
+    const Tensor &T = *K.InPtrs[B];
+    const NativeKernel::Buffer &Want = NK.buffers[B];
+    if (T.dtype() != Want.dtype || (size_t)T.rank() != Want.dims.size())
+      fail("input {} is {}, but the kernel takes a rank-{} {} tensor", B,
+           T.typeString(), Want.dims.size(), dtypeName(Want.dtype));
+  }
+  size_t NumSourced = NK.sizeSources.size();
+  for (size_t P = 0; P < NumSourced; ++P) {
+    const NativeKernel::SizeSource &S = NK.sizeSources[P];
+    K.Sizes[P] = K.InPtrs[S.buffer]->shape()[S.axis];
+  }
+  for (size_t I = 0; I < NK.broadcastSizes.size(); ++I) {
+    const std::vector<int64_t> &Ops = NK.broadcastSizes[I].operands;
+    int64_t V = 1;
+    size_t From = 0;
+    for (size_t J = 0; J < Ops.size(); ++J) {
+      int64_t X = NativeKernel::extent(Ops[J], K.Sizes.data());
+      if (X == 1 || X == V)
+        continue;
+      if (V != 1) {
+        // Where an operand's extent comes from, for the message.
+        auto Origin = [&](int64_t D) {
+          int64_t Ext = NativeKernel::extent(D, K.Sizes.data());
+          if (D >= 0)
+            return fmt::format("the constant extent {}", Ext);
+          size_t Q = (size_t)(-(D + 1));
+          if (Q < NumSourced)
+            return fmt::format("extent {} (input {} axis {})", Ext,
+                               NK.sizeSources[Q].buffer,
+                               NK.sizeSources[Q].axis);
+          return fmt::format("extent {} (broadcast size s{})", Ext, Q);
+        };
+        fail("inputs do not broadcast: {} and {} differ and neither is 1",
+             Origin(Ops[From]), Origin(Ops[J]));
+      }
+      V = X;
+      From = J;
+    }
+    K.Sizes[NumSourced + I] = V;
+  }
+}
+
+/// Whether T's extents are the ones buffer B of NK has for sizes Sizes.
+bool VirtualMachine::nativeExtentsMatch(const NativeKernel::Buffer &B,
+                                        const Tensor &T, const int64_t *Sizes) {
+  const Shape &S = T.shape();
+  if (S.size() != B.dims.size())
+    return false;
+  for (size_t A = 0; A < S.size(); ++A) {
+    int64_t D = B.dims[A];
+    if (S[A] != NativeKernel::extent(D, Sizes))
+      return false;
+  }
+  return true;
+}
+
+/// InvokeKernel of a generated kernel: every buffer is checked against the
+/// kernel's signature (dtypes, ranks, and extents consistent with the size
+/// parameters: the kernel indexes without checks), the output must not
+/// overlap an input, then the kernel runs.
+void VirtualMachine::nativeCall(KernelSlot &K, const Tensor &Out) {
+  const NativeKernel &NK = *K.Native;
+  nativeSizes(K);
+  const int64_t *Sizes = K.Sizes.data();
+  const NativeKernel::Buffer &OB = NK.buffers.back();
+  if (!Out.defined() || Out.dtype() != OB.dtype ||
+      !nativeExtentsMatch(OB, Out, Sizes))
+    fail("output is {}, but the kernel computes {} from its inputs",
+         Out.defined() ? Out.typeString() : std::string("undefined"),
+         shapeToString(nativeOutputShape(NK, Sizes)));
+  const char *OutBegin = static_cast<const char *>(Out.rawData());
+  size_t OutBytes = Out.nbytes();
+  const char *OutEnd = OutBegin + OutBytes;
+  size_t NumIns = K.InPtrs.size();
+  for (size_t B = 0; B < NumIns; ++B) {
+    const Tensor &T = *K.InPtrs[B];
+    if (!nativeExtentsMatch(NK.buffers[B], T, Sizes))
+      fail("input {} is {}, inconsistent with the kernel's other inputs", B,
+           T.typeString());
+    const char *In = static_cast<const char *>(T.rawData());
+    size_t N = T.nbytes();
+    if (N && OutBytes && In < OutEnd && OutBegin < In + N)
+      fail("the output overlaps input {}", B);
+    K.Buffers[B] = const_cast<char *>(In);
+  }
+  K.Buffers[NumIns] = const_cast<char *>(OutBegin);
+  NK.fn(K.Buffers.data(), Sizes, &kernelRuntime());
+}
+
+/// The output shape native kernel NK computes for size parameters Sizes.
+Shape VirtualMachine::nativeOutputShape(const NativeKernel &NK,
+                                        const int64_t *Sizes) {
+  Shape S;
+  for (int64_t D : NK.buffers.back().dims)
+    S.push_back(NativeKernel::extent(D, Sizes));
+  return S;
+}
+
+void VirtualMachine::setProfiling(bool On) {
+  Profiling = On;
+  Profile.clear();
+  if (On) // one entry per instruction, like the other per-instruction tables
+    Profile.resize(CheckedSignatures.size());
+}
+
+std::vector<VirtualMachine::KernelTime> VirtualMachine::kernelTimes() const {
+  std::vector<KernelTime> Out;
+  for (const KernelTime &T : Profile)
+    if (T.calls)
+      Out.push_back(T);
+  return Out;
+}
+
+/// kernelCall timed into Profile; the first call describes the kernel and
+/// the shapes of its tensor inputs.
+void VirtualMachine::profiledKernelCall(const Instruction &I,
+                                        const VMFunction &F, ObjectRef *R) {
+  size_t Fn = (size_t)(&F - Exe->functions.data());
+  size_t Pc = (size_t)(&I - F.code.data());
+  KernelTime &T = Profile[FirstInstruction[Fn] + Pc];
+  if (T.calls == 0) {
+    T.function = (uint32_t)Fn;
+    T.pc = (uint32_t)Pc;
+    T.kernel = Kernels[I.c].Name;
+    const uint32_t *Ops = F.pool.data() + I.a;
+    for (uint32_t K = 0; K < I.d; ++K)
+      if (const TensorObj *In =
+              R[Ops[K]] ? R[Ops[K]]->as<TensorObj>() : nullptr)
+        T.inputs += (T.inputs.empty() ? "" : " ") + In->value.typeString();
+  }
+  auto Start = std::chrono::steady_clock::now();
+  kernelCall(I, F, R);
+  T.seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
+  ++T.calls;
+}
+
+/// InvokeKernel: gathers the inputs (a List's elements for list_argument
+/// entries) into the slot's buffer, then runs the entry according to its
+/// kind. The buffers keep their shapes between calls but let go of storage.
+void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
+                                ObjectRef *R) {
+  KernelSlot &K = Kernels[I.c];
+  const uint32_t *Ops = F.pool.data() + I.a;
+  // A shape function's result is read only by the AllocTensorReg after
+  // it: by the entry's next call, the tensor it made last is usually held by
+  // nobody but the slot (and maybe the destination register), and is then
+  // rewritten in place, so a dynamic call allocates nothing for its shape.
+  auto SetShape = [&K](size_t Out, ObjectRef &Dst, size_t Rank, auto ExtentOf) {
+    if (K.ShapeResults.size() <= Out)
+      K.ShapeResults.resize(Out + 1);
+    ObjectRef &Last = K.ShapeResults[Out];
+    long Holders = 1 + (Dst.get() == Last.get());
+    const TensorObj *Old =
+        Last && Last.use_count() == Holders ? Last->as<TensorObj>() : nullptr;
+    if (Old && Old->value.hasData() && Old->value.dtype() == DType::Int64 &&
+        Old->value.shape().size() == 1 &&
+        Old->value.shape()[0] == (int64_t)Rank &&
+        Old->value.storage().use_count() == 1) {
+      std::atomic_thread_fence(std::memory_order_acquire);
+      int64_t *P = Old->value.data<int64_t>();
+      for (size_t A = 0; A < Rank; ++A)
+        P[A] = ExtentOf(A);
+      Dst = Last;
+      return;
+    }
+    Shape S(Rank);
+    for (size_t A = 0; A < Rank; ++A)
+      S[A] = ExtentOf(A);
+    Dst = shapeTensor(S);
+    Last = Dst;
+  };
+  if (K.Native) {
+    // verify() checked the arity: the inputs, then one output register.
+    K.InPtrs.resize(I.d);
+    for (uint32_t K2 = 0; K2 < I.d; ++K2)
+      K.InPtrs[K2] = &asTensor(R[Ops[K2]], "kernel input");
+    if (K.Kind == KernelEntry::Kind::Native) {
+      nativeCall(K, asTensor(R[Ops[I.d]], "kernel output"));
+      return;
+    }
+    nativeSizes(K);
+    for (size_t B = 0; B < K.InPtrs.size(); ++B)
+      if (!nativeExtentsMatch(K.Native->buffers[B], *K.InPtrs[B],
+                              K.Sizes.data()))
+        fail("input {} is {}, inconsistent with the kernel's other inputs", B,
+             K.InPtrs[B]->typeString());
+    const std::vector<int64_t> &Dims = K.Native->buffers.back().dims;
+    SetShape(0, R[Ops[I.d]], Dims.size(), [&](size_t A) {
+      return NativeKernel::extent(Dims[A], K.Sizes.data());
+    });
+    return;
+  }
+  std::vector<Tensor> &Ins = K.Ins;
+  if (K.ListArgument) {
+    if (I.d != 1)
+      fail("a list-argument kernel takes one input register, given {}", I.d);
+    Ins.clear();
+    const ObjectRef *L = &R[Ops[0]];
+    for (;;) {
+      const ADTObj &A = asADT(*L, "list argument");
+      if (A.fields.size() == 2) {
+        Ins.push_back(asTensor(A.fields[0], "list element"));
+        L = &A.fields[1];
+      } else if (A.fields.empty()) {
+        break;
+      } else {
+        fail("the kernel expects a List of tensors");
+      }
+    }
+  } else {
+    if (Ins.size() != I.d)
+      Ins.resize(I.d);
+    for (uint32_t K2 = 0; K2 < I.d; ++K2)
+      Ins[K2] = asTensor(R[Ops[K2]], "kernel input");
+  }
+  uint32_t NumOuts = I.b - I.d;
+  switch (K.Kind) {
+  case KernelEntry::Kind::Builtin: {
+    std::vector<Tensor> &Outs = K.Outs;
+    if (Outs.size() != NumOuts)
+      Outs.resize(NumOuts);
+    for (uint32_t K2 = 0; K2 < NumOuts; ++K2)
+      Outs[K2] = asTensor(R[Ops[I.d + K2]], "kernel output");
+    size_t Fn = (size_t)(&F - Exe->functions.data());
+    size_t Pc = (size_t)(&I - F.code.data());
+    checkKernelOutputs(K, CheckedSignatures[FirstInstruction[Fn] + Pc]);
+    K.Info->kernel(Ins, Outs, K.KernelAttrs);
+    for (Tensor &T : Outs)
+      T.releaseStorage();
+    break;
+  }
+  case KernelEntry::Kind::ShapeFunction: {
+    std::vector<TensorMeta> Metas = K.Info->shapeFn(Ins, K.KernelAttrs);
+    if (Metas.size() != NumOuts)
+      fail("the shape function gives {} output shapes for {} registers",
+           Metas.size(), NumOuts);
+    for (uint32_t K2 = 0; K2 < NumOuts; ++K2) {
+      const Shape &S = Metas[K2].shape;
+      SetShape(K2, R[Ops[I.d + K2]], S.size(), [&](size_t A) { return S[A]; });
+    }
+    break;
+  }
+  case KernelEntry::Kind::Native:
+  case KernelEntry::Kind::NativeShapeFunction: break; // handled above
+  case KernelEntry::Kind::AllocatingBuiltin: {
+    for (size_t K2 = 0; K2 < Ins.size(); ++K2)
+      if (!Ins[K2].hasData())
+        fail("input {} has no data", K2);
+    std::vector<TensorMeta> Metas = K.Info->shapeFn(Ins, K.KernelAttrs);
+    std::vector<Tensor> Outs;
+    Outs.reserve(Metas.size());
+    for (const TensorMeta &M : Metas)
+      Outs.emplace_back(
+          Pool->allocate((size_t)numElements(M.shape) * dtypeSize(M.dtype)), 0,
+          M.shape, M.dtype);
+    K.Info->kernel(Ins, Outs, K.KernelAttrs);
+    if (K.ListResult) {
+      R[I.dst] = makeList(std::move(Outs));
+    } else if (Outs.size() == 1 && !K.TupleResult) {
+      R[I.dst] = makeTensor(std::move(Outs[0]));
+    } else {
+      std::vector<ObjectRef> Fields;
+      Fields.reserve(Outs.size());
+      for (Tensor &T : Outs)
+        Fields.push_back(makeTensor(std::move(T)));
+      R[I.dst] = std::make_shared<ADTObj>(ADTObj::kTupleTag, std::move(Fields));
+    }
+    break;
+  }
+  }
+  for (Tensor &T : Ins)
+    T.releaseStorage();
+}
+
+} // namespace rivet::vm

@@ -6,7 +6,7 @@
 // annotations, stores, and scalar locals (reduction accumulators).
 // Expressions are pure and typed: int64 index arithmetic over loop variables,
 // constants and size parameters, and value arithmetic over loads. The LLVM
-// backend (NativeKernel.h) compiles a LoopKernel; the printer shows one.
+// backend (CodegenBackend.h) compiles a LoopKernel; the printer shows one.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -194,7 +194,7 @@ struct LoopBuffer {
 };
 
 /// A compiled unit: void name(void *const *buffers, const int64_t *sizes,
-/// const RivetKernelRuntime *runtime) (NativeKernel.h).
+/// const RivetKernelRuntime *runtime) (CodegenBackend.h).
 struct LoopKernel {
   std::string name;
   std::vector<LoopBuffer> buffers;     // inputs, then outputs

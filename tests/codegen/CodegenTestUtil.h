@@ -9,7 +9,7 @@
 #pragma once
 
 #include "codegen/LowerPrimitive.h"
-#include "codegen/NativeKernel.h"
+#include "codegen/CodegenBackend.h"
 #include "ir/Interpreter.h"
 #include "ir/Parser.h"
 #include "ir/TypeInference.h"
@@ -121,7 +121,7 @@ inline std::vector<Tensor> randomInputs(const ir::Module &M, const SizeMap &S,
 /// match NaNs).
 inline void expectRunOnInputsMatchesInterpreter(
     const ir::Module &M, const codegen::LoweredKernel &L,
-    codegen::NativeKernelFn Fn, const std::vector<Tensor> &Inputs,
+    RivetKernelFn Fn, const std::vector<Tensor> &Inputs,
     double Rtol = 1e-5, double Atol = 1e-6) {
   ir::Interpreter Interp(M);
   std::vector<ir::Value> Args;
@@ -147,7 +147,7 @@ inline void expectRunOnInputsMatchesInterpreter(
 /// compares its output with the interpreter running @main.
 inline void expectRunMatchesInterpreter(const ir::Module &M,
                                         const codegen::LoweredKernel &L,
-                                        codegen::NativeKernelFn Fn,
+                                        RivetKernelFn Fn,
                                         const SizeMap &S, uint64_t Seed,
                                         double Rtol = 1e-5,
                                         double Atol = 1e-6) {
@@ -169,7 +169,7 @@ inline void expectKernelMatches(const std::vector<std::string> &Types,
   if (L.kernel.name.empty())
     return;
   SCOPED_TRACE(codegen::printLoopKernel(L.kernel));
-  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
+  RivetKernelFn Fn = testJit().compile(L.kernel);
   // Each run draws fresh inputs: one seed per parameter and run.
   size_t NumParams = M.function("main")->as<ir::FunctionNode>()->params.size();
   uint64_t Seed = 11;

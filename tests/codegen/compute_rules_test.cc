@@ -297,7 +297,7 @@ TEST(ComputeRules, SigmoidAtSpecialValuesMatchesTheInterpreter) {
   ir::Module M = parsePrimitive({"Tensor[(n), float32]"}, "sigmoid(%p0)");
   codegen::LoweredKernel L =
       lowerOrFail(M, uniqueKernelName("sigmoid_special"));
-  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
+  RivetKernelFn Fn = testJit().compile(L.kernel);
   expectRunOnInputsMatchesInterpreter(
       M, L, Fn, {Tensor::fromVector(Values, {(int64_t)Values.size()})}, 1e-6,
       0);

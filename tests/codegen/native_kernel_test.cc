@@ -147,7 +147,7 @@ TEST(NativeKernel, JitCallingConvention) {
   codegen::LoweredKernel L =
       lowered({"Tensor[(n, 2), float32]", "Tensor[(n, 2), float32]"},
               "subtract(%p0, %p1)", "cc_sub");
-  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
+  RivetKernelFn Fn = testJit().compile(L.kernel);
   std::vector<float> A = {1, 2, 3, 4, 5, 6}, B = {6, 5, 4, 3, 2, 1}, C(6);
   void *Buffers[] = {A.data(), B.data(), C.data()};
   std::vector<int64_t> Sizes =
@@ -168,7 +168,7 @@ UnaryRun runUnaryF32(const std::string &Op, float (*Reference)(float),
                      float Step) {
   codegen::LoweredKernel L =
       lowered({"Tensor[(n), float32]"}, Op + "(%p0)", Op + "f_accuracy");
-  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
+  RivetKernelFn Fn = testJit().compile(L.kernel);
   UnaryRun R;
   R.x = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
          -std::numeric_limits<float>::infinity(),

@@ -192,7 +192,7 @@ TEST(ParallelKernel, GrainMakesChunksOfEnoughWork) {
   codegen::LoopExpr PerElement = codegen::loopWork(P->body[0]->body);
   ASSERT_TRUE(PerElement->isConst());
   ASSERT_GT(PerElement->intValue, 1);
-  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
+  RivetKernelFn Fn = testJit().compile(L.kernel);
   const RivetKernelRuntime *Saved = testRuntime();
   testRuntime() = &kReverseChunks;
   for (auto [N, Mv] : std::vector<std::pair<int64_t, int64_t>>{
@@ -214,7 +214,7 @@ TEST(ParallelKernel, StaticGrainOfARank1Kernel) {
   const codegen::LoopStmtNode *P = parallelLoop(L.kernel.body);
   ASSERT_TRUE(P);
   int64_t Work = codegen::loopWork(P->body)->intValue;
-  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
+  RivetKernelFn Fn = testJit().compile(L.kernel);
   const RivetKernelRuntime *Saved = testRuntime();
   testRuntime() = &kReverseChunks;
   Calls.clear();

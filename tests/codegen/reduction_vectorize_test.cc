@@ -78,7 +78,7 @@ void expectMatches(const std::vector<std::string> &Types,
   if (L.kernel.name.empty())
     return;
   SCOPED_TRACE(codegen::printLoopKernel(L.kernel));
-  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
+  RivetKernelFn Fn = testJit().compile(L.kernel);
   uint64_t Seed = 5;
   for (const SizeMap &S : Sizes) {
     std::vector<Tensor> In = randomInputs(M, S, Seed);
@@ -286,7 +286,7 @@ void expectExpf32WithinTwoUlp(const std::string &Body, const std::string &Name,
                               float (*Arg)(float)) {
   codegen::LoweredKernel L =
       lowerOrFail(parsePrimitive({"Tensor[(n), float32]"}, Body), Name);
-  codegen::NativeKernelFn Fn = testJit().compile(L.kernel);
+  RivetKernelFn Fn = testJit().compile(L.kernel);
   std::vector<float> X;
   // Every 2^9-th bit pattern (8M inputs, both signs, NaNs and infinities).
   for (uint64_t Bits = 0; Bits < (1ULL << 32); Bits += 1 << 9)

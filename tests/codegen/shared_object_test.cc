@@ -53,7 +53,7 @@ Lowered lower(const Case &C) {
 }
 
 /// Runs Fn (the kernel of L) and compares with the interpreter.
-void expectMatchesInterpreter(const Lowered &L, codegen::NativeKernelFn Fn,
+void expectMatchesInterpreter(const Lowered &L, RivetKernelFn Fn,
                               const SizeMap &Sizes, uint64_t Seed) {
   expectRunMatchesInterpreter(L.module, L.kernel, Fn, Sizes, Seed);
 }
@@ -161,9 +161,9 @@ TEST(SharedObject, TwoKernelsLinkLoadAndMatchTheInterpreter) {
       vm::NativeLibrary::load(So, "kernels.so");
   Lowered A = lower(kTanhExp), B = lower(kSoftmax);
   auto FnA =
-      reinterpret_cast<codegen::NativeKernelFn>(Lib->symbol(kTanhExp.name));
+      reinterpret_cast<RivetKernelFn>(Lib->symbol(kTanhExp.name));
   auto FnB =
-      reinterpret_cast<codegen::NativeKernelFn>(Lib->symbol(kSoftmax.name));
+      reinterpret_cast<RivetKernelFn>(Lib->symbol(kSoftmax.name));
   ASSERT_NE(FnA, FnB);
   uint64_t Seed = 100;
   for (const SizeMap &S : std::vector<SizeMap>{{{"n", 1}, {"m", 1}},
@@ -216,7 +216,7 @@ TEST(SharedObject, ExpAgreesBitForBitWithAndWithoutVscalef) {
     std::vector<std::vector<float>> Y(2, std::vector<float>((size_t)Size));
     for (size_t I = 0; I < 2; ++I) {
       void *Buffers[] = {X.data(), Y[I].data()};
-      reinterpret_cast<codegen::NativeKernelFn>(Libs[I]->symbol(Exp.name))(
+      reinterpret_cast<RivetKernelFn>(Libs[I]->symbol(Exp.name))(
           Buffers, &Size, testRuntime());
     }
     for (size_t I = 0; I < (size_t)Size; ++I)
@@ -255,9 +255,9 @@ TEST(SharedObject, ParallelKernelsRunAtOneTwoAndFourThreads) {
         << codegen::printLoopKernel(L->kernel.kernel);
   auto Lib = vm::NativeLibrary::load(hostLibrary(), "kernels.so");
   auto FnA =
-      reinterpret_cast<codegen::NativeKernelFn>(Lib->symbol(kTanhExp.name));
+      reinterpret_cast<RivetKernelFn>(Lib->symbol(kTanhExp.name));
   auto FnB =
-      reinterpret_cast<codegen::NativeKernelFn>(Lib->symbol(kSoftmax.name));
+      reinterpret_cast<RivetKernelFn>(Lib->symbol(kSoftmax.name));
   uint64_t Seed = 300;
   for (int T : {1, 2, 4}) {
     SCOPED_TRACE(fmt::format("{} thread(s)", T));

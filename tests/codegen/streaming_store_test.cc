@@ -93,8 +93,8 @@ void expectMatchesAtOffset(const ir::Module &M, const codegen::LoweredKernel &L,
                            const SizeMap &S, int64_t Offset) {
   SCOPED_TRACE(fmt::format("output offset {} elements", Offset));
   // Compiled once per kernel (the JIT refuses a name twice).
-  static std::map<std::string, codegen::NativeKernelFn> Compiled;
-  codegen::NativeKernelFn &Fn = Compiled[L.kernel.name];
+  static std::map<std::string, RivetKernelFn> Compiled;
+  RivetKernelFn &Fn = Compiled[L.kernel.name];
   if (!Fn)
     Fn = testJit().compile(L.kernel);
   std::vector<Tensor> Inputs = randomInputs(M, S, 5);

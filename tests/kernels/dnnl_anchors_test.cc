@@ -9,7 +9,7 @@
 #include "KernelTestUtil.h"
 
 #include "kernels/Threading.h"
-#include "kernels/dnnl/BlockedDirectConv.h"
+#include "kernels/cpu/BlockedDirectConv.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"

@@ -10,9 +10,9 @@
 #include "KernelTestUtil.h"
 
 #include "kernels/Threading.h"
-#include "kernels/dnnl/ConvChain.h"
+#include "kernels/cpu/ConvChain.h"
 #include "kernels/dnnl/DnnlConfig.h"
-#include "kernels/dnnl/PointwiseDepthwiseConv.h"
+#include "kernels/cpu/PointwiseDepthwiseConv.h"
 
 #include <fmt/format.h>
 

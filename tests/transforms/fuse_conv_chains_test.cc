@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "support/PassTest.h"
 
-#include "kernels/dnnl/ConvChain.h"
+#include "kernels/cpu/ConvChain.h"
 
 using namespace rivet;
 

@@ -16,11 +16,11 @@
 #include "kernels/Kernel.h"
 #include "kernels/Random.h"
 #include "kernels/Threading.h"
-#include "kernels/dnnl/BlockedDirectConv.h"
-#include "kernels/dnnl/ConvChain.h"
+#include "kernels/cpu/BlockedDirectConv.h"
+#include "kernels/cpu/ConvChain.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/DnnlConfig.h"
-#include "kernels/dnnl/PointwiseDepthwiseConv.h"
+#include "kernels/cpu/PointwiseDepthwiseConv.h"
 #include "kernels/dnnl/WinogradConv.h"
 
 #include <fmt/format.h>

@@ -18,7 +18,7 @@
 #include "BenchTiming.h"
 #include "CpuPeak.h"
 #include "codegen/LowerPrimitive.h"
-#include "codegen/NativeKernel.h"
+#include "codegen/CodegenBackend.h"
 #include "ir/Parser.h"
 #include "ir/TypeInference.h"
 #include "kernels/Kernel.h"
@@ -90,7 +90,7 @@ int main(int Argc, char **Argv) {
     return 1;
   }
   codegen::JitCompiler Jit;
-  codegen::NativeKernelFn Chain = Jit.compile(R.lowered->kernel);
+  RivetKernelFn Chain = Jit.compile(R.lowered->kernel);
   Tensor X = randomTensor({N}, DType::Float32, 1);
   Tensor Y = Tensor::empty({N}, DType::Float32);
   void *Buffers[] = {X.rawData(), Y.rawData()};

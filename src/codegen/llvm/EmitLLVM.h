@@ -23,7 +23,7 @@ struct EmitOptions {
 };
 
 /// Adds K to M as `void K.name(ptr buffers, ptr sizes, ptr runtime)`
-/// (NativeKernel.h's calling convention) plus internal functions: the body,
+/// (CodegenBackend.h's calling convention) plus internal functions: the body,
 /// whose buffer parameters are noalias, and one chunk function per parallel
 /// loop. Throws rivet::Error when K is malformed.
 void emitKernel(const LoopKernel &K, llvm::Module &M,

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/llvm/LLVMBackend.h"
-#include "codegen/NativeKernel.h"
+#include "codegen/CodegenBackend.h"
 #include "codegen/llvm/EmitLLVM.h"
 #include "codegen/llvm/PowerOfTwoScale.h"
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/NativeKernel.h"
+#include "codegen/CodegenBackend.h"
 #include "codegen/llvm/LLVMBackend.h"
 
 #include "kernels/Error.h"
@@ -62,7 +62,7 @@ JitCompiler::JitCompiler(int OptLevel) : P(std::make_unique<Impl>()) {
 
 JitCompiler::~JitCompiler() = default;
 
-NativeKernelFn JitCompiler::compile(const LoopKernel &K) {
+RivetKernelFn JitCompiler::compile(const LoopKernel &K) {
   std::lock_guard<std::mutex> Lock(P->Mu);
   auto Ctx = std::make_unique<llvm::LLVMContext>();
   auto M = buildModule(*Ctx, {K}, *P->TM, P->OptLevel, true);
@@ -71,7 +71,7 @@ NativeKernelFn JitCompiler::compile(const LoopKernel &K) {
           llvm::orc::ThreadSafeModule(std::move(M), std::move(Ctx))))
     failLLVM("adding a kernel to the JIT", std::move(E));
   auto Addr = check("looking up the kernel", P->Jit->lookup(K.name));
-  return Addr.toPtr<NativeKernelFn>();
+  return Addr.toPtr<RivetKernelFn>();
 }
 
 } // namespace rivet::codegen

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Layout.h"
 #include "ir/ops/RelationUtil.h"
-#include "kernels/dnnl/ConvChain.h"
+#include "kernels/cpu/ConvChain.h"
 #include "kernels/dnnl/PostOps.h"
 
 #include <array>
@@ -137,7 +137,7 @@ Type conv2dNchwcFusedRel(const std::vector<Type> &Args, const Attrs &A) {
 }
 
 /// The 1x1 call's relation, then the depthwise call's on its result
-/// (kernels/dnnl/ConvChain.h).
+/// (kernels/cpu/ConvChain.h).
 Type conv2dNchwcPwDwRel(const std::vector<Type> &Args, const Attrs &A) {
   Attrs First, Second;
   int64_t FirstInputs = 0;

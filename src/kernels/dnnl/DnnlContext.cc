@@ -172,44 +172,6 @@ dnnl::memory wrap(const Tensor &T, const dnnl::memory::desc &D) {
   return dnnl::memory(D, engine(), T.rawData());
 }
 
-Tensor viewOf(const Tensor &T, int64_t Offset, Shape Sh) {
-  return Tensor(T.storage(),
-                T.byteOffset() + (size_t)Offset * dtypeSize(T.dtype()),
-                std::move(Sh), T.dtype());
-}
-
-bool cpuHasAvx512() {
-  static const bool Has = __builtin_cpu_supports("avx512f");
-  return Has;
-}
-
-bool runPartsOnPool(int64_t Parts, const std::function<bool(int64_t)> &Part) {
-  struct Job {
-    const std::function<bool(int64_t)> &part;
-    std::atomic<bool> failed{false};
-  } J{Part};
-  kernelRuntime().parallelFor(
-      Parts, 1, &J, [](void *Closure, int64_t Begin, int64_t End) {
-        auto &J = *static_cast<Job *>(Closure);
-        for (int64_t P = Begin; P < End; ++P) {
-          try {
-            if (!J.part(P))
-              J.failed.store(true, std::memory_order_relaxed);
-          } catch (...) {
-            J.failed.store(true, std::memory_order_relaxed);
-          }
-        }
-      });
-  return !J.failed.load();
-}
-
-bool allFloat32(std::initializer_list<const Tensor *> Ts) {
-  for (const Tensor *T : Ts)
-    if (T && (!T->defined() || T->dtype() != DType::Float32 || !T->hasData()))
-      return false;
-  return true;
-}
-
 std::optional<PostOpPlan> planPostOps(const PostOps &P, const Shape &Out,
                                       const dnnl::memory::dims &DstDims,
                                       const std::vector<int> &OutToDst,

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "kernels/Tensor.h"
+#include "kernels/cpu/CpuSupport.h"
 #include "kernels/dnnl/PostOps.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -61,26 +62,12 @@ dnnl::memory::desc stridedDesc(const dnnl::memory::dims &D,
                                const dnnl::memory::dims &Strides);
 /// A memory object over T's data (no copy).
 dnnl::memory wrap(const Tensor &T, const dnnl::memory::desc &D);
-/// True when every tensor is float32.
-bool allFloat32(std::initializer_list<const Tensor *> Ts);
-/// Elements [Offset, Offset + numel(Sh)) of T's data as a tensor of shape
-/// Sh (a view on T's storage: a part of a call split over threads).
-Tensor viewOf(const Tensor &T, int64_t Offset, Shape Sh);
-/// Whether this CPU has AVX-512 (our NCHW16c kernels' vectors).
-bool cpuHasAvx512();
-/// A kernel's Auto/Off/Always choice from environment variable Var:
-/// "off", "always", anything else (or unset) Auto.
-template <class Choice> Choice choiceFromEnvironment(const char *Var) {
-  const char *E = std::getenv(Var);
-  std::string_view V = E ? E : "";
-  return V == "off"      ? Choice::Off
-         : V == "always" ? Choice::Always
-                         : Choice::Auto;
-}
-/// Runs Part(0) .. Part(Parts - 1) on the runtime's pool (the caller takes
-/// part; each part a one-thread oneDNN call); true when every part returned
-/// true. A part that throws counts as failed: it may run on a pool thread.
-bool runPartsOnPool(int64_t Parts, const std::function<bool(int64_t)> &Part);
+// The CPU kernels' shared services, used here as they were defined here.
+using cpu::allFloat32;
+using cpu::choiceFromEnvironment;
+using cpu::cpuHasAvx512;
+using cpu::runPartsOnPool;
+using cpu::viewOf;
 
 /// The identity of a cached primitive: integers naming everything it was
 /// created for (a kind tag, dims, strides, post-ops with the bit patterns of

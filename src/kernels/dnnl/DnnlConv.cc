@@ -20,7 +20,7 @@
 
 #include "kernels/NativeKernelAbi.h"
 #include "kernels/Threading.h"
-#include "kernels/dnnl/BlockedDirectConv.h"
+#include "kernels/cpu/BlockedDirectConv.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
 #include "kernels/dnnl/PostOps.h"

@@ -14,7 +14,7 @@
 
 #include "kernels/NativeKernelAbi.h"
 #include "kernels/Threading.h"
-#include "kernels/dnnl/DenseGemv.h"
+#include "kernels/cpu/DenseGemv.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
 

@@ -11,9 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Kernel.h"
 #include "kernels/Layout.h"
-#include "kernels/dnnl/ConvChain.h"
+#include "kernels/cpu/ConvChain.h"
 #include "kernels/dnnl/DnnlAnchors.h"
-#include "kernels/dnnl/PointwiseDepthwiseConv.h"
+#include "kernels/cpu/PointwiseDepthwiseConv.h"
 
 #include <algorithm>
 

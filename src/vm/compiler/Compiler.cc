@@ -20,7 +20,7 @@
 #include "vm/compiler/Lowering.h"
 #include "vm/compiler/SpecializeInputs.h"
 
-#include "vm/compiler/NativeKernels.h"
+#include "vm/compiler/NativeKernelBuilder.h"
 #include <set>
 
 #include <optional>

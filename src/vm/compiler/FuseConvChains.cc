@@ -15,7 +15,7 @@
 #include "ir/Visitor.h"
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PassUtil.h"
-#include "kernels/dnnl/ConvChain.h"
+#include "kernels/cpu/ConvChain.h"
 
 #include <unordered_map>
 

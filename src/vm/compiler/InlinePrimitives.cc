@@ -7,7 +7,7 @@
 #include "ir/transforms/Pass.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "vm/compiler/AnchorSelection.h"
-#include "vm/compiler/NativeKernels.h"
+#include "vm/compiler/NativeKernelBuilder.h"
 
 #include <unordered_map>
 #include <unordered_set>

@@ -3,7 +3,7 @@
 // Decides how each call of a fused primitive function runs: an anchor with a
 // tail oneDNN can apply as post-ops becomes one fused anchor kernel call
 // (AnchorSelection.h); a group codegen compiles stays a call of the literal,
-// lowered to one native kernel call (NativeKernels.h); any other call becomes
+// lowered to one native kernel call (NativeKernelBuilder.h); any other call becomes
 // the function's body, with the parameters let-bound to the arguments (one
 // builtin kernel per operator). An anchor group whose tail the post-ops
 // cannot express keeps its anchor as a builtin (oneDNN) call, the tail

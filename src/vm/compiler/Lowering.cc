@@ -17,7 +17,7 @@
 #include "kernels/Error.h"
 #include "vm/Object.h"
 #include "vm/compiler/MemoryPlanner.h"
-#include "vm/compiler/NativeKernels.h"
+#include "vm/compiler/NativeKernelBuilder.h"
 #include "vm/compiler/RegisterAllocator.h"
 
 #include <fmt/format.h>

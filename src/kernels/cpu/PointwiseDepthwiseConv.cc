@@ -8,13 +8,13 @@
 // (about 256 KB), so that a row is computed once and read while in L2.
 //
 //===----------------------------------------------------------------------===//
-#include "kernels/dnnl/PointwiseDepthwiseConv.h"
+#include "kernels/cpu/PointwiseDepthwiseConv.h"
 
 #include "kernels/Threading.h"
-#include "kernels/dnnl/BlockedDirectConv.h"
-#include "kernels/dnnl/BlockedLanes.h"
+#include "kernels/cpu/BlockedDirectConv.h"
+#include "kernels/cpu/BlockedLanes.h"
+#include "kernels/cpu/CpuSupport.h"
 #include "kernels/dnnl/DnnlConfig.h"
-#include "kernels/dnnl/DnnlContext.h"
 
 #include <algorithm>
 #include <atomic>
@@ -22,7 +22,7 @@
 
 namespace rivet {
 
-using namespace dnnlctx;
+using namespace cpu;
 using namespace blocked;
 
 namespace {

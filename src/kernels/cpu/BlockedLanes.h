@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "kernels/dnnl/BlockedDirectConv.h"
+#include "kernels/cpu/BlockedDirectConv.h"
 
 #include <cstdint>
 

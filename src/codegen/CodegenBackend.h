@@ -1,4 +1,5 @@
-//===- NativeKernel.h - Native code for loop kernels (LLVM 16) --*- C++ -*-===//
+//===- CodegenBackend.h - Loop kernels to machine code (LLVM 16) -*- C++
+//-*-===//
 //
 // The LLVM backend behind an LLVM-free interface: a LoopKernel becomes LLVM
 // IR (inner loops marked for vectorization, buffers noalias, reassociation
@@ -31,9 +32,6 @@
 #include <vector>
 
 namespace rivet::codegen {
-
-/// A compiled kernel's entry point.
-using NativeKernelFn = RivetKernelFn;
 
 /// What to generate code for; empty fields mean the host's.
 struct TargetOptions {
@@ -71,7 +69,7 @@ public:
 
   /// Compiles K and returns its entry point. The kernel name must be unique
   /// within this compiler.
-  NativeKernelFn compile(const LoopKernel &K);
+  RivetKernelFn compile(const LoopKernel &K);
 
 private:
   struct Impl;

@@ -1,10 +1,10 @@
 //===- BlockedDirectConv.cc - Stride-1 convs on NCHW16c, sums in registers ===//
-#include "kernels/dnnl/BlockedDirectConv.h"
-#include "kernels/dnnl/BlockedLanes.h"
+#include "kernels/cpu/BlockedDirectConv.h"
+#include "kernels/cpu/BlockedLanes.h"
 
 #include "kernels/Threading.h"
+#include "kernels/cpu/CpuSupport.h"
 #include "kernels/dnnl/DnnlConfig.h"
-#include "kernels/dnnl/DnnlContext.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +13,7 @@
 
 namespace rivet {
 
-using namespace dnnlctx;
+using namespace cpu;
 
 namespace {
 

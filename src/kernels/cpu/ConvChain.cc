@@ -1,7 +1,7 @@
 //===- ConvChain.cc - Two fused convs as one kernel call ------------------===//
-#include "kernels/dnnl/ConvChain.h"
+#include "kernels/cpu/ConvChain.h"
 
-#include "kernels/dnnl/DnnlContext.h"
+#include "kernels/cpu/CpuSupport.h"
 
 #include <atomic>
 #include <string_view>
@@ -17,7 +17,7 @@ constexpr const char *kFirstInputs = "pw_inputs";
 
 std::atomic<PointwiseDepthwiseChoice> &choiceFlag() {
   static std::atomic<PointwiseDepthwiseChoice> C{
-      dnnlctx::choiceFromEnvironment<PointwiseDepthwiseChoice>(
+      cpu::choiceFromEnvironment<PointwiseDepthwiseChoice>(
           "RIVET_POINTWISE_DEPTHWISE")};
   return C;
 }

@@ -1,8 +1,8 @@
-//===- NativeKernels.cc - Fused groups as generated kernels ---------------===//
-#include "vm/compiler/NativeKernels.h"
+//===- NativeKernelBuilder.cc - Fused groups as native kernels ------------===//
+#include "vm/compiler/NativeKernelBuilder.h"
 
+#include "codegen/CodegenBackend.h"
 #include "codegen/LowerPrimitive.h"
-#include "codegen/NativeKernel.h"
 #include "codegen/SharedObject.h"
 #include "kernels/Error.h"
 #include "vm/RvxFormat.h"

@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "kernels/dnnl/ConvChain.h"
+#include "kernels/cpu/ConvChain.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/PostOps.h"
 

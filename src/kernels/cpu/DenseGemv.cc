@@ -1,5 +1,5 @@
 //===- DenseGemv.cc - A dense with one row: a matrix-vector product -------===//
-#include "kernels/dnnl/DenseGemv.h"
+#include "kernels/cpu/DenseGemv.h"
 
 #include <cstring>
 

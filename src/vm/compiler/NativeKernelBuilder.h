@@ -1,4 +1,4 @@
-//===- NativeKernels.h - Fused groups as generated kernels ------*- C++ -*-===//
+//===- NativeKernelBuilder.h - Fused groups as native kernels ---*- C++ -*-===//
 //
 // The compiler's side of native code: each fused group (a Primitive
 // function literal) that codegen lowers to a loop kernel becomes a native
@@ -14,8 +14,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "codegen/CodegenBackend.h"
 #include "codegen/LoopIR.h"
-#include "codegen/NativeKernel.h"
 #include "ir/Expr.h"
 #include "vm/Executable.h"
 #include "vm/compiler/Compiler.h"

@@ -11,6 +11,7 @@
 #include "ir/Type.h"
 #include "kernels/Attrs.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,30 @@ struct AttrSpec {
 /// (type inference adds the operator, the argument and the location).
 using TypeRelation = Type (*)(const std::vector<Type> &Args, const Attrs &A);
 
+/// Where a call of a weighted anchor keeps its channels (OpInfo::channelAxes).
+struct ChannelAxes {
+  /// The result's channel axis: 1 (NCHW) or, counted from the end, -1 (the
+  /// last axis). The data's (argument 0) too, where weightInput is set.
+  int channel = 1;
+  /// The weights' (argument 1) axis of the output channels.
+  size_t weightOutput = 0;
+  /// The weights' axis of the data's channels; -1 when a data channel is not
+  /// one slice of the weights (a grouped conv) or the data may be transposed
+  /// (gemm's trans_a).
+  int weightInput = -1;
+  /// Argument 2 is an optional bias b[M] added to each output channel (conv),
+  /// not a term with a scale of its own (gemm's c).
+  bool channelBias = false;
+
+  /// The channel axis of a tensor of rank Rank; nullopt when it has none.
+  std::optional<size_t> channelOf(size_t Rank) const {
+    int64_t A = channel < 0 ? (int64_t)Rank + channel : channel;
+    if (A < 0 || A >= (int64_t)Rank)
+      return std::nullopt;
+    return (size_t)A;
+  }
+};
+
 struct OpInfo {
   std::string name;
   std::string description;
@@ -68,11 +93,53 @@ struct OpInfo {
   /// under another shape (reshape, squeeze, flatten): executors may return
   /// a view of the argument's storage instead of copying it.
   bool viewOfFirstArg = false;
+  /// Whether f(0, ..., 0) == 0 for a call with these attributes (add, relu;
+  /// clip when min <= 0 <= max); null: not known to. AlterOpLayout carries a
+  /// tensor whose padding channels are zero only through such operators.
+  bool (*keepsZero)(const Attrs &A) = nullptr;
+  /// The result is zero wherever any operand is (multiply): AlterOpLayout
+  /// also carries a zero-padded tensor through a product with a scalar.
+  bool zeroAbsorbing = false;
+  /// A pooling window over the spatial axes of x[N, C, D...] that pools each
+  /// channel on its own (max_pool, global_avg_pool): AlterOpLayout pools a
+  /// tensor blocked along the channels without converting it back.
+  bool channelwisePool = false;
+  /// A call whose result has argument 0's type returns argument 0 (expand,
+  /// tile): SimplifyExpr drops such calls.
+  bool identityWhenTypeKept = false;
+  /// For a weighted anchor (conv, dense, matmul, gemm: a product of the data,
+  /// argument 0, and the weights, argument 1, plus an optional argument 2
+  /// added to it), the channel axes of a call with these
+  /// attributes and weights of rank WeightRank, or nullopt where they have
+  /// none (matmul's batched weights); null for other operators. A function,
+  /// not a value: gemm's trans_b and conv's group decide the axes.
+  /// FoldScaleAxis scales weights along them, CombineParallelConv2D and
+  /// CombineParallelDense concatenate weights along them.
+  std::optional<ChannelAxes> (*channelAxes)(const Attrs &A,
+                                            size_t WeightRank) = nullptr;
 };
 
 /// Info with viewOfFirstArg set (for RIVET_REGISTER_OP).
 inline OpInfo viewOp(OpInfo Info) {
   Info.viewOfFirstArg = true;
+  return Info;
+}
+
+/// Info with channelAxes set (for RIVET_REGISTER_OP).
+inline OpInfo weightedAnchorOp(
+    OpInfo Info,
+    std::optional<ChannelAxes> (*Axes)(const Attrs &, size_t WeightRank)) {
+  Info.channelAxes = Axes;
+  return Info;
+}
+
+/// For keepsZero: an operator that maps zeros to zero under any attributes.
+inline bool alwaysKeepsZero(const Attrs &) { return true; }
+
+/// Info with keepsZero set (for RIVET_REGISTER_OP).
+inline OpInfo keepsZeroOp(OpInfo Info,
+                          bool (*When)(const Attrs &) = alwaysKeepsZero) {
+  Info.keepsZero = When;
   return Info;
 }
 

@@ -147,4 +147,25 @@ TEST(PassManager, DefaultPipelineFollowsTheOptLevelTable) {
   EXPECT_EQ(P.back(), "FuseOps");
 }
 
+TEST(PassManager, DefaultPipelineNamesRegisteredPasses) {
+  for (const std::string &N : defaultPipeline())
+    EXPECT_NE(PassRegistry::global().find(N), nullptr) << N;
+}
+
+TEST(PassManager, UnknownPassInAPipelineIsAnError) {
+  Module M = test::parseTyped(Program);
+  Module Before = M;
+  PassContext Ctx;
+  try {
+    runPasses(M, {"TestAddToSubtract", "NoSuchPass"}, Ctx);
+    FAIL() << "expected an error";
+  } catch (const Error &E) {
+    EXPECT_NE(std::string(E.what()).find("unknown pass 'NoSuchPass'"),
+              std::string::npos)
+        << E.what();
+  }
+  // The names are checked before any pass runs.
+  EXPECT_TRUE(structuralEqual(M, Before));
+}
+
 } // namespace

@@ -79,6 +79,12 @@ AttrSpec floatAttr(const char *Name, const char *Doc) {
 
 constexpr auto Elem = FusionPattern::Elementwise;
 
+/// clip keeps zeros zero when its range holds 0 (an absent bound is the
+/// dtype's limit).
+bool clipKeepsZero(const Attrs &A) {
+  return A.getFloat("min", -1) <= 0 && A.getFloat("max", 1) >= 0;
+}
+
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{"elu",
@@ -148,15 +154,16 @@ RIVET_REGISTER_OP(OpInfo{"softsign",
                          {},
                          activationRel<"softsign", false>,
                          Elem});
-RIVET_REGISTER_OP(OpInfo{
-    "clip",
-    "Elementwise clamp to [min, max]; an absent bound is the "
-    "dtype's limit. NaN stays NaN.",
-    1,
-    {floatAttr("min", "lower bound; default the dtype's lowest"),
-     floatAttr("max", "upper bound; default the dtype's max")},
-    activationRel<"clip", true>,
-    Elem});
+RIVET_REGISTER_OP(keepsZeroOp(
+    OpInfo{"clip",
+           "Elementwise clamp to [min, max]; an absent bound is the "
+           "dtype's limit. NaN stays NaN.",
+           1,
+           {floatAttr("min", "lower bound; default the dtype's lowest"),
+            floatAttr("max", "upper bound; default the dtype's max")},
+           activationRel<"clip", true>,
+           Elem},
+    clipKeepsZero));
 RIVET_REGISTER_OP(OpInfo{"prelu",
                          "Elementwise x for x >= 0, slope * x below; slope "
                          "broadcasts to x's shape.",

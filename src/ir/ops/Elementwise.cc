@@ -144,27 +144,35 @@ Type fullLikeRel(const std::vector<Type> &Args, const Attrs &A) {
 constexpr auto Bcast = FusionPattern::Broadcast;
 constexpr auto Elem = FusionPattern::Elementwise;
 
+/// Info with zeroAbsorbing (and so keepsZero) set.
+OpInfo zeroAbsorbingOp(OpInfo Info) {
+  Info.zeroAbsorbing = true;
+  return keepsZeroOp(std::move(Info));
+}
+
 } // namespace
 
 // Arithmetic: same numeric dtype, broadcast shape.
-RIVET_REGISTER_OP(OpInfo{"add",
-                         "Elementwise sum with broadcasting.",
-                         2,
-                         {},
-                         binaryRel<"add", DKind::Numeric, false>,
-                         Bcast});
-RIVET_REGISTER_OP(OpInfo{"subtract",
-                         "Elementwise difference with broadcasting.",
-                         2,
-                         {},
-                         binaryRel<"subtract", DKind::Numeric, false>,
-                         Bcast});
-RIVET_REGISTER_OP(OpInfo{"multiply",
-                         "Elementwise product with broadcasting.",
-                         2,
-                         {},
-                         binaryRel<"multiply", DKind::Numeric, false>,
-                         Bcast});
+RIVET_REGISTER_OP(keepsZeroOp(OpInfo{"add",
+                                     "Elementwise sum with broadcasting.",
+                                     2,
+                                     {},
+                                     binaryRel<"add", DKind::Numeric, false>,
+                                     Bcast}));
+RIVET_REGISTER_OP(keepsZeroOp(OpInfo{
+    "subtract",
+    "Elementwise difference with broadcasting.",
+    2,
+    {},
+    binaryRel<"subtract", DKind::Numeric, false>,
+    Bcast}));
+RIVET_REGISTER_OP(zeroAbsorbingOp(OpInfo{
+    "multiply",
+    "Elementwise product with broadcasting.",
+    2,
+    {},
+    binaryRel<"multiply", DKind::Numeric, false>,
+    Bcast}));
 RIVET_REGISTER_OP(OpInfo{
     "divide",
     "Elementwise quotient with broadcasting; integer division "
@@ -204,38 +212,40 @@ RIVET_REGISTER_OP(OpInfo{"right_shift",
                          {},
                          binaryRel<"right_shift", DKind::Integer, false>,
                          Bcast});
-RIVET_REGISTER_OP(OpInfo{"maximum",
-                         "Elementwise maximum with broadcasting.",
-                         2,
-                         {},
-                         binaryRel<"maximum", DKind::Numeric, false>,
-                         Bcast});
-RIVET_REGISTER_OP(OpInfo{"minimum",
-                         "Elementwise minimum with broadcasting.",
-                         2,
-                         {},
-                         binaryRel<"minimum", DKind::Numeric, false>,
-                         Bcast});
+RIVET_REGISTER_OP(keepsZeroOp(OpInfo{
+    "maximum",
+    "Elementwise maximum with broadcasting.",
+    2,
+    {},
+    binaryRel<"maximum", DKind::Numeric, false>,
+    Bcast}));
+RIVET_REGISTER_OP(keepsZeroOp(OpInfo{
+    "minimum",
+    "Elementwise minimum with broadcasting.",
+    2,
+    {},
+    binaryRel<"minimum", DKind::Numeric, false>,
+    Bcast}));
 
 // Unary numeric.
-RIVET_REGISTER_OP(OpInfo{"negative",
-                         "Elementwise negation.",
-                         1,
-                         {},
-                         unaryRel<"negative", DKind::Numeric>,
-                         Elem});
+RIVET_REGISTER_OP(keepsZeroOp(OpInfo{"negative",
+                                     "Elementwise negation.",
+                                     1,
+                                     {},
+                                     unaryRel<"negative", DKind::Numeric>,
+                                     Elem}));
 RIVET_REGISTER_OP(OpInfo{"abs",
                          "Elementwise absolute value.",
                          1,
                          {},
                          unaryRel<"abs", DKind::Numeric>,
                          Elem});
-RIVET_REGISTER_OP(OpInfo{"relu",
-                         "Elementwise max(x, 0).",
-                         1,
-                         {},
-                         unaryRel<"relu", DKind::Numeric>,
-                         Elem});
+RIVET_REGISTER_OP(keepsZeroOp(OpInfo{"relu",
+                                     "Elementwise max(x, 0).",
+                                     1,
+                                     {},
+                                     unaryRel<"relu", DKind::Numeric>,
+                                     Elem}));
 
 // Unary float.
 RIVET_REGISTER_OP(OpInfo{

@@ -170,32 +170,60 @@ Type qlinearMatmulRel(const std::vector<Type> &Args, const Attrs &A) {
 
 using K = AttrSpec::Kind;
 
+/// dense: x[..., K] @ w[N, K]^T.
+std::optional<ChannelAxes> denseChannelAxes(const Attrs &, size_t WeightRank) {
+  if (WeightRank != 2)
+    return std::nullopt;
+  return ChannelAxes{-1, 0, 1, false};
+}
+
+/// matmul with a matrix w[K, N]; batched weights have no one channel axis.
+std::optional<ChannelAxes> matmulChannelAxes(const Attrs &, size_t WeightRank) {
+  if (WeightRank != 2)
+    return std::nullopt;
+  return ChannelAxes{-1, 1, 0, false};
+}
+
+/// gemm: b[K, N], or b[N, K] with trans_b; a may be transposed (trans_a), so
+/// its channels are not given.
+std::optional<ChannelAxes> gemmChannelAxes(const Attrs &A, size_t WeightRank) {
+  if (WeightRank != 2)
+    return std::nullopt;
+  return ChannelAxes{-1, A.getInt("trans_b", 0) == 0 ? 1u : 0u, -1, false};
+}
+
 } // namespace
 
-RIVET_REGISTER_OP(OpInfo{"dense",
-                         "Fully connected layer: x[..., K] @ w[N, K]^T.",
-                         2,
-                         {},
-                         denseRel,
-                         FusionPattern::OutElementwiseFusable});
-RIVET_REGISTER_OP(OpInfo{"matmul",
-                         "NumPy matrix product with 1-D promotion and batch "
-                         "broadcasting.",
-                         2,
-                         {},
-                         matmulRel,
-                         FusionPattern::OutElementwiseFusable});
-RIVET_REGISTER_OP(OpInfo{
-    "gemm",
-    "General matrix product (ONNX Gemm): alpha * op(a) @ op(b) + beta * c, "
-    "c broadcast to [M, N].",
-    -1,
-    {{"alpha", K::Float, false, "scale of the product (default 1)"},
-     {"beta", K::Float, false, "scale of c (default 1)"},
-     {"trans_a", K::Int, false, "1: use a^T"},
-     {"trans_b", K::Int, false, "1: use b^T"}},
-    gemmRel,
-    FusionPattern::OutElementwiseFusable});
+RIVET_REGISTER_OP(
+    weightedAnchorOp(OpInfo{"dense",
+                            "Fully connected layer: x[..., K] @ w[N, K]^T.",
+                            2,
+                            {},
+                            denseRel,
+                            FusionPattern::OutElementwiseFusable},
+                     denseChannelAxes));
+RIVET_REGISTER_OP(
+    weightedAnchorOp(OpInfo{"matmul",
+                            "NumPy matrix product with 1-D promotion and batch "
+                            "broadcasting.",
+                            2,
+                            {},
+                            matmulRel,
+                            FusionPattern::OutElementwiseFusable},
+                     matmulChannelAxes));
+RIVET_REGISTER_OP(weightedAnchorOp(
+    OpInfo{
+        "gemm",
+        "General matrix product (ONNX Gemm): alpha * op(a) @ op(b) + beta * c, "
+        "c broadcast to [M, N].",
+        -1,
+        {{"alpha", K::Float, false, "scale of the product (default 1)"},
+         {"beta", K::Float, false, "scale of c (default 1)"},
+         {"trans_a", K::Int, false, "1: use a^T"},
+         {"trans_b", K::Int, false, "1: use b^T"}},
+        gemmRel,
+        FusionPattern::OutElementwiseFusable},
+    gemmChannelAxes));
 RIVET_REGISTER_OP(OpInfo{
     "matmul_integer",
     "Integer matmul (ONNX MatMulInteger): 8-bit a and b minus optional zero "

@@ -603,13 +603,29 @@ std::vector<AttrSpec> poolSpecs(std::vector<AttrSpec> Extra) {
 const AttrSpec GroupSpec{"group", K::Int, false,
                          "number of channel groups (default 1)"};
 
+/// conv's channels: axis 1 of the data and the result, axis 0 of the weights
+/// w[M, C/group, k...], whose axis 1 is the data's channels with group 1.
+std::optional<ChannelAxes> convChannelAxes(const Attrs &A, size_t WeightRank) {
+  if (WeightRank < 3)
+    return std::nullopt;
+  return ChannelAxes{1, 0, A.getInt("group", 1) == 1 ? 1 : -1, true};
+}
+
+/// Info with channelwisePool set.
+OpInfo channelwisePoolOp(OpInfo Info) {
+  Info.channelwisePool = true;
+  return Info;
+}
+
 } // namespace
 
-RIVET_REGISTER_OP(OpInfo{
-    "conv",
-    "N-d convolution (ONNX Conv): x[N, C, D...] with w[M, C/group, k...], "
-    "optional bias b[M]; strides, pads, dilations, groups, auto_pad.",
-    -1, withWindow({GroupSpec}), convRel, OutFusable});
+RIVET_REGISTER_OP(weightedAnchorOp(
+    OpInfo{
+        "conv",
+        "N-d convolution (ONNX Conv): x[N, C, D...] with w[M, C/group, k...], "
+        "optional bias b[M]; strides, pads, dilations, groups, auto_pad.",
+        -1, withWindow({GroupSpec}), convRel, OutFusable},
+    convChannelAxes));
 RIVET_REGISTER_OP(OpInfo{
     "conv_integer",
     "Integer convolution (ONNX ConvInteger): 8-bit x and w minus optional zero "
@@ -631,7 +647,7 @@ RIVET_REGISTER_OP(OpInfo{
                 {"output_shape", K::Ints, false,
                  "explicit spatial output extents (pads derived)"}}),
     convTransposeRel, OutFusable});
-RIVET_REGISTER_OP(OpInfo{
+RIVET_REGISTER_OP(channelwisePoolOp(OpInfo{
     "max_pool",
     "N-d max pooling (ONNX MaxPool) with ceil_mode and dilations; with_indices "
     "also returns flattened int64 argmax indices.",
@@ -639,34 +655,34 @@ RIVET_REGISTER_OP(OpInfo{
     poolSpecs({{"storage_order", K::Int, false,
                 "indices: 0 row-major (default), 1 column-major"},
                {"with_indices", K::Int, false, "1: return (y, indices)"}}),
-    maxPoolRel, OutFusable});
-RIVET_REGISTER_OP(OpInfo{
+    maxPoolRel, OutFusable}));
+RIVET_REGISTER_OP(channelwisePoolOp(OpInfo{
     "avg_pool",
     "N-d average pooling (ONNX AveragePool); count_include_pad counts padding "
     "in the divisor.",
     1,
     poolSpecs({{"count_include_pad", K::Int, false,
                 "1: divide by the padded window size"}}),
-    floatPoolRel<"avg_pool">, OutFusable});
-RIVET_REGISTER_OP(OpInfo{
+    floatPoolRel<"avg_pool">, OutFusable}));
+RIVET_REGISTER_OP(channelwisePoolOp(OpInfo{
     "lp_pool",
     "N-d Lp pooling (ONNX LpPool): (sum |x|^p)^(1/p) over each window.", 1,
     poolSpecs({{"p", K::Int, false, "the norm's exponent (default 2)"}}),
-    floatPoolRel<"lp_pool">, OutFusable});
-RIVET_REGISTER_OP(OpInfo{
+    floatPoolRel<"lp_pool">, OutFusable}));
+RIVET_REGISTER_OP(channelwisePoolOp(OpInfo{
     "global_avg_pool",
     "Mean over all spatial axes of x[N, C, D...], kept as extents of 1.",
     1,
     {},
     globalPoolRel<"global_avg_pool">,
-    OutFusable});
-RIVET_REGISTER_OP(OpInfo{
+    OutFusable}));
+RIVET_REGISTER_OP(channelwisePoolOp(OpInfo{
     "global_max_pool",
     "Maximum over all spatial axes of x[N, C, D...], kept as extents of 1.",
     1,
     {},
     globalPoolRel<"global_max_pool">,
-    OutFusable});
+    OutFusable}));
 RIVET_REGISTER_OP(OpInfo{
     "max_unpool",
     "Inverse of max_pool (ONNX MaxUnpool): scatters x to the flattened indices "

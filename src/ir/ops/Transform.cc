@@ -792,6 +792,12 @@ Type spaceRel(const std::vector<Type> &Args, const Attrs &A) {
   return makeTensor(Out, X.dtype);
 }
 
+/// Info with identityWhenTypeKept set.
+OpInfo identityWhenTypeKeptOp(OpInfo Info) {
+  Info.identityWhenTypeKept = true;
+  return Info;
+}
+
 } // namespace
 
 RIVET_REGISTER_OP(viewOp(OpInfo{
@@ -925,14 +931,14 @@ RIVET_REGISTER_OP(viewOp(OpInfo{
     {AttrSpec{"axis", K::Int, false, "the split point (default 1)"}},
     flattenRel,
     Inj}));
-RIVET_REGISTER_OP(OpInfo{
+RIVET_REGISTER_OP(identityWhenTypeKeptOp(OpInfo{
     "expand",
     "Broadcasts x against a shape (ONNX Expand: bidirectional, "
     "the result may be larger than the shape).",
     1,
     {AttrSpec{"shape", K::Ints, true, "the shape to broadcast with"}},
     expandRel,
-    FusionPattern::Broadcast});
+    FusionPattern::Broadcast}));
 RIVET_REGISTER_OP(OpInfo{
     "expand_dyn",
     "ONNX Expand with the shape held by a 1-D int64 tensor.",
@@ -940,14 +946,14 @@ RIVET_REGISTER_OP(OpInfo{
     {},
     expandDynRel,
     FusionPattern::Opaque});
-RIVET_REGISTER_OP(OpInfo{
+RIVET_REGISTER_OP(identityWhenTypeKeptOp(OpInfo{
     "tile",
     "Repeats x along each axis (ONNX Tile); repeats has one entry "
     "per axis.",
     1,
     {AttrSpec{"repeats", K::Ints, true, "non-negative repeat count per axis"}},
     tileRel,
-    Inj});
+    Inj}));
 RIVET_REGISTER_OP(OpInfo{
     "tile_dyn",
     "ONNX Tile with the repeats held by a 1-D int64 tensor.",

@@ -67,18 +67,12 @@ Expr padAxis(Expr X, size_t Rank, size_t Axis, int64_t Extra, size_t Axis2 = 0,
 
 /// Whether an op keeps the padding channels of a blocked tensor zero: it
 /// maps zeros to zero, its other operands being zero there too (padded
-/// alike) or, for multiply only, scalars.
+/// alike) or, for a zero-absorbing op (multiply), scalars.
 bool keepsZeros(const CallNode &Call, bool HasScalarOperand) {
-  const std::string &Name = Call.callee->as<OpNode>()->name();
-  if (Name == "multiply")
+  const OpInfo &Info = *Call.callee->as<OpNode>()->info;
+  if (Info.zeroAbsorbing)
     return true;
-  if (HasScalarOperand)
-    return false;
-  if (Name == "clip")
-    return Call.attrs.getFloat("min", -1) <= 0 &&
-           Call.attrs.getFloat("max", 1) >= 0;
-  return Name == "add" || Name == "subtract" || Name == "relu" ||
-         Name == "maximum" || Name == "minimum" || Name == "negative";
+  return !HasScalarOperand && Info.keepsZero && Info.keepsZero(Call.attrs);
 }
 
 bool allOnes(const std::vector<Dim> &S) {
@@ -297,9 +291,8 @@ int64_t ChainRewriter::convBlock(const CallNode &Call) {
   return L ? L->outputBlock : 0;
 }
 
-bool isPool(const std::string &Name) {
-  return Name == "max_pool" || Name == "avg_pool" || Name == "lp_pool" ||
-         Name == "global_avg_pool" || Name == "global_max_pool";
+bool isPool(const CallNode &Call) {
+  return Call.callee->as<OpNode>()->info->channelwisePool;
 }
 
 int64_t ChainRewriter::poolBlock(const CallNode &Call) {
@@ -369,7 +362,7 @@ int64_t ChainRewriter::blockOf(const Expr &E) {
     return 0;
   if (Op->name() == "conv")
     return convBlock(*Call);
-  if (isPool(Op->name()))
+  if (isPool(*Call))
     return poolBlock(*Call);
   return agnosticBlock(*Call, nullptr);
 }
@@ -426,7 +419,7 @@ Expr ChainRewriter::buildCall(const CallNode &Call) {
       Args.push_back(padAxis(plain(Call.args[2]), 1, 0, ExtraOut));
     return callOp("conv2d_nchwc", std::move(Args), std::move(A));
   }
-  if (isPool(Name)) {
+  if (isPool(Call)) {
     int64_t Block = blockOf(Call.args[0]);
     Expr X = buildBlocked(Call.args[0], Block);
     if (Name == "global_avg_pool" || Name == "global_max_pool")

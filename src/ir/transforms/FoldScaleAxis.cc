@@ -1,22 +1,25 @@
 //===- FoldScaleAxis.cc - Fold per-channel scales into weights ------------===//
 //
-// TVM's FoldScaleAxis on the anchors conv, dense, matmul (2-D weight) and
-// gemm, with constant scales:
+// TVM's FoldScaleAxis on the weighted anchors (OpInfo::channelAxes: conv,
+// dense, matmul with 2-D weights, gemm), with constant scales:
 //  - backward: anchor(x, W[, b]) * s, s constant along the output channel
 //    (shape (C, 1, 1), (1, C, 1, 1), a scalar, ...) becomes
 //    anchor(x, W * s', b * s) with s' shaped along W's output axis;
-//  - bias: conv(x, W[, b]) + t, t constant along the output channel, becomes
-//    conv(x, W, b + t) (t alone when there was no bias). With the backward
-//    rule, SimplifyInference's batch norm (x * scale + shift) folds entirely.
+//  - bias: conv(x, W[, b]) + t (an anchor with a channel bias), t constant
+//    along the output channel, becomes conv(x, W, b + t) (t alone when there
+//    was no bias). With the backward rule, SimplifyInference's batch norm
+//    (x * scale + shift) folds entirely.
 //  - forward: anchor(x * s, W, ...) with s constant along x's input channel
 //    (the last axis for dense/matmul, axis 1 for conv with group 1) becomes
 //    anchor(x, W * s', ...): the product is linear in x, and conv's zero
-//    padding stays zero after the scale.
+//    padding stays zero after the scale. Only where a data channel is one
+//    slice of W (not gemm, not a grouped conv).
 // A rewritten producer must have no other consumer. The scaled weights are
 // multiply(W, constant) expressions for the next FoldConstant to evaluate.
 // Fused primitive functions are left alone.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/Op.h"
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PatternUtil.h"
 
@@ -25,8 +28,23 @@ namespace {
 
 using namespace pattern;
 
-bool isAnchorOp(std::string_view Op) {
-  return Op == "conv" || Op == "dense" || Op == "matmul" || Op == "gemm";
+/// The channel axes of a weighted anchor's call (OpInfo::channelAxes); its
+/// weights' rank must be known. Nullopt for any other call.
+std::optional<ChannelAxes> channelAxesOf(const CallNode &Call) {
+  const auto *Op = Call.callee->as<OpNode>();
+  if (!Op || !Op->info->channelAxes || Call.args.size() < 2)
+    return std::nullopt;
+  const TensorTypeNode *W = rankedTensorType(Call.args[1]);
+  if (!W)
+    return std::nullopt;
+  return Op->info->channelAxes(Call.attrs, W->shape->size());
+}
+
+/// A call of a weighted anchor (whatever its weights).
+bool isAnchor(const Expr &E) {
+  const auto *C = E->as<CallNode>();
+  const auto *Op = C ? C->callee->as<OpNode>() : nullptr;
+  return Op && Op->info->channelAxes;
 }
 
 class ScaleFolder : public NonPrimitiveMutator {
@@ -43,7 +61,7 @@ public:
       Folded = foldBackward(N);
     else if (Op == "add")
       Folded = foldBias(N);
-    else if (isAnchorOp(Op))
+    else if (isAnchor(Self))
       Folded = foldForward(N, New);
     return Folded ? Folded : New;
   }
@@ -63,9 +81,9 @@ private:
     if (!P)
       return std::nullopt;
     Expr NewP = mutate(*P);
-    std::string_view Op = calledOpName(NewP);
-    if (!isAnchorOp(Op))
+    if (!isAnchor(NewP))
       return std::nullopt;
+    std::string_view Op = calledOpName(NewP);
     const CallNode *Typed = nullptr;
     if (auto It = TypeSource.find(NewP.get()); It != TypeSource.end())
       Typed = It->second;
@@ -93,11 +111,12 @@ private:
         Typed.checkedType ? Typed.checkedType->as<TensorTypeNode>() : nullptr;
     if (!Out || !Out->hasKnownRank() || Out->shape->empty())
       return false;
-    const std::string &Op = Typed.callee->as<OpNode>()->name();
-    const TensorTypeNode *W = rankedTensorType(Typed.args[1]);
-    if (!W || (Op == "matmul" && W->shape->size() != 2))
+    std::optional<ChannelAxes> A = channelAxesOf(Typed);
+    std::optional<size_t> At =
+        A ? A->channelOf(Out->shape->size()) : std::nullopt;
+    if (!At)
       return false;
-    Axis = Op == "conv" ? 1 : Out->shape->size() - 1;
+    Axis = *At;
     L = constExtent(*Out, Axis);
     return L > 0;
   }
@@ -105,12 +124,9 @@ private:
   /// Anchor Call with every output channel c scaled by V[c].
   Expr scaleOutput(const Producer &P, const Tensor &V) {
     const auto &C = *P.Call->as<CallNode>();
-    std::string_view Op = calledOpName(P.Call);
     std::vector<Expr> Args = C.args;
     size_t WRank = rankedTensorType(P.Typed->args[1])->shape->size();
-    size_t WAxis = 0;
-    if (Op == "matmul" || (Op == "gemm" && C.attrs.getInt("trans_b", 0) == 0))
-      WAxis = 1;
+    size_t WAxis = channelAxesOf(*P.Typed)->weightOutput;
     Args[1] =
         callOp("multiply", {Args[1], constant(alongAxis(V, WRank, WAxis))});
     if (Args.size() > 2) // conv's bias or gemm's c: both scale with the output
@@ -132,10 +148,10 @@ private:
   };
 
   /// The operands of a binary call `p . c` (either order) whose constant c
-  /// broadcasts along the output channel of the anchor p (of operator
-  /// OnlyOp, when given).
+  /// broadcasts along the output channel of the anchor p (one with a channel
+  /// bias, when BiasOnly).
   std::optional<ChannelOperands> channelOperands(const CallNode &N,
-                                                 std::string_view OnlyOp) {
+                                                 bool BiasOnly) {
     if (N.args.size() != 2)
       return std::nullopt;
     for (size_t I = 0; I < 2; ++I) {
@@ -143,8 +159,13 @@ private:
       if (!C)
         continue;
       std::optional<Producer> P = producerOf(N.args[I]);
-      if (!P || (!OnlyOp.empty() && calledOpName(P->Call) != OnlyOp))
+      if (!P)
         continue;
+      if (BiasOnly) {
+        std::optional<ChannelAxes> A = channelAxesOf(*P->Typed);
+        if (!A || !A->channelBias)
+          continue;
+      }
       size_t Axis = 0;
       int64_t L = 0;
       if (!outputChannel(*P->Typed, Axis, L))
@@ -162,16 +183,17 @@ private:
 
   /// anchor(...) * s  ->  anchor with scaled weights.
   Expr foldBackward(const CallNode &N) {
-    std::optional<ChannelOperands> O = channelOperands(N, "");
+    std::optional<ChannelOperands> O = channelOperands(N, false);
     if (!O)
       return nullptr;
     consume(O->P);
     return scaleOutput(O->P, O->Vector);
   }
 
-  /// conv(x, W[, b]) + t  ->  conv(x, W, b + t).
+  /// conv(x, W[, b]) + t  ->  conv(x, W, b + t), for an anchor with a
+  /// channel bias.
   Expr foldBias(const CallNode &N) {
-    std::optional<ChannelOperands> O = channelOperands(N, "conv");
+    std::optional<ChannelOperands> O = channelOperands(N, true);
     if (!O)
       return nullptr;
     consume(O->P);
@@ -188,14 +210,10 @@ private:
 
   /// anchor(x * s, W, ...)  ->  anchor(x, W scaled along its input axis).
   Expr foldForward(const CallNode &N, const Expr &New) {
-    std::string_view Op = calledOpName(New);
-    if (Op == "gemm" || Op.empty() || N.args.size() < 2)
-      return nullptr;
-    if (Op == "conv" && N.attrs.getInt("group", 1) != 1)
+    std::optional<ChannelAxes> A = channelAxesOf(N);
+    if (!A || A->weightInput < 0)
       return nullptr;
     const TensorTypeNode *W = rankedTensorType(N.args[1]);
-    if (!W || (Op != "conv" && W->shape->size() != 2))
-      return nullptr;
     const Expr *P = D.resolveSingleUse(N.args[0]);
     if (!P || calledOpName(*P) != "multiply")
       return nullptr;
@@ -208,12 +226,14 @@ private:
       const TensorTypeNode *X = rankedTensorType(Mul.args[I]);
       if (!S || !X || X->shape->empty() || S->dtype() != X->dtype)
         continue;
-      size_t Axis = Op == "conv" ? 1 : X->shape->size() - 1;
-      int64_t L = constExtent(*X, Axis);
-      std::optional<Tensor> V = channelVector(*S, X->shape->size(), Axis, L);
+      std::optional<size_t> Axis = A->channelOf(X->shape->size());
+      if (!Axis)
+        continue;
+      int64_t L = constExtent(*X, *Axis);
+      std::optional<Tensor> V = channelVector(*S, X->shape->size(), *Axis, L);
       if (!V)
         continue;
-      size_t WAxis = Op == "matmul" ? 0 : 1;
+      size_t WAxis = (size_t)A->weightInput;
       std::vector<Expr> Args = New->as<CallNode>()->args;
       Args[0] = NewMul->as<CallNode>()->args[I];
       Args[1] =

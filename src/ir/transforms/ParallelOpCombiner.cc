@@ -12,22 +12,6 @@
 namespace rivet::ir::pattern {
 namespace {
 
-/// How the weights of an anchor op are merged.
-struct AnchorKind {
-  size_t WeightAxis; // the weights' output-channel axis (concatenated)
-  bool ChannelLast;  // the result's channel axis is the last one (else 1)
-};
-
-std::optional<AnchorKind> anchorKind(std::string_view Op) {
-  if (Op == "conv")
-    return AnchorKind{0, false};
-  if (Op == "dense")
-    return AnchorKind{0, true};
-  if (Op == "matmul")
-    return AnchorKind{1, true};
-  return std::nullopt;
-}
-
 /// One binding of a let chain; Orig is null for bindings this pass makes.
 struct Link {
   Var V;
@@ -48,6 +32,7 @@ struct Branch {
   size_t Anchor;          // link index of the anchor call
   int64_t Channels;       // its output channels
   std::vector<Step> Tail; // merged elementwise ops, in order
+  ChannelAxes Axes;       // the anchor's (the weights' output axis is merged)
   size_t last() const { return Tail.empty() ? Anchor : Tail.back().Link; }
 };
 
@@ -57,8 +42,8 @@ bool isChannelArith(std::string_view Op) {
 
 class Combiner : public NonPrimitiveMutator {
 public:
-  Combiner(const Expr &Fn, std::string_view Op, AnchorKind K, size_t Min)
-      : D(Fn), Op(Op), K(K), MinBranches(Min) {}
+  Combiner(const Expr &Fn, std::string_view Op, size_t Min)
+      : D(Fn), Op(Op), MinBranches(Min) {}
 
   Expr visitLet(const LetNode &N, const Expr &Self) override {
     std::vector<Link> Links;
@@ -89,38 +74,49 @@ private:
     return L.Value->as<CallNode>();
   }
 
-  /// The rank and channel axis of a result type, false when unknown.
-  bool channelAxis(const Expr &E, size_t &Rank, size_t &Axis) const {
+  /// The rank and channel axis (of an anchor with axes A) of a result type,
+  /// false when unknown.
+  static bool channelAxis(const Expr &E, const ChannelAxes &A, size_t &Rank,
+                          size_t &Axis) {
     const TensorTypeNode *T = rankedTensorType(E);
-    if (!T || T->shape->size() < (K.ChannelLast ? 1u : 2u))
+    std::optional<size_t> At = T ? A.channelOf(T->shape->size()) : std::nullopt;
+    if (!At)
       return false;
     Rank = T->shape->size();
-    Axis = K.ChannelLast ? Rank - 1 : 1;
+    Axis = *At;
     return true;
   }
 
-  /// True when Links[I] is an anchor this pass can merge.
-  bool isCandidate(const Link &L) const {
+  /// The channel axes of L's call when it is an anchor this pass can merge.
+  std::optional<ChannelAxes> candidate(const Link &L) const {
     const CallNode *C = typedCall(L);
     if (!C || calledOpName(L.Value) != Op || C->args.size() < 2)
-      return false;
-    if (Op == "conv" && C->attrs.getInt("group", 1) != 1)
-      return false;
+      return std::nullopt;
     if (D.constantOf(C->args[0]))
-      return false; // a constant input is FoldConstant's business
+      return std::nullopt; // a constant input is FoldConstant's business
     const Tensor *W = D.constantOf(C->args[1]);
-    if (!W || (Op == "conv" ? W->rank() < 3 : W->rank() != 2))
-      return false;
+    if (!W)
+      return std::nullopt;
+    std::optional<ChannelAxes> A =
+        C->callee->as<OpNode>()->info->channelAxes(C->attrs, (size_t)W->rank());
+    // Where a data channel is not one slice of the weights (a grouped conv),
+    // concatenated weights would mix the branches' groups.
+    if (!A || A->weightInput < 0)
+      return std::nullopt;
     if (C->args.size() > 2 && !D.constantOf(C->args[2]))
-      return false;
+      return std::nullopt;
     size_t Rank = 0, Axis = 0;
-    return channelAxis(L.Value, Rank, Axis) &&
-           constExtent(*rankedTensorType(L.Value), Axis) ==
-               W->dim((int64_t)K.WeightAxis);
+    if (!channelAxis(L.Value, *A, Rank, Axis) ||
+        constExtent(*rankedTensorType(L.Value), Axis) !=
+            W->dim((int64_t)A->weightOutput))
+      return std::nullopt;
+    return A;
   }
 
-  /// Anchors A and B can share one call.
-  bool compatible(const CallNode &A, const CallNode &B) const {
+  /// Anchors A and B (with weights' output axis WeightAxis) can share one
+  /// call.
+  bool compatible(const CallNode &A, const CallNode &B,
+                  size_t WeightAxis) const {
     if (A.args[0] != B.args[0] || !(A.attrs == B.attrs) ||
         A.args.size() != B.args.size())
       return false;
@@ -128,7 +124,7 @@ private:
     if (WA.dtype() != WB.dtype() || WA.rank() != WB.rank())
       return false;
     for (int64_t I = 0; I < WA.rank(); ++I)
-      if (I != (int64_t)K.WeightAxis && WA.dim(I) != WB.dim(I))
+      if (I != (int64_t)WeightAxis && WA.dim(I) != WB.dim(I))
         return false;
     return rankedTensorType(A.args[0]) && rankedTensorType(B.args[0]);
   }
@@ -154,7 +150,8 @@ private:
       return std::nullopt;
     const Tensor *S = D.constantOf(C->args[1 - Pos]);
     size_t Rank = 0, Axis = 0;
-    if (!S || S->dtype() != In->dtype || !channelAxis(Last.Value, Rank, Axis))
+    if (!S || S->dtype() != In->dtype ||
+        !channelAxis(Last.Value, Br.Axes, Rank, Axis))
       return std::nullopt;
     std::optional<Tensor> Vec = channelVector(*S, Rank, Axis, Br.Channels);
     if (!Vec)
@@ -195,13 +192,16 @@ private:
 
     std::vector<std::vector<Branch>> Groups;
     for (size_t I = 0; I < Links.size(); ++I) {
-      if (!isCandidate(Links[I]))
+      std::optional<ChannelAxes> A = candidate(Links[I]);
+      if (!A)
         continue;
       const CallNode &C = *Links[I].Value->as<CallNode>();
-      Branch Br{I, D.constantOf(C.args[1])->dim((int64_t)K.WeightAxis), {}};
+      Branch Br{
+          I, D.constantOf(C.args[1])->dim((int64_t)A->weightOutput), {}, *A};
       bool Placed = false;
       for (auto &G : Groups)
-        if (compatible(*Links[G.front().Anchor].Value->as<CallNode>(), C)) {
+        if (compatible(*Links[G.front().Anchor].Value->as<CallNode>(), C,
+                       A->weightOutput)) {
           G.push_back(Br);
           Placed = true;
           break;
@@ -242,8 +242,9 @@ private:
   std::vector<Link> merge(const std::vector<Link> &Links,
                           const std::vector<Branch> &G) {
     const CallNode &A0 = *Links[G.front().Anchor].Value->as<CallNode>();
+    const ChannelAxes &Axes = G.front().Axes;
     size_t Rank = 0, Axis = 0;
-    channelAxis(Links[G.front().Anchor].Value, Rank, Axis);
+    channelAxis(Links[G.front().Anchor].Value, Axes, Rank, Axis);
     std::vector<Expr> Ws, Bs;
     for (const Branch &Br : G) {
       const CallNode &C = *Links[Br.Anchor].Value->as<CallNode>();
@@ -253,7 +254,7 @@ private:
     }
     std::vector<Expr> Args{
         A0.args[0],
-        callOp("concatenate", Ws, Attrs{{"axis", (int64_t)K.WeightAxis}})};
+        callOp("concatenate", Ws, Attrs{{"axis", (int64_t)Axes.weightOutput}})};
     if (!Bs.empty())
       Args.push_back(callOp("concatenate", Bs, Attrs{{"axis", int64_t(0)}}));
     std::vector<Link> Out;
@@ -291,7 +292,6 @@ private:
 
   Dataflow D;
   std::string Op;
-  AnchorKind K;
   size_t MinBranches;
   /// A variable -> the binding of the chain whose op call reads it directly
   /// (link index, argument position).
@@ -301,14 +301,13 @@ private:
 } // namespace
 
 void combineParallelOps(Module &M, std::string_view Op, size_t MinBranches) {
-  std::optional<AnchorKind> K = anchorKind(Op);
-  RIVET_CHECK(K.has_value(), "combineParallelOps: unsupported operator '{}'",
-              Op);
+  RIVET_CHECK(OpRegistry::global().get(Op).channelAxes,
+              "combineParallelOps: '{}' is no weighted anchor", Op);
   RIVET_CHECK(MinBranches >= 2, "combineParallelOps: at least 2 branches");
   transformFunctions(M, [&](const Expr &Fn) {
     if (isPrimitiveFunction(Fn))
       return Fn;
-    return Combiner(Fn, Op, *K, MinBranches).mutate(Fn);
+    return Combiner(Fn, Op, MinBranches).mutate(Fn);
   });
 }
 

@@ -17,8 +17,9 @@
 
 namespace rivet::ir::pattern {
 
-/// Merges parallel calls of Op ("conv", "dense" or "matmul") in every global
-/// function of M when at least MinBranches of them share an input.
+/// Merges parallel calls of Op (a weighted anchor, OpInfo::channelAxes: conv,
+/// dense, matmul) in every global function of M when at least MinBranches of
+/// them share an input.
 void combineParallelOps(Module &M, std::string_view Op, size_t MinBranches);
 
 } // namespace rivet::ir::pattern

@@ -87,15 +87,13 @@ const std::vector<std::string> &defaultPipeline() {
 void runPasses(Module &M, const std::vector<std::string> &Passes,
                const PassContext &Ctx) {
   std::ostream &Print = Ctx.printStream ? *Ctx.printStream : std::cerr;
-  for (const std::string &Name : Passes) {
-    const PassInfo *P = PassRegistry::global().find(Name);
-    // The pipeline names passes that later milestones add; a pass that is
-    // not linked in is skipped unless the user asked for it by name.
-    if (!P) {
-      if (Ctx.enabled.count(Name) || Ctx.printAfter.count(Name))
-        PassRegistry::global().get(Name); // throws, listing the known ones
-      continue;
-    }
+  // Every pipeline, the default one included, names registered passes only:
+  // an unknown name is a typo, not a pass to skip. Checked before any runs.
+  std::vector<const PassInfo *> Infos;
+  for (const std::string &Name : Passes)
+    Infos.push_back(&PassRegistry::global().get(Name));
+  for (const PassInfo *P : Infos) {
+    const std::string &Name = P->name;
     if (!Ctx.isEnabled(*P))
       continue;
     auto Start = std::chrono::steady_clock::now();

@@ -80,7 +80,7 @@ const std::vector<std::string> &defaultPipeline();
 
 /// Runs the named passes that Ctx enables, in order, re-inferring types after
 /// each. Throws rivet::Error (naming the pass) when a pass or the verifier
-/// fails.
+/// fails, and listing the known passes when Passes names an unknown one.
 void runPasses(Module &M, const std::vector<std::string> &Passes,
                const PassContext &Ctx);
 

@@ -10,6 +10,7 @@
 // VM runs as a view. The bindings left unused go in DeadCodeElimination.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/Op.h"
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PassUtil.h"
 #include "kernels/Layout.h"
@@ -24,9 +25,11 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-bool isReshapeLike(const std::string &Name) {
-  return Name == "reshape" || Name == "flatten" || Name == "squeeze" ||
-         Name == "unsqueeze";
+/// A view of argument 0 (OpInfo::viewOfFirstArg) whose shape its attributes
+/// fix: reshape, flatten, squeeze, unsqueeze. The _dyn forms, which take the
+/// shape as a tensor, are DynamicToStatic's to turn into these.
+bool isReshapeLike(const OpInfo &Info) {
+  return Info.viewOfFirstArg && Info.numInputs == 1;
 }
 
 /// Bits of an integer's magnitude / a float's significand.
@@ -95,10 +98,13 @@ private:
         return nullptr;
       P = It->second;
     }
-    if (calledOpName(P) != Op &&
-        !(Op == "<reshape-like>" && isReshapeLike(calledOpName(P))))
+    const std::string &Name = calledOpName(P);
+    if (Name.empty())
       return nullptr;
     const auto *C = P->as<CallNode>();
+    if (Name != Op && !(Op == "<reshape-like>" &&
+                        isReshapeLike(*C->callee->as<OpNode>()->info)))
+      return nullptr;
     return C->args.size() == 1 ? C : nullptr;
   }
 
@@ -110,13 +116,14 @@ private:
                 const TensorTypeRef &Out) {
     const Expr &X = C.args[0];
     TensorTypeRef In = tensorTypeOf(X);
-    if (isReshapeLike(Name))
+    const OpInfo &Info = *C.callee->as<OpNode>()->info;
+    if (isReshapeLike(Info))
       return reshapeChain(Name, C, In, Out);
     if (Name == "transpose")
       return transposeChain(C, In);
     if (Name == "cast" || Name == "cast_like")
       return castChain(Name, C, In);
-    if (Name == "expand" || Name == "tile")
+    if (Info.identityWhenTypeKept)
       return sameType(In, Out) ? X : nullptr;
     if (Name == "strided_slice") {
       Ints Strides = C.attrs.getInts("strides", {});

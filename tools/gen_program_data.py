@@ -225,6 +225,46 @@ def higher_order():
     return {"x": x, "c": c}, (h, h + h, i64(2))
 
 
+@program
+def tree_lstm():
+    r = rng(14)
+    x = f32(r.uniform(-1, 1, (1, 32)))
+    depth = 6
+    wl = f32(r.uniform(-0.3, 0.3, (32, 96)))
+    bl = f32(r.uniform(-0.1, 0.1, (96,)))
+    u = f32(r.uniform(-0.2, 0.2, (64, 160)))
+    bu = f32(r.uniform(-0.1, 0.1, (160,)))
+
+    def sig(v):
+        return 1 / (1 + np.exp(-v))
+
+    def build(d, x):
+        if d == 0:
+            return ("leaf", x)
+        return ("node", build(d - 1, x * np.float32(0.9)), build(d - 1, np.tanh(x + np.float32(0.1))))
+
+    def cell(t):
+        if t[0] == "leaf":
+            i, o, g = np.split(t[1] @ wl + bl, 3, axis=1)
+            c = sig(i) * np.tanh(g)
+            return sig(o) * np.tanh(c), c
+        (hl, cl), (hr, cr) = cell(t[1]), cell(t[2])
+        i, fl, fr, o, g = np.split(np.concatenate([hl, hr], axis=1) @ u + bu, 5, axis=1)
+        c = sig(i) * np.tanh(g) + (sig(fl) * cl + sig(fr) * cr)
+        return sig(o) * np.tanh(c), c
+
+    def leaves(t):
+        return [t[1]] if t[0] == "leaf" else leaves(t[1]) + leaves(t[2])
+
+    t = build(depth, x)
+    h, c = cell(t)
+    total = np.zeros_like(x)
+    for v in reversed(leaves(t)):
+        total = v + total
+    inputs = {"x": x, "depth": i64(depth), "wl": wl, "bl": bl, "u": u, "bu": bu}
+    return inputs, (f32(h), f32(c), f32(total))
+
+
 def flatten(value, out, index):
     """Mirrors rivet run: returns the next output index."""
     if isinstance(value, L):

@@ -73,7 +73,8 @@ Value Interpreter::call(const std::string &Fn, std::vector<Value> Args) {
   initStackBounds();
   std::unique_ptr<Frame> F =
       enterGlobal(global(Fn, TopLevelName), std::move(Args), TopLevelName);
-  return run(F->body, F.get());
+  CallDepth = 1; // as the VM counts @main's frame
+  return run(F->body, F.get(), /*InFrame=*/true);
 }
 
 Value Interpreter::eval(const Expr &E) {
@@ -81,6 +82,7 @@ Value Interpreter::eval(const Expr &E) {
   initStackBounds();
   Frame Top;
   Top.where = &TopLevelName;
+  CallDepth = 0;
   return run(&E, &Top);
 }
 
@@ -93,7 +95,8 @@ Value Interpreter::apply(const Value &Fn, std::vector<Value> Args) {
     return Value::adt(Fn.ctor(), std::move(Args));
   }
   std::unique_ptr<Frame> F = enterClosure(Fn, std::move(Args), TopLevelName);
-  return run(F->body, F.get());
+  CallDepth = 1;
+  return run(F->body, F.get(), /*InFrame=*/true);
 }
 
 const Interpreter::Global &Interpreter::global(const std::string &Name,
@@ -404,9 +407,18 @@ Value Interpreter::callOperator(const CallNode &C, const OpInfo &Op,
   return Value(std::move(Outs[0]));
 }
 
-Value Interpreter::run(const Expr *E, Frame *F) {
+Value Interpreter::run(const Expr *E, Frame *F, bool InFrame) {
   std::unique_ptr<Frame> Own; // the frame of a function entered by a tail call
   checkStack(*F);
+  // The frame this evaluation pushed by its first call, popped on any exit.
+  struct FrameCount {
+    size_t &Depth;
+    bool Pushed = false;
+    ~FrameCount() {
+      if (Pushed)
+        --Depth;
+    }
+  } Count{CallDepth};
   for (;;) {
     const ExprNode *N = E->get();
     switch (N->kind) {
@@ -521,7 +533,14 @@ Value Interpreter::run(const Expr *E, Frame *F) {
         Next = enterClosure(Fn, std::move(Args), *F->where);
       }
       // A tail call: the callee's frame replaces ours; nothing of the old
-      // frame is needed any more.
+      // frame is needed any more. Outside a function's body (an argument,
+      // say) the call is nested: a new frame, as in the VM.
+      if (!InFrame) {
+        if (CallDepth >= Limits.maxCallDepth)
+          fail("in {}: {}", *F->where, callDepthError(Limits.maxCallDepth));
+        ++CallDepth;
+        Count.Pushed = InFrame = true;
+      }
       Own = std::move(Next);
       F = Own.get();
       E = F->body;

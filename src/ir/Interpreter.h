@@ -7,14 +7,17 @@
 //    right-hand sides) to globals, closures and let-bound recursive functions
 //    run in a loop, so a tail-recursive loop of any length uses constant
 //    native stack;
-//  - deep non-tail recursion fails with rivet::Error ("recursion too deep"),
-//    not a crash, when the thread's stack runs low.
+//  - deep non-tail recursion fails with rivet::Error, not a crash: "call
+//    stack overflow" beyond ExecutionLimits::maxCallDepth nested calls, the
+//    VM's limit and error (vm/ExecutionLimits.h), and "recursion too deep"
+//    when the thread's native stack runs low first.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "ir/Module.h"
 #include "ir/Value.h"
+#include "vm/ExecutionLimits.h"
 
 #include <memory>
 #include <string>
@@ -48,6 +51,9 @@ public:
   /// Native stack (bytes) kept free below the deepest evaluation frame;
   /// recursion that would go deeper throws. Default 64 KiB.
   void setStackReserve(size_t Bytes) { StackReserve = Bytes; }
+  /// The call-depth limit (the same setting as the VM's).
+  void setLimits(const ExecutionLimits &L) { Limits = L; }
+  const ExecutionLimits &limits() const { return Limits; }
 
 private:
   struct Frame;
@@ -57,8 +63,10 @@ private:
     Value closure;     // the global as a function value
   };
 
-  /// Evaluates *E in F; tail positions loop instead of recursing.
-  Value run(const Expr *E, Frame *F);
+  /// Evaluates *E in F; tail positions loop instead of recursing. InFrame:
+  /// the evaluation runs a function's body in the frame its caller counted
+  /// (else the first call it enters counts as a new frame).
+  Value run(const Expr *E, Frame *F, bool InFrame = false);
   Value callOperator(const CallNode &C, const OpInfo &Op,
                      std::vector<Value> Args, const Frame &F);
   Value makeClosure(const Expr &Fn, const Frame &F, const Var &SelfVar);
@@ -85,6 +93,8 @@ private:
       TupleCache;
   const char *StackLow = nullptr; // lowest usable address of this thread
   size_t StackReserve = 64 * 1024;
+  ExecutionLimits Limits;
+  size_t CallDepth = 0; // frames of function calls in progress
 };
 
 } // namespace rivet::ir

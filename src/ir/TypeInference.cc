@@ -2,18 +2,24 @@
 //
 // One FunctionInferencer per global function walks the body repeatedly
 // (passes) until the substitution stops changing, then writes the solved
-// types. Holes created for a node are keyed by (node, occurrence, slot) so
-// that every pass sees the same holes; the substitution only ever grows more
-// general (holes get bound or unioned, tensor dims generalize to `?`), so the
-// passes converge.
+// types. Globals without a declared return type that call each other (a
+// strongly connected component of the call graph restricted to such
+// globals, a self-recursive one included) share one inferencer: each gets a
+// return hole before any body is walked, so their calls see the return
+// types inferred so far (monomorphic let-rec, as in Hindley-Milner). Holes
+// created for a node are keyed by (node, occurrence, slot) so that every pass
+// sees the same holes; the substitution only ever grows more general (holes get
+// bound or unioned, tensor dims generalize to `?`), so the passes converge.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/TypeInference.h"
 
 #include "ir/Op.h"
+#include "ir/Visitor.h"
 #include "ir/ops/RelationUtil.h"
 #include "kernels/Error.h"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -547,9 +553,28 @@ public:
 
   /// Runs passes over Root until the substitution is stable, then writes
   /// every node's checkedType and returns Root's solved type.
-  Type run(const Expr &Root) {
+  Type run(const Expr &Root) { return run({{Where, Root}}).front(); }
+
+  /// A global of a recursive group: its name and its FunctionNode.
+  using Member = std::pair<std::string, Expr>;
+
+  /// Infers a group of globals without declared return types together (see
+  /// the file comment); returns their solved function types.
+  std::vector<Type> runGroup(const std::vector<Member> &Members) {
+    for (const auto &[Name, Fn] : Members)
+      Group.emplace(Name, Fn->as<FunctionNode>());
+    std::vector<Member> Roots;
+    for (const auto &[Name, Fn] : Members)
+      Roots.emplace_back("@" + Name, Fn);
+    return run(Roots);
+  }
+
+private:
+  /// The passes over Roots (each with the name errors in it carry).
+  std::vector<Type> run(const std::vector<Member> &Roots) {
     constexpr int MaxPasses = 1000;
-    Type Result;
+    std::vector<Type> Results(Roots.size());
+    std::vector<size_t> RootStart(Roots.size()); // its first Recorded entry
     for (int Pass = 0;; ++Pass) {
       if (Pass == MaxPasses)
         error("type inference did not converge after {} passes", MaxPasses);
@@ -558,7 +583,11 @@ public:
       Env.clear();
       Recorded.clear();
       try {
-        Result = visit(Root);
+        for (size_t I = 0; I < Roots.size(); ++I) {
+          Where = Roots[I].first;
+          RootStart[I] = Recorded.size();
+          Results[I] = visit(Roots[I].second);
+        }
       } catch (const Error &) {
         // An error seen with partial knowledge may go away once the holes
         // are more general; only a pass that changed nothing is final.
@@ -569,10 +598,26 @@ public:
       if (!S.Changed)
         break;
     }
+    // Only recursive calls use a return hole that nothing else binds; the
+    // call's own type would be reported below, less helpfully.
+    for (size_t I = 0; I < Roots.size(); ++I) {
+      Where = Roots[I].first;
+      auto *F = Roots[I].second->as<FunctionNode>();
+      if (F && Group.count(Where.substr(1)) &&
+          S.resolve(returnHole(*F))->kind == TypeKind::Incomplete)
+        error("cannot infer the return type of {}: only its recursive calls "
+              "determine it; declare it (def {}(...) -> T)",
+              Where, Where);
+    }
     // Resolve everything first, then write, so that an error leaves no
     // half-typed function behind.
     std::vector<std::pair<const ExprNode *, Type>> Solved;
-    for (auto &[Node, T] : Recorded) {
+    size_t Root = 0;
+    for (size_t I = 0; I < Recorded.size(); ++I) {
+      while (Root + 1 < Roots.size() && RootStart[Root + 1] <= I)
+        ++Root;
+      Where = Roots[Root].first;
+      auto &[Node, T] = Recorded[I];
       Type R = S.resolve(T);
       if (R->kind == TypeKind::Incomplete)
         error("cannot infer the type of {} (nothing constrains it)",
@@ -581,10 +626,11 @@ public:
     }
     for (auto &[Node, T] : Solved)
       Node->checkedType = T;
-    return defaultHoles(S.resolve(Result));
+    for (Type &T : Results)
+      T = defaultHoles(S.resolve(T));
+    return Results;
   }
 
-private:
   using Key = std::tuple<const void *, int, int>;
   struct NodeKey {
     const void *Node;
@@ -599,6 +645,8 @@ private:
   std::unordered_map<const void *, int> Occ;
   std::unordered_map<const VarNode *, Type> Env;
   std::vector<std::pair<const ExprNode *, Type>> Recorded;
+  /// The globals inferred together with this one (runGroup), by name.
+  std::map<std::string, const FunctionNode *> Group;
 
   template <typename... Args>
   [[noreturn]] void error(fmt::format_string<Args...> Fmt, Args &&...A) {
@@ -680,7 +728,11 @@ private:
     return {std::move(Fields), typeCall(TD.name, Hs)};
   }
 
-  Type globalSig(const std::string &Name);
+  Type globalSig(const std::string &Name, NodeKey K);
+
+  /// The hole of F's return type: the one visitFunction uses for F as a
+  /// root (its first and only occurrence in a pass).
+  Type returnHole(const FunctionNode &F) { return hole(NodeKey{&F, 0}, 0); }
 
   Type visit(const Expr &E) {
     if (!E)
@@ -701,7 +753,7 @@ private:
       return It->second;
     }
     case ExprKind::GlobalVar:
-      return instantiate(globalSig(E->as<GlobalVarNode>()->name), K, 0);
+      return instantiate(globalSig(E->as<GlobalVarNode>()->name, K), K, 0);
     case ExprKind::Constant: {
       const Tensor &T = E->as<ConstantNode>()->value;
       if (!T.defined())
@@ -861,7 +913,7 @@ private:
     if (!C.attrs.empty())
       error("attributes are only allowed on operator calls");
     if (auto *G = Callee->as<GlobalVarNode>()) {
-      Type Sig = instantiate(globalSig(G->name), K, 100);
+      Type Sig = instantiate(globalSig(G->name, K), K, 100);
       record(Callee.get(), Sig);
       auto *FT = Sig->as<FuncTypeNode>();
       if (FT->params.size() != C.args.size())
@@ -1045,7 +1097,8 @@ private:
 };
 
 /// Owns the signatures of the module's globals: declared ones directly,
-/// missing return types by inferring the global on demand.
+/// missing return types by inferring the global (with its recursive group)
+/// on demand.
 class Driver {
 public:
   explicit Driver(const Module &M) : M(M) {}
@@ -1056,24 +1109,13 @@ public:
           fmt::format("type error in {}: call to unknown global function @{}",
                       Where, Name));
     auto *F = M.function(Name)->as<FunctionNode>();
+    checkParams(Name);
+    if (!F->retType)
+      return infer(Name);
     std::vector<Type> Params;
-    for (const Var &P : F->params) {
-      if (!P->typeAnnotation)
-        throw Error(fmt::format(
-            "type error in @{}: parameter %{} of a global function needs a "
-            "type "
-            "annotation (globals are typed by their declared signature)",
-            Name, P->nameHint));
+    for (const Var &P : F->params)
       Params.push_back(P->typeAnnotation);
-    }
-    if (F->retType)
-      return funcType(std::move(Params), F->retType, F->typeParams);
-    if (InProgress.count(Name))
-      throw Error(
-          fmt::format("type error in {}: @{} is used recursively, so it "
-                      "needs a declared return type",
-                      Where, Name));
-    return infer(Name);
+    return funcType(std::move(Params), F->retType, F->typeParams);
   }
 
   /// Infers (once) global Name and returns its solved function type.
@@ -1081,38 +1123,138 @@ public:
     auto It = Done.find(Name);
     if (It != Done.end())
       return It->second;
-    if (InProgress.count(Name))
-      return signature(Name, "@" + Name);
+    checkParams(Name);
     const Expr &F = M.function(Name);
-    for (const Var &P : F->as<FunctionNode>()->params)
-      if (!P->typeAnnotation)
-        throw Error(fmt::format(
-            "type error in @{}: parameter %{} of a global function needs a "
-            "type "
-            "annotation (globals are typed by their declared signature)",
-            Name, P->nameHint));
-    InProgress.insert(Name);
-    FunctionInferencer FI(M, *this, "@" + Name);
-    Type T;
+    if (F->as<FunctionNode>()->retType) {
+      Type T = FunctionInferencer(M, *this, "@" + Name).run(F);
+      Done[Name] = T;
+      return T;
+    }
+    // A call from inside the group never comes here (the group's inferencer
+    // answers it), nor from a group in progress (groups are components).
+    std::vector<FunctionInferencer::Member> Members;
+    for (const std::string &G : groupOf(Name)) {
+      checkParams(G);
+      RIVET_CHECK(!InProgress.count(G), "type inference re-entered @{}", G);
+      Members.emplace_back(G, M.function(G));
+    }
+    for (const auto &[G, _] : Members)
+      InProgress.insert(G);
+    std::vector<Type> Ts;
     try {
-      T = FI.run(F);
+      Ts = FunctionInferencer(M, *this, "@" + Name).runGroup(Members);
     } catch (...) {
-      InProgress.erase(Name);
+      for (const auto &[G, _] : Members)
+        InProgress.erase(G);
       throw;
     }
-    InProgress.erase(Name);
-    Done[Name] = T;
-    return T;
+    for (size_t I = 0; I < Members.size(); ++I) {
+      InProgress.erase(Members[I].first);
+      Done[Members[I].first] = Ts[I];
+    }
+    return Done.at(Name);
   }
 
 private:
   const Module &M;
   std::map<std::string, Type> Done;
   std::set<std::string> InProgress;
+  /// The component of each global without a declared return type in the
+  /// call graph of such globals (computed on first use).
+  std::map<std::string, std::shared_ptr<std::vector<std::string>>> Groups;
+
+  void checkParams(const std::string &Name) const {
+    for (const Var &P : M.function(Name)->as<FunctionNode>()->params)
+      if (!P->typeAnnotation)
+        throw Error(fmt::format(
+            "type error in @{}: parameter %{} of a global function needs a "
+            "type annotation (globals are typed by their declared signature)",
+            Name, P->nameHint));
+  }
+
+  bool untyped(const std::string &Name) const {
+    if (!M.hasFunction(Name))
+      return false;
+    auto *F = M.function(Name)->as<FunctionNode>();
+    return F && !F->retType;
+  }
+
+  /// The globals without a declared return type that Name refers to.
+  std::vector<std::string> untypedCallees(const std::string &Name) const {
+    struct Collector : ExprVisitor {
+      std::set<std::string> Names;
+      void visitGlobalVar(const GlobalVarNode &N) override {
+        Names.insert(N.name);
+      }
+    } C;
+    C.visit(M.function(Name));
+    std::vector<std::string> Out;
+    for (const std::string &G : C.Names)
+      if (untyped(G))
+        Out.push_back(G);
+    return Out;
+  }
+
+  /// Name's group, in module order (Tarjan's algorithm over every global
+  /// without a declared return type, run once).
+  const std::vector<std::string> &groupOf(const std::string &Name) {
+    if (Groups.empty()) {
+      std::map<std::string, int> Index, Low;
+      std::vector<std::string> Stack;
+      std::set<std::string> OnStack;
+      int Counter = 0;
+      std::function<void(const std::string &)> Connect =
+          [&](const std::string &V) {
+            Index[V] = Low[V] = Counter++;
+            Stack.push_back(V);
+            OnStack.insert(V);
+            for (const std::string &W : untypedCallees(V)) {
+              if (!Index.count(W)) {
+                Connect(W);
+                Low[V] = std::min(Low[V], Low[W]);
+              } else if (OnStack.count(W)) {
+                Low[V] = std::min(Low[V], Index[W]);
+              }
+            }
+            if (Low[V] != Index[V])
+              return;
+            auto G = std::make_shared<std::vector<std::string>>();
+            std::string W;
+            do {
+              W = Stack.back();
+              Stack.pop_back();
+              OnStack.erase(W);
+              Groups[W] = G;
+            } while (W != V);
+          };
+      for (const std::string &F : M.functionNames())
+        if (untyped(F) && !Index.count(F))
+          Connect(F);
+      for (const std::string &F : M.functionNames())
+        if (untyped(F))
+          Groups.at(F)->push_back(F);
+    }
+    return *Groups.at(Name);
+  }
 };
 
-Type FunctionInferencer::globalSig(const std::string &Name) {
-  return D.signature(Name, Where);
+Type FunctionInferencer::globalSig(const std::string &Name, NodeKey K) {
+  auto It = Group.find(Name);
+  if (It == Group.end())
+    return D.signature(Name, Where);
+  // A member of this group: its declared parameters and its return type as
+  // inferred so far. The snapshot is re-taken every pass, so the solution
+  // reached is a fixed point; a use-site hole stands in while nothing is
+  // known (not the return hole itself, which would let this use's context
+  // decide the callee's type).
+  const FunctionNode &F = *It->second;
+  std::vector<Type> Params;
+  for (const Var &P : F.params)
+    Params.push_back(P->typeAnnotation);
+  Type Ret = S.resolve(returnHole(F));
+  if (Ret->kind == TypeKind::Incomplete)
+    Ret = hole(K, -1);
+  return funcType(std::move(Params), Ret, F.typeParams);
 }
 
 } // namespace

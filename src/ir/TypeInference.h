@@ -3,9 +3,12 @@
 // Hindley-Milner style inference with IncompleteType holes, extended with
 // tensor dimensions:
 //  - Global functions are typed by their declared signature (parameters must
-//    be annotated; a missing return type is inferred unless the function is
-//    called recursively before it is known). Generic globals and generic
-//    constructors are instantiated freshly at each use.
+//    be annotated). A missing return type is inferred from the body; globals
+//    without one that call each other (or themselves) are inferred together,
+//    their recursive calls monomorphic. When only recursive calls determine
+//    it, the error "cannot infer the return type of @f" asks for it.
+//    Generic globals and generic constructors are instantiated freshly at
+//    each use.
 //  - Local functions (closures, let-bound recursive functions) are inferred;
 //    their parameters may be unannotated.
 //  - A hole that meets two tensor types of the same dtype and rank is

@@ -380,10 +380,8 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
   // the rest the caller's registers ArgRegs.
   auto Enter = [&](uint32_t Callee, const std::vector<ObjectRef> *Captured,
                    const uint32_t *ArgRegs, uint32_t NArgs, RegIndex Dst) {
-    if (Frames.size() >= MaxCallDepth)
-      fail("call stack overflow: more than {} nested calls (only calls in "
-           "tail position run in constant memory)",
-           MaxCallDepth);
+    if (Frames.size() >= Limits.maxCallDepth)
+      fail("{}", callDepthError(Limits.maxCallDepth));
     const VMFunction &G = E.functions[Callee];
     size_t NCap = Captured ? Captured->size() : 0;
     if (NCap + NArgs != G.numParams)

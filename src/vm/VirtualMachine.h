@@ -9,6 +9,7 @@
 #pragma once
 
 #include "vm/Executable.h"
+#include "vm/ExecutionLimits.h"
 #include "vm/Object.h"
 
 #include <memory>
@@ -55,10 +56,9 @@ public:
   /// The instructions that ran while profiling, in program order.
   std::vector<KernelTime> kernelTimes() const;
 
-  /// Nested (non-tail) calls deeper than this raise rivet::Error instead of
-  /// growing the frame stack without bound.
-  static constexpr size_t kDefaultMaxCallDepth = 100000;
-  void setMaxCallDepth(size_t Depth) { MaxCallDepth = Depth; }
+  /// The call-depth limit (the same setting as the interpreter's).
+  void setLimits(const ExecutionLimits &L) { Limits = L; }
+  const ExecutionLimits &limits() const { return Limits; }
   /// The deepest frame stack and the most registers of all frames together
   /// since construction (tail calls do not grow them).
   size_t peakCallDepth() const { return PeakDepth; }
@@ -111,7 +111,7 @@ private:
   std::vector<Frame> Frames;
   std::vector<ObjectRef> Regs;
   std::vector<ObjectRef> ArgScratch;
-  size_t MaxCallDepth = kDefaultMaxCallDepth;
+  ExecutionLimits Limits;
   bool Profiling = false;
   std::vector<KernelTime> Profile; // per instruction, while profiling
   size_t PeakDepth = 0, PeakRegs = 0;

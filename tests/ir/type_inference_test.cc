@@ -327,6 +327,61 @@ def @main(%x: Tensor[(4,), float32]) { @helper(%x) }
             "fn(Tensor[(4,), float32]) -> Tensor[(4,), float32]");
 }
 
+TEST(TypeInference, RecursiveGlobalsWithoutReturnTypes) {
+  Module M = parseAndInfer(R"(
+type Tree[A] {
+  Leaf(A),
+  Node(Tree[A], Tree[A]),
+}
+def @sum(%l: List[Tensor[(3,), float32]]) {
+  match (%l) {
+    Nil => const[(3,), float32]([0, 0, 0]),
+    Cons(%h, %t) => add(%h, @sum(%t)),
+  }
+}
+def @len[A](%l: List[A]) {
+  match (%l) { Nil => 0i64, Cons(_, %t) => add(1i64, @len(%t)) }
+}
+def @even(%n: Tensor[(), int64]) {
+  if (equal(%n, 0i64)) { true } else { @odd(subtract(%n, 1i64)) }
+}
+def @odd(%n: Tensor[(), int64]) {
+  if (equal(%n, 0i64)) { false } else { @even(subtract(%n, 1i64)) }
+}
+def @cell(%t: Tree[Tensor[(1, 4), float32]]) {
+  match (%t) {
+    Leaf(%x) => (tanh(%x), %x),
+    Node(%l, %r) => {
+      let %a = @cell(%l);
+      let %b = @cell(%r);
+      (tanh(add(%a.0, %b.0)), add(%a.1, %b.1))
+    },
+  }
+}
+def @grow(%x: Tensor[(n, 2), float32], %k: Tensor[(), int64]) {
+  if (greater(%k, 0i64)) {
+    @grow(concatenate(%x, %x, axis=0), subtract(%k, 1i64))
+  } else {
+    %x
+  }
+}
+def @main(%x: Tensor[(3,), float32]) {
+  (@sum(Cons(%x, Nil)), @len(Cons(%x, Nil)), @even(3i64))
+}
+)");
+  EXPECT_EQ(fnType(M, "sum"),
+            "fn(List[Tensor[(3,), float32]]) -> Tensor[(3,), float32]");
+  EXPECT_EQ(fnType(M, "len"), "fn[A](List[A]) -> Tensor[(), int64]");
+  EXPECT_EQ(fnType(M, "odd"), "fn(Tensor[(), int64]) -> Tensor[(), bool]");
+  EXPECT_EQ(fnType(M, "cell"), "fn(Tree[Tensor[(1, 4), float32]]) -> "
+                               "(Tensor[(1, 4), float32], Tensor[(1, 4), "
+                               "float32])");
+  // The recursive call's result has the dims its arguments give: n is
+  // bound to `?` (a concatenation), not to the caller's n.
+  EXPECT_EQ(fnType(M, "grow"), "fn(Tensor[(n, 2), float32], Tensor[(), "
+                               "int64]) -> Tensor[(?, 2), float32]");
+}
+
 TEST(TypeInference, LongLetChainsDoNotExhaustTheStack) {
   // let %v1 = add(%x, %x); let %v2 = add(%v1, %v1); ... %vN
   Var X = var("x", tensorType({Dim::symbol("n")}, DType::Float32));
@@ -512,9 +567,29 @@ TEST(TypeInferenceErrors, UnconstrainedVariable) {
       "type error in @main: cannot infer the type of variable %u");
 }
 
-TEST(TypeInferenceErrors, RecursiveGlobalWithoutReturnType) {
+TEST(TypeInferenceErrors, ReturnTypeOnlyRecursiveCallsDetermine) {
   EXPECT_CONTAINS(inferError("def @f(%a: Tensor[(), int64]) { @f(%a) }"),
-                  "@f is used recursively, so it needs a declared return type");
+                  "type error in @f: cannot infer the return type of @f: only "
+                  "its recursive calls determine it; declare it");
+  // Through each other: the first of the group in module order is named.
+  EXPECT_CONTAINS(inferError(R"(
+def @main(%a: Tensor[(), int64]) { @g(%a) }
+def @g(%a: Tensor[(), int64]) { @h(%a) }
+def @h(%a: Tensor[(), int64]) { if (less(%a, 0i64)) { @g(%a) } else { @h(%a) } }
+)"),
+                  "type error in @g: cannot infer the return type of @g");
+}
+
+TEST(TypeInferenceErrors, RecursiveGlobalBodyErrorNamesIt) {
+  // An error in the body of a recursive global without a return type names
+  // that global, whichever member of its group was asked for.
+  EXPECT_CONTAINS(inferError(R"(
+def @main(%n: Tensor[(), int64]) { @f(%n) }
+def @f(%n: Tensor[(), int64]) {
+  if (equal(%n, 0i64)) { 1f32 } else { add(@f(subtract(%n, 1i64)), 1i64) }
+}
+)"),
+                  "type error in @f: call to 'add'");
 }
 
 TEST(TypeInferenceErrors, LoopCarriedDTypeChangeIsAnError) {

@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
@@ -308,6 +309,56 @@ double jsonNumber(const std::string &J, const std::string &Key) {
   if (!std::regex_search(J, M, Re))
     return std::nan("");
   return std::stod(M[1]);
+}
+
+TEST_F(VmCli, MaxCallDepthIsOneSettingForBothExecutors) {
+  // @down(n) needs n + 1 frames (@main's tail call replaces its own).
+  fs::path Prog = Dir / "down.rvir";
+  {
+    std::ofstream Out(Prog);
+    Out << "def @down(%n: Tensor[(), int64]) {\n"
+           "  if (equal(%n, 0i64)) { 0i64 } else { add(@down(subtract(%n, "
+           "1i64)), 1i64) }\n"
+           "}\n"
+           "def @main(%n: Tensor[(), int64]) { @down(%n) }\n";
+  }
+  auto Run = [&](const std::string &Exec, int64_t N,
+                 std::vector<std::string> Extra) {
+    std::vector<std::string> Args = {
+        "run",          Prog.string(),
+        "--executor",   Exec,
+        "--input",      "n=" + npy("n", Tensor::scalar<int64_t>(N)),
+        "--output-dir", (Dir / "out").string()};
+    return runRivet(concat(Args, Extra));
+  };
+  for (const char *Exec : {"interp", "vm"}) {
+    SCOPED_TRACE(Exec);
+    RunResult R = Run(Exec, 39, {"--max-call-depth", "40"});
+    EXPECT_EQ(R.exitCode, 0) << R.output;
+    R = Run(Exec, 40, {"--max-call-depth=40"});
+    EXPECT_EQ(R.exitCode, 1) << R.output;
+    EXPECT_TRUE(contains(R.output, "call stack overflow: more than 40 nested "
+                                   "calls (only calls in tail position run "
+                                   "in constant memory)"))
+        << R.output;
+    // The default, the same on both.
+    R = Run(Exec, 99999, {});
+    EXPECT_EQ(R.exitCode, 0) << R.output;
+    R = Run(Exec, 100000, {});
+    EXPECT_EQ(R.exitCode, 1) << R.output;
+    EXPECT_TRUE(contains(R.output, "more than 100000 nested calls"))
+        << R.output;
+  }
+  RunResult R = Run("vm", 1, {"--max-call-depth", "0"});
+  EXPECT_EQ(R.exitCode, 2) << R.output;
+  EXPECT_TRUE(contains(R.output, "'--max-call-depth' expects a positive"))
+      << R.output;
+  // check runs both executors under the limit.
+  R = runRivet({"check", Prog.string(), "--input",
+                "n=" + npy("n", Tensor::scalar<int64_t>(40)),
+                "--max-call-depth", "40"});
+  EXPECT_EQ(R.exitCode, 1) << R.output;
+  EXPECT_TRUE(contains(R.output, "more than 40 nested calls")) << R.output;
 }
 
 TEST_F(VmCli, BenchPrintsJson) {

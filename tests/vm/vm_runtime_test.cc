@@ -509,9 +509,9 @@ TEST(VMRuntime, DeepNonTailRecursionIsAnErrorNotACrash) {
       << E;
   EXPECT_NE(E.find("in @down, instruction 0 (Invoke)"), std::string::npos);
   EXPECT_NE(E.find("more callers"), std::string::npos);
-  EXPECT_EQ(VM.peakCallDepth(), VirtualMachine::kDefaultMaxCallDepth);
+  EXPECT_EQ(VM.peakCallDepth(), ExecutionLimits::kDefaultMaxCallDepth);
   // A configured limit; and recursion within it works.
-  VM.setMaxCallDepth(10);
+  VM.setLimits(ExecutionLimits{.maxCallDepth = 10});
   E = errorOf([&] { VM.invoke("down", {i64(1)}); });
   EXPECT_NE(E.find("more than 10 nested"), std::string::npos) << E;
 }

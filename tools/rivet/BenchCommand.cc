@@ -41,6 +41,8 @@ const char *const BenchUsage =
     "  --warmup N              untimed runs first (default 3)\n"
     "  --repeat N              at least N timed runs (default 10)\n"
     "  --min-time S            and at least S seconds of them (default 0.5)\n"
+    "  --max-call-depth N      nested (non-tail) calls allowed (default\n"
+    "                          100000), the same on both executors\n"
     "  --threads N             intra-op threads (default: every core, or\n"
     "                          $RIVET_NUM_THREADS; 0: every core)\n"
     "  --concurrency C         C threads, one engine each (default 1)\n"
@@ -115,10 +117,11 @@ std::string latencyJson(std::vector<double> All) {
 /// --serve: one engine, warmed up, times a batch per line of stdin and
 /// prints {"batch": I, "repeat": N, "median_ms": ...} for each.
 void serveBatches(const Program &Prog, ExecutorKind Kind,
+                  const ExecutionLimits &Limits,
                   const std::vector<Tensor> &Inputs, uint64_t Warmup,
                   uint64_t Repeat, double MinTime) {
   runWithStack(BigStackBytes, [&] {
-    Engine E(Prog, Kind);
+    Engine E(Prog, Kind, Limits);
     for (uint64_t I = 0; I < Warmup; ++I)
       E.runDiscard(Inputs);
     std::string Line;
@@ -202,6 +205,7 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   for (const FlagSpec &F : compileFlags())
     Flags.push_back(F);
   Flags.push_back(threadsFlag());
+  Flags.push_back(maxCallDepthFlag());
   Flags.push_back({"profile", false, false});
   Flags.push_back({"serve", false, false});
   Flags.push_back({"help", false, false});
@@ -234,6 +238,7 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   }
   InputOptions Opts = inputOptionsFrom(P);
   int IntraOpThreads = applyThreadsFlag(P);
+  ExecutionLimits Limits = executionLimitsFrom(P);
   vm::CompileOptions CO = compileOptionsFrom(Level, P, vm::NativeCode::Jit);
   Opts.random = true; // bench generates whatever is not given
   bool Profile = P.has("profile");
@@ -254,14 +259,14 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
     compileProgram(Prog, CO);
   reportPassTimes(CO);
   if (Serve) {
-    serveBatches(Prog, Kind, Inputs, Warmup, Repeat, MinTime);
+    serveBatches(Prog, Kind, Limits, Inputs, Warmup, Repeat, MinTime);
     return 0;
   }
 
   std::vector<ThreadResult> Results(Concurrency);
   auto Body = [&](ThreadResult &R) {
     runWithStack(BigStackBytes, [&] {
-      Engine E(Prog, Kind);
+      Engine E(Prog, Kind, Limits);
       for (uint64_t I = 0; I < Warmup; ++I)
         E.runDiscard(Inputs);
       uint64_t Before = E.machine() ? E.machine()->instructionCount() : 0;

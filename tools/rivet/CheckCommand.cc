@@ -42,6 +42,8 @@ const char *const CheckUsage =
     "                          (default) or a shared object\n"
     "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n"
     "  --input-shape NAME=AxB  compile for input NAME of this shape only\n"
+    "  --max-call-depth N      nested (non-tail) calls allowed (default\n"
+    "                          100000), the same on both executors\n"
     "  --threads N             intra-op threads (default: every core, or\n"
     "                          $RIVET_NUM_THREADS; 0: every core)\n";
 
@@ -115,6 +117,7 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
   Flags.push_back({"atol", true, false});
   Flags.push_back({"expected", true, false});
   Flags.push_back(threadsFlag());
+  Flags.push_back(maxCallDepthFlag());
   for (const FlagSpec &F : compileFlags())
     Flags.push_back(F);
   Flags.push_back({"help", false, false});
@@ -131,6 +134,7 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
   double Atol = parseTolerance(P.get("atol", "1e-5"), "atol");
   InputOptions Opts = inputOptionsFrom(P);
   applyThreadsFlag(P);
+  ExecutionLimits Limits = executionLimitsFrom(P);
   vm::CompileOptions CO = compileOptionsFrom(Level, P, vm::NativeCode::Jit);
   if (isRvxPath(P.positional[0]))
     fail("{}: check compares the VM with the reference interpreter, which "
@@ -144,9 +148,9 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
 
   std::vector<NamedOutput> Ref, Vm;
   runWithStack(BigStackBytes, [&] {
-    Engine R(Prog, ExecutorKind::Interp);
+    Engine R(Prog, ExecutorKind::Interp, Limits);
     Ref = R.run(Inputs);
-    Engine V(Prog, ExecutorKind::VM);
+    Engine V(Prog, ExecutorKind::VM, Limits);
     Vm = V.run(Inputs);
   });
 

@@ -101,7 +101,7 @@ static int dumpBytecode(const std::string &Path, std::optional<int> Level,
   std::vector<Tensor> Inputs = prepareProgramInputs(Prog, inputOptionsFrom(P));
   size_t Peak = 0, Pooled = 0;
   runWithStack(BigStackBytes, [&] {
-    Engine E(Prog, ExecutorKind::VM);
+    Engine E(Prog, ExecutorKind::VM, ExecutionLimits{});
     E.runDiscard(Inputs);
     Peak = E.machine()->peakBytesInUse();
     Pooled = E.machine()->pooledBytes();

@@ -20,18 +20,22 @@ const char *executorName(ExecutorKind K) {
   return K == ExecutorKind::Interp ? "interp" : "vm";
 }
 
-Engine::Engine(const Program &Prog, ExecutorKind K) : P(Prog), Kind(K) {
+Engine::Engine(const Program &Prog, ExecutorKind K,
+               const ExecutionLimits &Limits)
+    : P(Prog), Kind(K) {
   if (K == ExecutorKind::Interp) {
     if (!P.model)
       fail("{}: the reference interpreter needs the model (.onnx or .rvir); "
            "a .rvx file runs only on the VM",
            P.path);
     Interp = std::make_unique<ir::Interpreter>(P.model->module);
+    Interp->setLimits(Limits);
     return;
   }
   if (!P.exe)
     fail("{}: the program is not compiled", P.path);
   VM = std::make_unique<vm::VirtualMachine>(P.exe);
+  VM->setLimits(Limits);
 }
 
 Engine::~Engine() = default;

@@ -32,8 +32,9 @@ inline constexpr size_t BigStackBytes = size_t(512) << 20;
 class Engine {
 public:
   /// P must outlive the engine; for ExecutorKind::VM it must be compiled
-  /// (compileProgram) or be a .rvx file; Interp needs a module.
-  Engine(const Program &P, ExecutorKind K);
+  /// (compileProgram) or be a .rvx file; Interp needs a module. Limits go
+  /// to either executor.
+  Engine(const Program &P, ExecutorKind K, const ExecutionLimits &Limits);
   ~Engine();
 
   /// Runs @main on Inputs and returns the flattened result. Call it on a

@@ -211,6 +211,22 @@ int applyThreadsFlag(const ParsedArgs &P) {
   return numThreads();
 }
 
+FlagSpec maxCallDepthFlag() { return {"max-call-depth", true, false}; }
+
+// The usages of run, check and bench state the default.
+static_assert(ExecutionLimits::kDefaultMaxCallDepth == 100000);
+
+ExecutionLimits executionLimitsFrom(const ParsedArgs &P) {
+  ExecutionLimits L;
+  if (P.has("max-call-depth")) {
+    L.maxCallDepth =
+        parseUnsigned(P.get("max-call-depth", ""), "max-call-depth");
+    if (L.maxCallDepth == 0)
+      throw UsageError("option '--max-call-depth' expects a positive count");
+  }
+  return L;
+}
+
 void reportPassTimes(const vm::CompileOptions &Opts) {
   if (!Opts.passes.timePasses)
     return;

@@ -12,6 +12,7 @@
 #include "Options.h"
 
 #include "vm/Executable.h"
+#include "vm/ExecutionLimits.h"
 #include "vm/Object.h"
 #include "vm/compiler/Compiler.h"
 
@@ -75,6 +76,11 @@ FlagSpec threadsFlag();
 /// when given; otherwise the runtime's default stands (RIVET_NUM_THREADS,
 /// else every hardware thread). Returns the thread count in effect.
 int applyThreadsFlag(const ParsedArgs &P);
+/// --max-call-depth N: the call-depth limit of either executor.
+FlagSpec maxCallDepthFlag();
+/// The limits of the executors: --max-call-depth N when given (a positive
+/// count), else ExecutionLimits' default.
+ExecutionLimits executionLimitsFrom(const ParsedArgs &P);
 /// With --time-passes: prints the passes' times (from the options'
 /// PassContext) to stderr.
 void reportPassTimes(const vm::CompileOptions &Opts);

@@ -37,6 +37,8 @@ const char *const RunUsage =
     "                          (default) or a shared object\n"
     "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n"
     "  --input-shape NAME=AxB  compile for input NAME of this shape only\n"
+    "  --max-call-depth N      nested (non-tail) calls allowed (default\n"
+    "                          100000), the same on both executors\n"
     "  --threads N             intra-op threads (default: every core, or\n"
     "                          $RIVET_NUM_THREADS; 0: every core)\n"
     "  --output-dir DIR        where output_<i>.npy go (default .)\n";
@@ -74,6 +76,7 @@ int runCommand(const std::vector<std::string> &ArgsIn) {
   Flags.push_back({"executor", true, false});
   Flags.push_back({"output-dir", true, false});
   Flags.push_back(threadsFlag());
+  Flags.push_back(maxCallDepthFlag());
   for (const FlagSpec &F : compileFlags())
     Flags.push_back(F);
   Flags.push_back({"help", false, false});
@@ -90,6 +93,7 @@ int runCommand(const std::vector<std::string> &ArgsIn) {
   InputOptions Opts = inputOptionsFrom(P);
   std::filesystem::path OutDir = P.get("output-dir", ".");
   applyThreadsFlag(P);
+  ExecutionLimits Limits = executionLimitsFrom(P);
   vm::CompileOptions CO = compileOptionsFrom(Level, P, vm::NativeCode::Jit);
 
   Program Prog = loadProgram(P.positional[0]);
@@ -103,7 +107,7 @@ int runCommand(const std::vector<std::string> &ArgsIn) {
 
   std::vector<NamedOutput> Outputs;
   runWithStack(BigStackBytes, [&] {
-    Engine E(Prog, Kind);
+    Engine E(Prog, Kind, Limits);
     Outputs = E.run(Inputs);
   });
   writeOutputs(Outputs, Prog.outputNames, OutDir);

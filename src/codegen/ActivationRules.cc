@@ -2,12 +2,13 @@
 //
 // elu, selu, celu, leaky_relu, hard_sigmoid, hard_swish, thresholded_relu,
 // shrink, softplus, softsign, clip and prelu (src/ir/ops/Activation.cc),
-// with the reference kernels' ONNX defaults and NaN behaviour. The
+// with the defaults of the operators' attribute schemas and NaN behaviour. The
 // activations compute on float32/float64; clip also on integers.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ComputeRule.h"
+#include "kernels/AttrSchema.h"
 
 #include <cmath>
 #include <limits>
@@ -26,8 +27,9 @@ LoopExpr floatArg(ComputeContext &Ctx, const Ix &Out) {
   return Ctx.read(0, Out);
 }
 
-double attr(ComputeContext &Ctx, const char *Name, double Default) {
-  return Ctx.attrs().getFloat(Name, Default);
+/// A float attribute, or its default from the operator's schema.
+double attr(ComputeContext &Ctx, const char *Name) {
+  return OpAttrs(Ctx.opName(), Ctx.attrs()).getFloat(Name);
 }
 
 LoopExpr fc(double V, const LoopExpr &Like) { return constOf(V, Like->dtype); }
@@ -48,14 +50,14 @@ LoopExpr fmin(LoopExpr A, LoopExpr B) {
 
 LoopExpr eluRule(ComputeContext &Ctx, const Ix &Out) {
   LoopExpr X = floatArg(Ctx, Out);
-  double Alpha = attr(Ctx, "alpha", 1.0);
+  double Alpha = attr(Ctx, "alpha");
   return select(lt(X, fc(0, X)), mul(fc(Alpha, X), unary(LoopOp::Expm1, X)), X);
 }
 
 LoopExpr seluRule(ComputeContext &Ctx, const Ix &Out) {
   LoopExpr X = floatArg(Ctx, Out);
-  double Alpha = attr(Ctx, "alpha", 1.67326319217681884765625);
-  double Gamma = attr(Ctx, "gamma", 1.05070102214813232421875);
+  double Alpha = attr(Ctx, "alpha");
+  double Gamma = attr(Ctx, "gamma");
   // The reference multiplies T(Gamma) * T(Alpha) in the element type.
   LoopExpr GA = mul(fc(Gamma, X), fc(Alpha, X));
   return select(gt(X, fc(0, X)), mul(fc(Gamma, X), X),
@@ -64,7 +66,7 @@ LoopExpr seluRule(ComputeContext &Ctx, const Ix &Out) {
 
 LoopExpr celuRule(ComputeContext &Ctx, const Ix &Out) {
   LoopExpr X = floatArg(Ctx, Out);
-  double Alpha = attr(Ctx, "alpha", 1.0);
+  double Alpha = attr(Ctx, "alpha");
   if (Alpha == 0)
     unsupported("celu: alpha is 0");
   return select(gt(X, fc(0, X)), X,
@@ -73,13 +75,13 @@ LoopExpr celuRule(ComputeContext &Ctx, const Ix &Out) {
 
 LoopExpr leakyReluRule(ComputeContext &Ctx, const Ix &Out) {
   LoopExpr X = floatArg(Ctx, Out);
-  double Alpha = attr(Ctx, "alpha", 0.01);
+  double Alpha = attr(Ctx, "alpha");
   return select(lt(X, fc(0, X)), mul(fc(Alpha, X), X), X);
 }
 
 LoopExpr hardSigmoidRule(ComputeContext &Ctx, const Ix &Out) {
   LoopExpr X = floatArg(Ctx, Out);
-  double Alpha = attr(Ctx, "alpha", 0.2), Beta = attr(Ctx, "beta", 0.5);
+  double Alpha = attr(Ctx, "alpha"), Beta = attr(Ctx, "beta");
   return fmax(fc(0, X), fmin(fc(1, X), add(mul(fc(Alpha, X), X), fc(Beta, X))));
 }
 
@@ -91,13 +93,13 @@ LoopExpr hardSwishRule(ComputeContext &Ctx, const Ix &Out) {
 
 LoopExpr thresholdedReluRule(ComputeContext &Ctx, const Ix &Out) {
   LoopExpr X = floatArg(Ctx, Out);
-  double Alpha = attr(Ctx, "alpha", 1.0);
+  double Alpha = attr(Ctx, "alpha");
   return select(gt(X, fc(Alpha, X)), X, fc(0, X));
 }
 
 LoopExpr shrinkRule(ComputeContext &Ctx, const Ix &Out) {
   LoopExpr X = floatArg(Ctx, Out);
-  double Lambd = attr(Ctx, "lambd", 0.5), Bias = attr(Ctx, "bias", 0.0);
+  double Lambd = attr(Ctx, "lambd"), Bias = attr(Ctx, "bias");
   return select(lt(X, unary(LoopOp::Neg, fc(Lambd, X))), add(X, fc(Bias, X)),
                 select(gt(X, fc(Lambd, X)), sub(X, fc(Bias, X)), fc(0, X)));
 }

@@ -14,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ComputeRule.h"
+#include "kernels/AttrSchema.h"
+#include "kernels/WindowGeometry.h"
 
 #include <cmath>
 #include <limits>
@@ -186,21 +188,37 @@ std::vector<LoopExpr> matmulShape(const Attrs &,
 // arithmetic of the reference kernel (src/kernels/ops/NN.cc makeWindow).
 //===----------------------------------------------------------------------===//
 
+/// Symbolic integers for windowAxis (src/kernels/WindowGeometry.h).
+struct LoopArith {
+  using Int = LoopExpr;
+  static LoopExpr c(int64_t V) { return ic(V); }
+  static LoopExpr add(LoopExpr A, LoopExpr B) {
+    return binary(LoopOp::Add, A, B);
+  }
+  static LoopExpr sub(LoopExpr A, LoopExpr B) {
+    return binary(LoopOp::Sub, A, B);
+  }
+  static LoopExpr mul(LoopExpr A, LoopExpr B) {
+    return binary(LoopOp::Mul, A, B);
+  }
+  static LoopExpr div(LoopExpr A, LoopExpr B) {
+    return binary(LoopOp::Div, A, B);
+  }
+  static LoopExpr max(LoopExpr A, LoopExpr B) {
+    return binary(LoopOp::Max, A, B);
+  }
+  static LoopExpr selectLT(LoopExpr A, LoopExpr B, LoopExpr Then,
+                           LoopExpr Else) {
+    return select(compare(LoopOp::LT, A, B), Then, Else);
+  }
+};
+
 struct Window {
   size_t rank = 0;
   Ix in, kernel;
   std::vector<int64_t> strides, dilations;
-  Ix padBegin, padEnd;
-  std::string autoPad;
+  Ix padBegin, padEnd, out;
   bool ceil = false;
-
-  /// The span of the dilated kernel along spatial axis D.
-  LoopExpr effective(size_t D) const {
-    return add(mul(sub(kernel[D], ic(1)), ic(dilations[D])), ic(1));
-  }
-  bool same() const {
-    return autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
-  }
   // Without pads (and without ceil_mode's partial windows) every window lies
   // inside the input: no mask, so the contraction stays a plain load.
   bool needsLowMask(size_t D) const { return !isIntConst(padBegin[D], 0); }
@@ -218,15 +236,11 @@ struct Window {
 std::vector<int64_t> spatialInts(const std::string &Op, const Attrs &A,
                                  const std::string &Name, size_t Len,
                                  int64_t Default, int64_t Min) {
-  std::vector<int64_t> V = A.getInts(Name, std::vector<int64_t>(Len, Default));
-  if (V.size() != Len)
-    unsupported("{}: attribute '{}' has {} entries, expected {}", Op, Name,
-                V.size(), Len);
-  for (int64_t X : V)
-    if (X < Min)
-      unsupported("{}: attribute '{}' has an entry {} below {}", Op, Name, X,
-                  Min);
-  return V;
+  try {
+    return windowInts(Op, A, Name, Len, Default, Min);
+  } catch (const Error &E) {
+    unsupported("{}", E.what());
+  }
 }
 
 Window planWindow(const std::string &Op, const Attrs &A, const TensorDesc &X,
@@ -244,51 +258,24 @@ Window planWindow(const std::string &Op, const Attrs &A, const TensorDesc &X,
   W.strides = spatialInts(Op, A, "strides", W.rank, 1, 1);
   W.dilations = spatialInts(Op, A, "dilations", W.rank, 1, 1);
   std::vector<int64_t> Pads = spatialInts(Op, A, "pads", 2 * W.rank, 0, 0);
-  W.autoPad = A.getString("auto_pad", "NOTSET");
-  W.ceil = AllowCeil && A.getInt("ceil_mode", 0) != 0;
+  OpAttrs Schema(Op, A);
+  std::optional<AutoPad> Mode = parseAutoPad(Schema.getString("auto_pad"));
+  if (!Mode)
+    unsupported("{}: auto_pad '{}'", Op, Schema.getString("auto_pad"));
+  W.ceil = AllowCeil && Schema.getInt("ceil_mode") != 0;
   for (size_t D = 0; D < W.rank; ++D) {
-    if (W.same()) {
-      // Total padding so that out = ceil(in / stride); the odd one at the
-      // end (SAME_UPPER) or the beginning (SAME_LOWER).
-      LoopExpr S = ic(W.strides[D]);
-      LoopExpr O = div(add(W.in[D], ic(W.strides[D] - 1)), S);
-      LoopExpr Total =
-          binary(LoopOp::Max, ic(0),
-                 sub(add(mul(sub(O, ic(1)), S), W.effective(D)), W.in[D]));
-      LoopExpr Half = div(Total, ic(2));
-      W.padBegin.push_back(W.autoPad == "SAME_UPPER" ? Half : sub(Total, Half));
-      W.padEnd.push_back(sub(Total, W.padBegin.back()));
-    } else if (W.autoPad == "VALID") {
-      W.padBegin.push_back(ic(0));
-      W.padEnd.push_back(ic(0));
-    } else if (W.autoPad == "NOTSET" || W.autoPad.empty()) {
-      W.padBegin.push_back(ic(Pads[D]));
-      W.padEnd.push_back(ic(Pads[D + W.rank]));
-    } else {
-      unsupported("{}: auto_pad '{}'", Op, W.autoPad);
-    }
+    WindowAxis<LoopArith> G = windowAxis<LoopArith>(
+        W.in[D], W.kernel[D], W.strides[D], W.dilations[D], Pads[D],
+        Pads[D + W.rank], *Mode, W.ceil);
+    W.padBegin.push_back(G.padBegin);
+    W.padEnd.push_back(G.padEnd);
+    W.out.push_back(G.out);
   }
   return W;
 }
 
 /// The output extent along spatial axis D.
-LoopExpr outExtent(const Window &W, size_t D) {
-  LoopExpr In = W.in[D], Eff = W.effective(D);
-  int64_t S = W.strides[D];
-  if (W.same())
-    return div(add(In, ic(S - 1)), ic(S));
-  if (W.autoPad == "VALID")
-    return select(compare(LoopOp::LT, In, Eff), ic(0),
-                  add(div(sub(In, Eff), ic(S)), ic(1)));
-  LoopExpr Span = sub(add(add(In, W.padBegin[D]), W.padEnd[D]), Eff);
-  if (!W.ceil)
-    return add(div(Span, ic(S)), ic(1));
-  // ceil_mode: the last window must start inside the input or the left pad.
-  LoopExpr O = add(div(add(Span, ic(S - 1)), ic(S)), ic(1));
-  LoopExpr Last = sub(O, ic(1));
-  return select(compare(LoopOp::GE, mul(Last, ic(S)), add(In, W.padBegin[D])),
-                Last, O);
-}
+LoopExpr outExtent(const Window &W, size_t D) { return W.out[D]; }
 
 /// One window position at one output position.
 struct Tap {
@@ -348,15 +335,15 @@ Window convWindow(const Attrs &A, const TensorDesc &X, const TensorDesc &Wt) {
   if (Wt.rank() != X.rank())
     unsupported("conv: weight of rank {} for input of rank {}", Wt.rank(),
                 X.rank());
-  if (A.getInt("group", 1) < 1)
-    unsupported("conv: group {}", A.getInt("group", 1));
+  if (OpAttrs("conv", A).getInt("group") < 1)
+    unsupported("conv: group {}", OpAttrs("conv", A).getInt("group"));
   return planWindow("conv", A, X, slice(Wt.shape, 2, Wt.rank()), false);
 }
 
 LoopExpr convRule(ComputeContext &Ctx, const Ix &Out) {
   const TensorDesc &X = Ctx.input(0), &Wt = Ctx.input(1);
   Window W = convWindow(Ctx.attrs(), X, Wt);
-  int64_t Group = Ctx.attrs().getInt("group", 1);
+  int64_t Group = OpAttrs("conv", Ctx.attrs()).getInt("group");
   LoopExpr CG = Wt.shape[1]; // input channels per group
   requireSameExtent("conv", "input channel", X.shape[1], mul(CG, ic(Group)));
   if (Ctx.numInputs() == 3)

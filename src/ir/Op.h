@@ -9,6 +9,7 @@
 #pragma once
 
 #include "ir/Type.h"
+#include "kernels/AttrSchema.h"
 #include "kernels/Attrs.h"
 
 #include <optional>
@@ -29,22 +30,9 @@ enum class FusionPattern : uint8_t {
   Opaque = 8,
 };
 
-/// One attribute an operator accepts.
-struct AttrSpec {
-  enum class Kind : uint8_t {
-    Int,
-    Float,
-    String,
-    Ints,
-    Floats,
-    Strings,
-    Tensor
-  };
-  std::string name;
-  Kind kind;
-  bool required = false;
-  std::string doc;
-};
+/// The attribute schema is the runtime's (src/kernels/AttrSchema.h): it is
+/// registered with the kernel, and the kernels read defaults from it too.
+using rivet::AttrSpec;
 
 /// Infers the output type from the argument types. Argument types may be
 /// partially known (Dim::Any, unknown rank); the relation must propagate
@@ -81,7 +69,6 @@ struct OpInfo {
   std::string name;
   std::string description;
   int numInputs = -1; // -1: variadic
-  std::vector<AttrSpec> attrs;
   TypeRelation relation = nullptr;
   FusionPattern pattern = FusionPattern::Opaque;
   /// The single argument is a List of tensors; the kernel receives its
@@ -117,6 +104,9 @@ struct OpInfo {
   /// CombineParallelDense concatenate weights along them.
   std::optional<ChannelAxes> (*channelAxes)(const Attrs &A,
                                             size_t WeightRank) = nullptr;
+
+  /// The attribute schema, registered under the same name in src/kernels.
+  const AttrSchema &attrs() const { return attrSchema(name); }
 };
 
 /// Info with viewOfFirstArg set (for RIVET_REGISTER_OP).
@@ -165,8 +155,7 @@ struct OpRegistrar {
 
 #define RIVET_OP_CONCAT2(A, B) A##B
 #define RIVET_OP_CONCAT(A, B) RIVET_OP_CONCAT2(A, B)
-/// RIVET_REGISTER_OP(OpInfo{"add", "Elementwise sum", 2, {},
-/// binaryBroadcastRel,
+/// RIVET_REGISTER_OP(OpInfo{"add", "Elementwise sum", 2, binaryBroadcastRel,
 ///                          FusionPattern::Broadcast});
 #define RIVET_REGISTER_OP(...)                                                 \
   static ::rivet::ir::detail::OpRegistrar RIVET_OP_CONCAT(                     \

@@ -44,10 +44,10 @@ TEST(OpRelations, EveryOperatorOfTheTableIsRegistered) {
   EXPECT_EQ(OpRegistry::global().get("softmax").pattern, FusionPattern::Opaque);
   EXPECT_EQ(OpRegistry::global().get("arange").pattern, FusionPattern::Opaque);
   const OpInfo &Reshape = OpRegistry::global().get("reshape");
-  ASSERT_EQ(Reshape.attrs.size(), 1u);
-  EXPECT_EQ(Reshape.attrs[0].name, "newshape");
-  EXPECT_TRUE(Reshape.attrs[0].required);
-  EXPECT_EQ(Reshape.attrs[0].kind, AttrSpec::Kind::Ints);
+  ASSERT_EQ(Reshape.attrs().size(), 1u);
+  EXPECT_EQ(Reshape.attrs()[0].name, "newshape");
+  EXPECT_TRUE(Reshape.attrs()[0].required);
+  EXPECT_EQ(Reshape.attrs()[0].kind, AttrSpec::Kind::Ints);
 }
 
 TEST(OpRelations, BroadcastKnownSymbolicAndUnknownDims) {

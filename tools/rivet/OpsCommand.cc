@@ -16,6 +16,7 @@
 #include "kernels/Kernel.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -101,10 +102,25 @@ std::string resultText(const ir::OpInfo &Op) {
   return Op.listResult ? "a List of tensors" : "";
 }
 
+/// A default value as the text format writes it.
+std::string defaultText(const AttrValue &V) {
+  if (auto *I = std::get_if<int64_t>(&V))
+    return std::to_string(*I);
+  if (auto *D = std::get_if<double>(&V))
+    return fmt::format("{}", *D);
+  if (auto *Str = std::get_if<std::string>(&V))
+    return "\"" + *Str + "\"";
+  if (auto *L = std::get_if<std::vector<int64_t>>(&V))
+    return fmt::format("[{}]", fmt::join(*L, ", "));
+  return "?";
+}
+
 std::string attrText(const ir::AttrSpec &A) {
   std::string S = fmt::format("{}: {}", A.name, attrKindName(A.kind));
   if (A.required)
     S += " (required)";
+  if (A.defaultValue)
+    S += " = " + defaultText(*A.defaultValue);
   if (!A.doc.empty())
     S += " — " + oneLine(A.doc);
   return S;
@@ -194,7 +210,7 @@ std::string markdown() {
   S += "| --- | --- | --- | --- | --- | --- |\n";
   for (const ir::OpInfo *Op : Ir) {
     std::string Attrs;
-    for (const ir::AttrSpec &A : Op->attrs)
+    for (const ir::AttrSpec &A : Op->attrs())
       Attrs += (Attrs.empty() ? "" : "<br>") + cell(attrText(A));
     std::string Desc = Op->description;
     if (!resultText(*Op).empty())
@@ -233,7 +249,7 @@ std::string plainText() {
     S += fmt::format("      {}\n", oneLine(Op->description));
     if (!resultText(*Op).empty())
       S += fmt::format("      returns {}\n", resultText(*Op));
-    for (const ir::AttrSpec &A : Op->attrs)
+    for (const ir::AttrSpec &A : Op->attrs())
       S += fmt::format("      attr {}\n", attrText(A));
   }
   S += fmt::format("\nONNX operators ({}; ai.onnx opsets {} to {}):\n",

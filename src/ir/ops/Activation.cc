@@ -73,10 +73,6 @@ Type dropoutRel(const std::vector<Type> &Args, const Attrs &A) {
                     std::make_shared<TensorTypeNode>(X.shape, DType::Bool)});
 }
 
-AttrSpec floatAttr(const char *Name, const char *Doc) {
-  return AttrSpec{Name, AttrSpec::Kind::Float, false, Doc};
-}
-
 constexpr auto Elem = FusionPattern::Elementwise;
 
 /// clip keeps zeros zero when its range holds 0 (an absent bound is the
@@ -89,95 +85,51 @@ bool clipKeepsZero(const Attrs &A) {
 
 RIVET_REGISTER_OP(OpInfo{"elu",
                          "Elementwise x for x >= 0, alpha * (e^x - 1) below.",
-                         1,
-                         {floatAttr("alpha", "default 1.0")},
-                         activationRel<"elu", false>,
-                         Elem});
+                         1, activationRel<"elu", false>, Elem});
 RIVET_REGISTER_OP(OpInfo{
     "selu",
     "Elementwise gamma * x for x > 0, gamma * alpha * (e^x - 1) "
     "otherwise.",
-    1,
-    {floatAttr("alpha", "default 1.67326319..."),
-     floatAttr("gamma", "default 1.05070102...")},
-    activationRel<"selu", false>,
-    Elem});
+    1, activationRel<"selu", false>, Elem});
 RIVET_REGISTER_OP(OpInfo{
-    "celu",
-    "Elementwise max(0, x) + min(0, alpha * (e^(x/alpha) - 1)).",
-    1,
-    {floatAttr("alpha", "default 1.0; must not be 0")},
-    activationRel<"celu", false>,
-    Elem});
+    "celu", "Elementwise max(0, x) + min(0, alpha * (e^(x/alpha) - 1)).", 1,
+    activationRel<"celu", false>, Elem});
 RIVET_REGISTER_OP(OpInfo{"leaky_relu",
-                         "Elementwise x for x >= 0, alpha * x below.",
-                         1,
-                         {floatAttr("alpha", "default 0.01")},
-                         activationRel<"leaky_relu", false>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{
-    "hard_sigmoid",
-    "Elementwise max(0, min(1, alpha * x + beta)).",
-    1,
-    {floatAttr("alpha", "default 0.2"), floatAttr("beta", "default 0.5")},
-    activationRel<"hard_sigmoid", false>,
-    Elem});
+                         "Elementwise x for x >= 0, alpha * x below.", 1,
+                         activationRel<"leaky_relu", false>, Elem});
+RIVET_REGISTER_OP(OpInfo{"hard_sigmoid",
+                         "Elementwise max(0, min(1, alpha * x + beta)).", 1,
+                         activationRel<"hard_sigmoid", false>, Elem});
 RIVET_REGISTER_OP(OpInfo{"hard_swish",
-                         "Elementwise x * max(0, min(1, x / 6 + 0.5)).",
-                         1,
-                         {},
-                         activationRel<"hard_swish", false>,
-                         Elem});
+                         "Elementwise x * max(0, min(1, x / 6 + 0.5)).", 1,
+                         activationRel<"hard_swish", false>, Elem});
 RIVET_REGISTER_OP(OpInfo{"thresholded_relu",
-                         "Elementwise x for x > alpha, 0 otherwise.",
-                         1,
-                         {floatAttr("alpha", "default 1.0")},
-                         activationRel<"thresholded_relu", false>,
-                         Elem});
+                         "Elementwise x for x > alpha, 0 otherwise.", 1,
+                         activationRel<"thresholded_relu", false>, Elem});
 RIVET_REGISTER_OP(OpInfo{
     "shrink",
     "Elementwise x + bias below -lambd, x - bias above lambd, "
     "0 in between; numeric dtypes.",
-    1,
-    {floatAttr("lambd", "default 0.5"), floatAttr("bias", "default 0.0")},
-    activationRel<"shrink", true>,
-    Elem});
+    1, activationRel<"shrink", true>, Elem});
 RIVET_REGISTER_OP(OpInfo{"softplus",
-                         "Elementwise log(1 + e^x), stable for large x.",
-                         1,
-                         {},
-                         activationRel<"softplus", false>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"softsign",
-                         "Elementwise x / (1 + |x|).",
-                         1,
-                         {},
-                         activationRel<"softsign", false>,
-                         Elem});
+                         "Elementwise log(1 + e^x), stable for large x.", 1,
+                         activationRel<"softplus", false>, Elem});
+RIVET_REGISTER_OP(OpInfo{"softsign", "Elementwise x / (1 + |x|).", 1,
+                         activationRel<"softsign", false>, Elem});
 RIVET_REGISTER_OP(keepsZeroOp(
     OpInfo{"clip",
            "Elementwise clamp to [min, max]; an absent bound is the "
            "dtype's limit. NaN stays NaN.",
-           1,
-           {floatAttr("min", "lower bound; default the dtype's lowest"),
-            floatAttr("max", "upper bound; default the dtype's max")},
-           activationRel<"clip", true>,
-           Elem},
+           1, activationRel<"clip", true>, Elem},
     clipKeepsZero));
 RIVET_REGISTER_OP(OpInfo{"prelu",
                          "Elementwise x for x >= 0, slope * x below; slope "
                          "broadcasts to x's shape.",
-                         2,
-                         {},
-                         preluRel,
-                         FusionPattern::Broadcast});
+                         2, preluRel, FusionPattern::Broadcast});
 
 RIVET_REGISTER_OP(OpInfo{"dropout",
                          "Inference dropout with a run-time training_mode: (x, "
                          "all-true mask); training with ratio > 0 is an error.",
-                         3,
-                         {},
-                         dropoutRel,
-                         FusionPattern::Opaque});
+                         3, dropoutRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

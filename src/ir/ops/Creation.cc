@@ -169,94 +169,44 @@ Type triluRel(const std::vector<Type> &Args, const Attrs &A) {
   return std::make_shared<TensorTypeNode>(X.shape, X.dtype);
 }
 
-using K = AttrSpec::Kind;
-
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
     "shape_of",
     "The shape of a tensor as a 1-D int64 tensor (optionally the "
     "dims in [start, end), ONNX Shape-15).",
-    1,
-    {AttrSpec{"start", K::Int, false,
-              "first dim (default 0; negative counts from the end)"},
-     AttrSpec{"end", K::Int, false,
-              "one past the last dim (default the rank)"}},
-    shapeOfRel,
-    FusionPattern::Opaque});
+    1, shapeOfRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{"size",
                          "The number of elements of a tensor, as an "
                          "int64 scalar.",
-                         1,
-                         {},
-                         sizeRel,
-                         FusionPattern::Opaque});
+                         1, sizeRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
-    "dim_size",
-    "The extent of one axis of a tensor, as an int64 scalar.",
-    1,
-    {AttrSpec{"axis", K::Int, true, "the axis (negative counts from the end)"}},
-    dimSizeRel,
-    FusionPattern::Opaque});
-RIVET_REGISTER_OP(OpInfo{
-    "zeros",
-    "A tensor of zeros.",
-    0,
-    {AttrSpec{"shape", K::Ints, true, "the extents"},
-     AttrSpec{"dtype", K::String, false, "the dtype (default float32)"}},
-    filledRel<"zeros">,
-    FusionPattern::Elementwise});
-RIVET_REGISTER_OP(OpInfo{
-    "ones",
-    "A tensor of ones.",
-    0,
-    {AttrSpec{"shape", K::Ints, true, "the extents"},
-     AttrSpec{"dtype", K::String, false, "the dtype (default float32)"}},
-    filledRel<"ones">,
-    FusionPattern::Elementwise});
-RIVET_REGISTER_OP(OpInfo{"full",
-                         "A tensor filled with a scalar value.",
-                         1,
-                         {AttrSpec{"shape", K::Ints, true, "the extents"},
-                          AttrSpec{"dtype", K::String, false,
-                                   "the dtype (default the value's dtype)"}},
-                         fullRel,
+    "dim_size", "The extent of one axis of a tensor, as an int64 scalar.", 1,
+    dimSizeRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"zeros", "A tensor of zeros.", 0, filledRel<"zeros">,
                          FusionPattern::Elementwise});
+RIVET_REGISTER_OP(OpInfo{"ones", "A tensor of ones.", 0, filledRel<"ones">,
+                         FusionPattern::Elementwise});
+RIVET_REGISTER_OP(OpInfo{"full", "A tensor filled with a scalar value.", 1,
+                         fullRel, FusionPattern::Elementwise});
 RIVET_REGISTER_OP(OpInfo{
     "arange",
-    "Values start, start+step, ... below stop (a data-dependent length).",
-    3,
-    {AttrSpec{"dtype", K::String, false,
-              "the dtype (default the inputs' dtype)"}},
-    arangeRel,
-    FusionPattern::Opaque});
+    "Values start, start+step, ... below stop (a data-dependent length).", 3,
+    arangeRel, FusionPattern::Opaque});
 
-RIVET_REGISTER_OP(OpInfo{
-    "constant_of_shape",
-    "A tensor of the shape held by a 1-D int64 tensor, "
-    "filled with `value` (ONNX ConstantOfShape).",
-    1,
-    {AttrSpec{"value", K::Tensor, false,
-              "one-element fill value (default float32 0)"}},
-    constantOfShapeRel,
-    FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"constant_of_shape",
+                         "A tensor of the shape held by a 1-D int64 tensor, "
+                         "filled with `value` (ONNX ConstantOfShape).",
+                         1, constantOfShapeRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "eye_like",
     "A 2-D tensor shaped like x with ones on diagonal k, zeros "
     "elsewhere.",
-    1,
-    {AttrSpec{"k", K::Int, false,
-              "the diagonal (default 0; positive is above)"},
-     AttrSpec{"dtype", K::String, false, "the dtype (default x's)"}},
-    eyeLikeRel,
-    FusionPattern::Injective});
+    1, eyeLikeRel, FusionPattern::Injective});
 RIVET_REGISTER_OP(OpInfo{
     "trilu",
     "Keeps the upper (j - i >= k) or lower (j - i <= k) triangle of "
     "the last two axes; an optional scalar input gives k.",
-    -1,
-    {AttrSpec{"upper", K::Int, false, "1 (default): upper triangle; 0: lower"}},
-    triluRel,
-    FusionPattern::Injective});
+    -1, triluRel, FusionPattern::Injective});
 
 } // namespace rivet::ir

@@ -165,17 +165,11 @@ RIVET_REGISTER_OP(OpInfo{
     "Einstein summation over the operands as the equation says.\n"
     "Ellipsis, implicit output, reductions and repeated (diagonal) labels as "
     "in ONNX.",
-    -1,
-    {AttrSpec{"equation", AttrSpec::Kind::String, true, "e.g. 'bij,bjk->bik'"}},
-    einsumRel,
-    FusionPattern::Opaque});
+    -1, einsumRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "det",
     "Determinant of each square matrix in the last two axes.\n"
     "LU factorization with partial pivoting.",
-    1,
-    {},
-    detRel,
-    FusionPattern::Opaque});
+    1, detRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -153,355 +153,159 @@ OpInfo zeroAbsorbingOp(OpInfo Info) {
 } // namespace
 
 // Arithmetic: same numeric dtype, broadcast shape.
-RIVET_REGISTER_OP(keepsZeroOp(OpInfo{"add",
-                                     "Elementwise sum with broadcasting.",
-                                     2,
-                                     {},
-                                     binaryRel<"add", DKind::Numeric, false>,
-                                     Bcast}));
 RIVET_REGISTER_OP(keepsZeroOp(OpInfo{
-    "subtract",
-    "Elementwise difference with broadcasting.",
-    2,
-    {},
-    binaryRel<"subtract", DKind::Numeric, false>,
-    Bcast}));
+    "add", "Elementwise sum with broadcasting.", 2,
+    binaryRel<"add", DKind::Numeric, false>, Bcast}));
+RIVET_REGISTER_OP(keepsZeroOp(OpInfo{
+    "subtract", "Elementwise difference with broadcasting.", 2,
+    binaryRel<"subtract", DKind::Numeric, false>, Bcast}));
 RIVET_REGISTER_OP(zeroAbsorbingOp(OpInfo{
-    "multiply",
-    "Elementwise product with broadcasting.",
-    2,
-    {},
-    binaryRel<"multiply", DKind::Numeric, false>,
-    Bcast}));
+    "multiply", "Elementwise product with broadcasting.", 2,
+    binaryRel<"multiply", DKind::Numeric, false>, Bcast}));
 RIVET_REGISTER_OP(OpInfo{
     "divide",
     "Elementwise quotient with broadcasting; integer division "
     "truncates toward zero.",
-    2,
-    {},
-    binaryRel<"divide", DKind::Numeric, false>,
-    Bcast});
+    2, binaryRel<"divide", DKind::Numeric, false>, Bcast});
 RIVET_REGISTER_OP(OpInfo{
     "pow",
     "Elementwise a^b with broadcasting; b may have another "
     "numeric dtype, the result has a's.",
-    2,
-    {},
-    powRel,
-    Bcast});
+    2, powRel, Bcast});
 RIVET_REGISTER_OP(OpInfo{
     "mod",
     "Elementwise remainder with broadcasting; the sign of the "
     "divisor (NumPy mod), or of the dividend when fmod=1.",
-    2,
-    {AttrSpec{"fmod", AttrSpec::Kind::Int, false,
-              "1: C fmod (sign of the dividend); default 0"}},
-    binaryRel<"mod", DKind::Numeric, false>,
-    Bcast});
+    2, binaryRel<"mod", DKind::Numeric, false>, Bcast});
 RIVET_REGISTER_OP(OpInfo{"left_shift",
                          "Elementwise a << b on integers with broadcasting; a "
                          "shift by the bit width or more gives 0.",
-                         2,
-                         {},
-                         binaryRel<"left_shift", DKind::Integer, false>,
+                         2, binaryRel<"left_shift", DKind::Integer, false>,
                          Bcast});
 RIVET_REGISTER_OP(OpInfo{"right_shift",
                          "Elementwise a >> b on integers with broadcasting; a "
                          "shift by the bit width or more gives 0.",
-                         2,
-                         {},
-                         binaryRel<"right_shift", DKind::Integer, false>,
+                         2, binaryRel<"right_shift", DKind::Integer, false>,
                          Bcast});
 RIVET_REGISTER_OP(keepsZeroOp(OpInfo{
-    "maximum",
-    "Elementwise maximum with broadcasting.",
-    2,
-    {},
-    binaryRel<"maximum", DKind::Numeric, false>,
-    Bcast}));
+    "maximum", "Elementwise maximum with broadcasting.", 2,
+    binaryRel<"maximum", DKind::Numeric, false>, Bcast}));
 RIVET_REGISTER_OP(keepsZeroOp(OpInfo{
-    "minimum",
-    "Elementwise minimum with broadcasting.",
-    2,
-    {},
-    binaryRel<"minimum", DKind::Numeric, false>,
-    Bcast}));
+    "minimum", "Elementwise minimum with broadcasting.", 2,
+    binaryRel<"minimum", DKind::Numeric, false>, Bcast}));
 
 // Unary numeric.
-RIVET_REGISTER_OP(keepsZeroOp(OpInfo{"negative",
-                                     "Elementwise negation.",
-                                     1,
-                                     {},
+RIVET_REGISTER_OP(keepsZeroOp(OpInfo{"negative", "Elementwise negation.", 1,
                                      unaryRel<"negative", DKind::Numeric>,
                                      Elem}));
-RIVET_REGISTER_OP(OpInfo{"abs",
-                         "Elementwise absolute value.",
-                         1,
-                         {},
-                         unaryRel<"abs", DKind::Numeric>,
-                         Elem});
-RIVET_REGISTER_OP(keepsZeroOp(OpInfo{"relu",
-                                     "Elementwise max(x, 0).",
-                                     1,
-                                     {},
-                                     unaryRel<"relu", DKind::Numeric>,
-                                     Elem}));
+RIVET_REGISTER_OP(OpInfo{"abs", "Elementwise absolute value.", 1,
+                         unaryRel<"abs", DKind::Numeric>, Elem});
+RIVET_REGISTER_OP(keepsZeroOp(OpInfo{"relu", "Elementwise max(x, 0).", 1,
+                                     unaryRel<"relu", DKind::Numeric>, Elem}));
 
 // Unary float.
-RIVET_REGISTER_OP(OpInfo{
-    "exp", "Elementwise e^x.", 1, {}, unaryRel<"exp", DKind::Float>, Elem});
-RIVET_REGISTER_OP(OpInfo{"log",
-                         "Elementwise natural logarithm.",
-                         1,
-                         {},
-                         unaryRel<"log", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"tanh",
-                         "Elementwise hyperbolic tangent.",
-                         1,
-                         {},
-                         unaryRel<"tanh", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"sigmoid",
-                         "Elementwise 1 / (1 + e^-x).",
-                         1,
-                         {},
-                         unaryRel<"sigmoid", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"sqrt",
-                         "Elementwise square root.",
-                         1,
-                         {},
-                         unaryRel<"sqrt", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"ceil",
-                         "Elementwise rounding up.",
-                         1,
-                         {},
-                         unaryRel<"ceil", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"floor",
-                         "Elementwise rounding down.",
-                         1,
-                         {},
-                         unaryRel<"floor", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"round",
-                         "Elementwise rounding, half to even.",
-                         1,
-                         {},
-                         unaryRel<"round", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"reciprocal",
-                         "Elementwise 1 / x.",
-                         1,
-                         {},
-                         unaryRel<"reciprocal", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"erf",
-                         "Elementwise Gauss error function.",
-                         1,
-                         {},
-                         unaryRel<"erf", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"sin",
-                         "Elementwise sine (radians).",
-                         1,
-                         {},
-                         unaryRel<"sin", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"cos",
-                         "Elementwise cosine (radians).",
-                         1,
-                         {},
-                         unaryRel<"cos", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"tan",
-                         "Elementwise tangent (radians).",
-                         1,
-                         {},
-                         unaryRel<"tan", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"asin",
-                         "Elementwise arcsine; NaN outside [-1, 1].",
-                         1,
-                         {},
-                         unaryRel<"asin", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"acos",
-                         "Elementwise arccosine; NaN outside [-1, 1].",
-                         1,
-                         {},
-                         unaryRel<"acos", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"atan",
-                         "Elementwise arctangent.",
-                         1,
-                         {},
-                         unaryRel<"atan", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"sinh",
-                         "Elementwise hyperbolic sine.",
-                         1,
-                         {},
-                         unaryRel<"sinh", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"cosh",
-                         "Elementwise hyperbolic cosine.",
-                         1,
-                         {},
-                         unaryRel<"cosh", DKind::Float>,
-                         Elem});
-RIVET_REGISTER_OP(OpInfo{"asinh",
-                         "Elementwise inverse hyperbolic sine.",
-                         1,
-                         {},
-                         unaryRel<"asinh", DKind::Float>,
-                         Elem});
+RIVET_REGISTER_OP(OpInfo{"exp", "Elementwise e^x.", 1,
+                         unaryRel<"exp", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"log", "Elementwise natural logarithm.", 1,
+                         unaryRel<"log", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"tanh", "Elementwise hyperbolic tangent.", 1,
+                         unaryRel<"tanh", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"sigmoid", "Elementwise 1 / (1 + e^-x).", 1,
+                         unaryRel<"sigmoid", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"sqrt", "Elementwise square root.", 1,
+                         unaryRel<"sqrt", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"ceil", "Elementwise rounding up.", 1,
+                         unaryRel<"ceil", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"floor", "Elementwise rounding down.", 1,
+                         unaryRel<"floor", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"round", "Elementwise rounding, half to even.", 1,
+                         unaryRel<"round", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"reciprocal", "Elementwise 1 / x.", 1,
+                         unaryRel<"reciprocal", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"erf", "Elementwise Gauss error function.", 1,
+                         unaryRel<"erf", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"sin", "Elementwise sine (radians).", 1,
+                         unaryRel<"sin", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"cos", "Elementwise cosine (radians).", 1,
+                         unaryRel<"cos", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"tan", "Elementwise tangent (radians).", 1,
+                         unaryRel<"tan", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"asin", "Elementwise arcsine; NaN outside [-1, 1].", 1,
+                         unaryRel<"asin", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"acos", "Elementwise arccosine; NaN outside [-1, 1].",
+                         1, unaryRel<"acos", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"atan", "Elementwise arctangent.", 1,
+                         unaryRel<"atan", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"sinh", "Elementwise hyperbolic sine.", 1,
+                         unaryRel<"sinh", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"cosh", "Elementwise hyperbolic cosine.", 1,
+                         unaryRel<"cosh", DKind::Float>, Elem});
+RIVET_REGISTER_OP(OpInfo{"asinh", "Elementwise inverse hyperbolic sine.", 1,
+                         unaryRel<"asinh", DKind::Float>, Elem});
 RIVET_REGISTER_OP(OpInfo{"acosh",
                          "Elementwise inverse hyperbolic cosine; NaN below 1.",
-                         1,
-                         {},
-                         unaryRel<"acosh", DKind::Float>,
-                         Elem});
+                         1, unaryRel<"acosh", DKind::Float>, Elem});
 RIVET_REGISTER_OP(OpInfo{"atanh",
                          "Elementwise inverse hyperbolic tangent; NaN outside "
                          "[-1, 1].",
-                         1,
-                         {},
-                         unaryRel<"atanh", DKind::Float>,
-                         Elem});
+                         1, unaryRel<"atanh", DKind::Float>, Elem});
 RIVET_REGISTER_OP(OpInfo{
-    "sign",
-    "Elementwise -1, 0 or 1 by the sign of x; NaN stays NaN.",
-    1,
-    {},
-    unaryRel<"sign", DKind::Numeric>,
-    Elem});
-RIVET_REGISTER_OP(OpInfo{"isnan",
-                         "Elementwise test for NaN; bool result.",
-                         1,
-                         {},
-                         unaryRel<"isnan", DKind::Float, true>,
-                         Elem});
+    "sign", "Elementwise -1, 0 or 1 by the sign of x; NaN stays NaN.", 1,
+    unaryRel<"sign", DKind::Numeric>, Elem});
+RIVET_REGISTER_OP(OpInfo{"isnan", "Elementwise test for NaN; bool result.", 1,
+                         unaryRel<"isnan", DKind::Float, true>, Elem});
 RIVET_REGISTER_OP(OpInfo{
     "isinf",
     "Elementwise test for infinity; bool result. The flags "
     "select which signs count (both by default).",
-    1,
-    {AttrSpec{"detect_negative", AttrSpec::Kind::Int, false,
-              "0/1: count -inf; default 1"},
-     AttrSpec{"detect_positive", AttrSpec::Kind::Int, false,
-              "0/1: count +inf; default 1"}},
-    unaryRel<"isinf", DKind::Float, true>,
-    Elem});
+    1, unaryRel<"isinf", DKind::Float, true>, Elem});
 
 // Comparisons: same dtype (any), bool result.
-RIVET_REGISTER_OP(OpInfo{"equal",
-                         "Elementwise a == b with broadcasting.",
-                         2,
-                         {},
-                         binaryRel<"equal", DKind::Any, true>,
-                         Bcast});
-RIVET_REGISTER_OP(OpInfo{"not_equal",
-                         "Elementwise a != b with broadcasting.",
-                         2,
-                         {},
-                         binaryRel<"not_equal", DKind::Any, true>,
-                         Bcast});
-RIVET_REGISTER_OP(OpInfo{"less",
-                         "Elementwise a < b with broadcasting.",
-                         2,
-                         {},
-                         binaryRel<"less", DKind::Any, true>,
-                         Bcast});
-RIVET_REGISTER_OP(OpInfo{"less_equal",
-                         "Elementwise a <= b with broadcasting.",
-                         2,
-                         {},
-                         binaryRel<"less_equal", DKind::Any, true>,
-                         Bcast});
-RIVET_REGISTER_OP(OpInfo{"greater",
-                         "Elementwise a > b with broadcasting.",
-                         2,
-                         {},
-                         binaryRel<"greater", DKind::Any, true>,
-                         Bcast});
+RIVET_REGISTER_OP(OpInfo{"equal", "Elementwise a == b with broadcasting.", 2,
+                         binaryRel<"equal", DKind::Any, true>, Bcast});
+RIVET_REGISTER_OP(OpInfo{"not_equal", "Elementwise a != b with broadcasting.",
+                         2, binaryRel<"not_equal", DKind::Any, true>, Bcast});
+RIVET_REGISTER_OP(OpInfo{"less", "Elementwise a < b with broadcasting.", 2,
+                         binaryRel<"less", DKind::Any, true>, Bcast});
+RIVET_REGISTER_OP(OpInfo{"less_equal", "Elementwise a <= b with broadcasting.",
+                         2, binaryRel<"less_equal", DKind::Any, true>, Bcast});
+RIVET_REGISTER_OP(OpInfo{"greater", "Elementwise a > b with broadcasting.", 2,
+                         binaryRel<"greater", DKind::Any, true>, Bcast});
 RIVET_REGISTER_OP(OpInfo{"greater_equal",
-                         "Elementwise a >= b with broadcasting.",
-                         2,
-                         {},
-                         binaryRel<"greater_equal", DKind::Any, true>,
-                         Bcast});
+                         "Elementwise a >= b with broadcasting.", 2,
+                         binaryRel<"greater_equal", DKind::Any, true>, Bcast});
 
 // Logical.
-RIVET_REGISTER_OP(OpInfo{"logical_and",
-                         "Elementwise a && b on bool tensors.",
-                         2,
-                         {},
-                         binaryRel<"logical_and", DKind::Bool, true>,
+RIVET_REGISTER_OP(OpInfo{"logical_and", "Elementwise a && b on bool tensors.",
+                         2, binaryRel<"logical_and", DKind::Bool, true>,
                          Bcast});
-RIVET_REGISTER_OP(OpInfo{"logical_or",
-                         "Elementwise a || b on bool tensors.",
-                         2,
-                         {},
-                         binaryRel<"logical_or", DKind::Bool, true>,
+RIVET_REGISTER_OP(OpInfo{"logical_or", "Elementwise a || b on bool tensors.", 2,
+                         binaryRel<"logical_or", DKind::Bool, true>, Bcast});
+RIVET_REGISTER_OP(OpInfo{"logical_xor", "Elementwise a != b on bool tensors.",
+                         2, binaryRel<"logical_xor", DKind::Bool, true>,
                          Bcast});
-RIVET_REGISTER_OP(OpInfo{"logical_xor",
-                         "Elementwise a != b on bool tensors.",
-                         2,
-                         {},
-                         binaryRel<"logical_xor", DKind::Bool, true>,
-                         Bcast});
-RIVET_REGISTER_OP(OpInfo{"logical_not",
-                         "Elementwise !x on a bool tensor.",
-                         1,
-                         {},
-                         unaryRel<"logical_not", DKind::Bool>,
-                         Elem});
+RIVET_REGISTER_OP(OpInfo{"logical_not", "Elementwise !x on a bool tensor.", 1,
+                         unaryRel<"logical_not", DKind::Bool>, Elem});
 
 RIVET_REGISTER_OP(OpInfo{
-    "where",
-    "Elementwise cond ? x : y with broadcasting of all three.",
-    3,
-    {},
-    whereRel,
-    Bcast});
+    "where", "Elementwise cond ? x : y with broadcasting of all three.", 3,
+    whereRel, Bcast});
 RIVET_REGISTER_OP(OpInfo{
-    "cast",
-    "Converts to another dtype; float->int truncates, ->bool is != 0.",
-    1,
-    {AttrSpec{"dtype", AttrSpec::Kind::String, true,
-              "the target dtype, e.g. \"float32\""}},
-    castRel,
-    Elem});
+    "cast", "Converts to another dtype; float->int truncates, ->bool is != 0.",
+    1, castRel, Elem});
 RIVET_REGISTER_OP(OpInfo{
     "cast_like",
     "Converts x to the dtype of target (whose values are not "
     "read); same conversions as cast.",
-    2,
-    {},
-    castLikeRel,
-    Elem});
+    2, castLikeRel, Elem});
 RIVET_REGISTER_OP(OpInfo{
     "legacy_broadcast",
     "Reshapes b to the rank of a with b's dims starting at "
     "axis (ONNX opset <= 6 broadcasting); a is not read.",
-    2,
-    {AttrSpec{"axis", AttrSpec::Kind::Int, true,
-              "where b's first dim aligns in a; negative "
-              "counts from a's end"}},
-    legacyBroadcastRel,
-    FusionPattern::Injective});
+    2, legacyBroadcastRel, FusionPattern::Injective});
 RIVET_REGISTER_OP(OpInfo{"full_like",
                          "A tensor of x's shape filled with value (x is not "
                          "read); dtype defaults to x's.",
-                         1,
-                         {AttrSpec{"value", AttrSpec::Kind::Float, true,
-                                   "the fill value, converted to dtype"},
-                          AttrSpec{"dtype", AttrSpec::Kind::String, false,
-                                   "the result dtype; default x's"}},
-                         fullLikeRel,
-                         Elem});
+                         1, fullLikeRel, Elem});
 
 } // namespace rivet::ir

@@ -47,25 +47,16 @@ RIVET_REGISTER_OP(OpInfo{
     "dnnl.conv_fused",
     "conv followed by its elementwise tail as oneDNN post-ops (VM compiler "
     "only): x, w[, b], then the binary post-ops' operands.",
-    -1,
-    {},
-    convFusedRel,
-    FusionPattern::Opaque});
+    -1, convFusedRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "dnnl.matmul_fused",
     "matmul followed by its elementwise tail as oneDNN post-ops (VM compiler "
     "only).",
-    -1,
-    {},
-    matmulFusedRel,
-    FusionPattern::Opaque});
+    -1, matmulFusedRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "dnnl.dense_fused",
     "dense followed by its elementwise tail as oneDNN post-ops (VM compiler "
     "only).",
-    -1,
-    {},
-    denseFusedRel,
-    FusionPattern::Opaque});
+    -1, denseFusedRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -275,83 +275,32 @@ Type nmsRel(const std::vector<Type> &Args, const Attrs &A) {
   return tensorType({Dim::any(), Dim::constant(3)}, DType::Int64);
 }
 
-using K = AttrSpec::Kind;
-
-std::vector<AttrSpec> resizeCommonAttrs() {
-  return {
-      AttrSpec{"mode", K::String, false, "nearest (default), linear or cubic"},
-      AttrSpec{"coordinate_transformation_mode", K::String, false,
-               "half_pixel (default), pytorch_half_pixel, align_corners, "
-               "asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize, "
-               "half_pixel_symmetric"},
-      AttrSpec{"nearest_mode", K::String, false,
-               "round_prefer_floor (default), round_prefer_ceil, floor, ceil"},
-      AttrSpec{"cubic_coeff_a", K::Float, false, "cubic coefficient (-0.75)"},
-      AttrSpec{"exclude_outside", K::Int, false,
-               "1: zero the weights of taps outside the input"},
-      AttrSpec{"extrapolation_value", K::Float, false,
-               "value outside the roi for tf_crop_and_resize (0)"},
-      AttrSpec{"axes", K::Ints, false, "the resized axes (default all)"},
-      AttrSpec{"keep_aspect_ratio_policy", K::String, false,
-               "stretch (default), not_larger, not_smaller (with sizes)"},
-  };
-}
-
-std::vector<AttrSpec> resizeStaticAttrs() {
-  std::vector<AttrSpec> S = resizeCommonAttrs();
-  S.push_back({"scales", K::Floats, false, "scale per resized axis"});
-  S.push_back({"sizes", K::Ints, false, "output extent per resized axis"});
-  S.push_back({"roi", K::Floats, false,
-               "starts then ends per resized axis (tf_crop_and_resize)"});
-  return S;
-}
-
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
     "resize",
     "ONNX Resize with constant scales or sizes: nearest, linear or cubic "
     "interpolation\nunder every coordinate transformation mode.",
-    1, resizeStaticAttrs(), resizeRel, FusionPattern::Injective});
+    1, resizeRel, FusionPattern::Injective});
 RIVET_REGISTER_OP(OpInfo{
     "resize_dynamic",
     "ONNX Resize whose roi, scales and sizes are tensors (zero elements: "
     "absent);\nthe output extents are data-dependent.",
-    4, resizeCommonAttrs(), resizeDynamicRel, FusionPattern::Opaque});
+    4, resizeDynamicRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "grid_sample",
     "Samples x[N, C, H, W] at the normalized grid[N, Ho, Wo, 2] locations\n"
     "(bilinear, nearest or bicubic; zeros, border or reflection padding).",
-    2,
-    {AttrSpec{"mode", K::String, false, "bilinear (default), nearest, bicubic"},
-     AttrSpec{"padding_mode", K::String, false,
-              "zeros (default), border, reflection"},
-     AttrSpec{"align_corners", K::Int, false, "1: -1/1 are pixel centers"}},
-    gridSampleRel,
-    FusionPattern::Opaque});
+    2, gridSampleRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "roi_align",
     "RoI Align: average or max of bilinear samples per output bin of each\n"
     "region of interest (ONNX RoiAlign).",
-    3,
-    {AttrSpec{"mode", K::String, false, "avg (default) or max"},
-     AttrSpec{"output_height", K::Int, false, "bins per roi height (1)"},
-     AttrSpec{"output_width", K::Int, false, "bins per roi width (1)"},
-     AttrSpec{"sampling_ratio", K::Int, false,
-              "samples per bin side (0: adaptive)"},
-     AttrSpec{"spatial_scale", K::Float, false, "roi to input scale (1.0)"},
-     AttrSpec{"coordinate_transformation_mode", K::String, false,
-              "half_pixel (default) or output_half_pixel"}},
-    roiAlignRel,
-    FusionPattern::Opaque});
+    3, roiAlignRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "non_max_suppression",
     "Greedy per-class non-maximum suppression; selected (batch, class, box)\n"
     "indices, a data-dependent count. Empty optional inputs mean absent.",
-    5,
-    {AttrSpec{"center_point_box", K::Int, false,
-              "0: [y1, x1, y2, x2] (default), 1: [x_c, y_c, w, h]"}},
-    nmsRel,
-    FusionPattern::Opaque});
+    5, nmsRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -256,88 +256,51 @@ Type reverseSequenceRel(const std::vector<Type> &Args, const Attrs &A) {
   return makeTensor(X.shape, X.dtype);
 }
 
-using K = AttrSpec::Kind;
 constexpr auto Inj = FusionPattern::Injective;
 
 } // namespace
 
-RIVET_REGISTER_OP(OpInfo{
-    "gather_elements",
-    "out[i][j][k] = data[index][j][k] (axis 0), index = "
-    "indices[i][j][k]: ONNX GatherElements.",
-    2,
-    {AttrSpec{"axis", K::Int, false, "the gathered axis (default 0)"}},
-    gatherElementsRel,
-    Inj});
+RIVET_REGISTER_OP(OpInfo{"gather_elements",
+                         "out[i][j][k] = data[index][j][k] (axis 0), index = "
+                         "indices[i][j][k]: ONNX GatherElements.",
+                         2, gatherElementsRel, Inj});
 RIVET_REGISTER_OP(OpInfo{
     "gather_nd",
     "Gathers slices of data addressed by the index tuples in the "
     "last axis of indices (ONNX GatherND).",
-    2,
-    {AttrSpec{"batch_dims", K::Int, false,
-              "leading batch axes shared by data and indices"}},
-    gatherNdRel,
-    Inj});
-RIVET_REGISTER_OP(OpInfo{
-    "scatter_elements",
-    "A copy of data with updates written (or reduced) at "
-    "indices along an axis (ONNX ScatterElements).",
-    3,
-    {AttrSpec{"axis", K::Int, false, "the scattered axis (default 0)"},
-     AttrSpec{"reduction", K::String, false,
-              "none (default), add, mul, max or min"}},
-    scatterElementsRel,
-    FusionPattern::Opaque});
+    2, gatherNdRel, Inj});
+RIVET_REGISTER_OP(OpInfo{"scatter_elements",
+                         "A copy of data with updates written (or reduced) at "
+                         "indices along an axis (ONNX ScatterElements).",
+                         3, scatterElementsRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "scatter_nd",
     "A copy of data with update slices written (or reduced) at "
     "the index tuples (ONNX ScatterND).",
-    3,
-    {AttrSpec{"reduction", K::String, false,
-              "none (default), add, mul, max or min"}},
-    scatterNdRel,
-    FusionPattern::Opaque});
+    3, scatterNdRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "one_hot",
     "values[1] where the new axis equals the index, values[0] "
     "elsewhere (ONNX OneHot, constant depth).",
-    2,
-    {AttrSpec{"depth", K::Int, true, "extent of the new axis"},
-     AttrSpec{"axis", K::Int, false, "position of the new axis (default -1)"}},
-    oneHotRel,
-    Inj});
+    2, oneHotRel, Inj});
 RIVET_REGISTER_OP(OpInfo{
     "one_hot_dyn",
     "ONNX OneHot with depth as a scalar tensor; the new axis "
     "has a data-dependent extent.",
-    3,
-    {AttrSpec{"axis", K::Int, false, "position of the new axis (default -1)"}},
-    oneHotDynRel,
-    FusionPattern::Opaque});
+    3, oneHotDynRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "compress",
     "Keeps the slices along axis (or elements of the flattened "
     "input) where condition is true.",
-    2,
-    {AttrSpec{"axis", K::Int, false, "the axis; absent flattens the input"}},
-    compressRel,
-    FusionPattern::Opaque});
+    2, compressRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "nonzero",
     "Indices of the non-zero elements, one column per element: "
     "int64 (rank, count).",
-    1,
-    {},
-    nonzeroRel,
-    FusionPattern::Opaque});
-RIVET_REGISTER_OP(OpInfo{
-    "reverse_sequence",
-    "Reverses the first sequence_lens[b] entries along "
-    "time_axis for each batch b.",
-    2,
-    {AttrSpec{"batch_axis", K::Int, false, "the batch axis (default 1)"},
-     AttrSpec{"time_axis", K::Int, false, "the time axis (default 0)"}},
-    reverseSequenceRel,
-    Inj});
+    1, nonzeroRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{"reverse_sequence",
+                         "Reverses the first sequence_lens[b] entries along "
+                         "time_axis for each batch b.",
+                         2, reverseSequenceRel, Inj});
 
 } // namespace rivet::ir

@@ -17,8 +17,6 @@ namespace rivet::ir {
 
 namespace {
 
-using K = AttrSpec::Kind;
-
 /// The type of X (argument Arg, in layout Src) in layout Dst. An unblocked
 /// axis keeps its (possibly symbolic) extent; a blocked one is known when
 /// the extents it comes from are constants.
@@ -109,17 +107,6 @@ Type conv2dNchwcRel(const std::vector<Type> &Args, const Attrs &A) {
   return transformType(Op, *RT, 0, L.PlainData, L.Out);
 }
 
-std::vector<AttrSpec> conv2dNchwcSpecs() {
-  std::vector<AttrSpec> S = windowSpecs();
-  S.insert(
-      S.end(),
-      {{"group", K::Int, false, "groups of channels (default 1)"},
-       {"data_layout", K::String, true, "the layout of x: NCHW<i>c"},
-       {"kernel_layout", K::String, true, "the layout of w: OIHW<k>i<o>o"},
-       {"out_layout", K::String, true, "the layout of the result: NCHW<o>c"}});
-  return S;
-}
-
 /// conv2d_nchwc's relation on the leading arguments; the trailing ones are
 /// the post-ops' operands (see FusedAnchors.cc for the unblocked anchors).
 Type conv2dNchwcFusedRel(const std::vector<Type> &Args, const Attrs &A) {
@@ -161,35 +148,24 @@ RIVET_REGISTER_OP(OpInfo{
     "layout_transform",
     "Copies x from src_layout to dst_layout, e.g. NCHW to the blocked NCHW8c "
     "[N, C/8, H, W, 8] or OIHW to OIHW8i8o; a blocked extent must divide.",
-    1,
-    {{"src_layout", K::String, true, "the layout of x (e.g. NCHW, NCHW8c)"},
-     {"dst_layout", K::String, true, "the layout of the result"}},
-    layoutTransformRel,
-    FusionPattern::Injective});
+    1, layoutTransformRel, FusionPattern::Injective});
 RIVET_REGISTER_OP(OpInfo{
     "conv2d_nchwc",
     "2-d convolution on blocked tensors: x[N, C/i, H, W, i] (NCHW<i>c), "
     "w[M/o, C/group/k, KH, KW, k, o] (OIHW<k>i<o>o; k = i, or 1 for grouped "
     "convs), optional bias b[M]; result NCHW<o>c. Same windows and groups as "
     "conv.",
-    -1, conv2dNchwcSpecs(), conv2dNchwcRel,
-    FusionPattern::OutElementwiseFusable});
+    -1, conv2dNchwcRel, FusionPattern::OutElementwiseFusable});
 RIVET_REGISTER_OP(OpInfo{
     "dnnl.conv2d_nchwc_fused",
     "conv2d_nchwc followed by its elementwise tail as oneDNN post-ops (VM "
     "compiler only): x, w[, b], then the binary post-ops' operands.",
-    -1,
-    {},
-    conv2dNchwcFusedRel,
-    FusionPattern::Opaque});
+    -1, conv2dNchwcFusedRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     kPointwiseDepthwiseOp,
     "A 1x1 dnnl.conv2d_nchwc_fused call and the depthwise one that alone "
     "reads its result, as one call (VM compiler only): the first call's "
     "inputs, then the second's after its first.",
-    -1,
-    {},
-    conv2dNchwcPwDwRel,
-    FusionPattern::Opaque});
+    -1, conv2dNchwcPwDwRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

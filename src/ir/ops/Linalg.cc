@@ -168,8 +168,6 @@ Type qlinearMatmulRel(const std::vector<Type> &Args, const Attrs &A) {
                             tensorArg(Op, Args, 7).dtype);
 }
 
-using K = AttrSpec::Kind;
-
 /// dense: x[..., K] @ w[N, K]^T.
 std::optional<ChannelAxes> denseChannelAxes(const Attrs &, size_t WeightRank) {
   if (WeightRank != 2)
@@ -194,51 +192,32 @@ std::optional<ChannelAxes> gemmChannelAxes(const Attrs &A, size_t WeightRank) {
 
 } // namespace
 
-RIVET_REGISTER_OP(
-    weightedAnchorOp(OpInfo{"dense",
-                            "Fully connected layer: x[..., K] @ w[N, K]^T.",
-                            2,
-                            {},
-                            denseRel,
-                            FusionPattern::OutElementwiseFusable},
-                     denseChannelAxes));
+RIVET_REGISTER_OP(weightedAnchorOp(
+    OpInfo{"dense", "Fully connected layer: x[..., K] @ w[N, K]^T.", 2,
+           denseRel, FusionPattern::OutElementwiseFusable},
+    denseChannelAxes));
 RIVET_REGISTER_OP(
     weightedAnchorOp(OpInfo{"matmul",
                             "NumPy matrix product with 1-D promotion and batch "
                             "broadcasting.",
-                            2,
-                            {},
-                            matmulRel,
-                            FusionPattern::OutElementwiseFusable},
+                            2, matmulRel, FusionPattern::OutElementwiseFusable},
                      matmulChannelAxes));
 RIVET_REGISTER_OP(weightedAnchorOp(
     OpInfo{
         "gemm",
         "General matrix product (ONNX Gemm): alpha * op(a) @ op(b) + beta * c, "
         "c broadcast to [M, N].",
-        -1,
-        {{"alpha", K::Float, false, "scale of the product (default 1)"},
-         {"beta", K::Float, false, "scale of c (default 1)"},
-         {"trans_a", K::Int, false, "1: use a^T"},
-         {"trans_b", K::Int, false, "1: use b^T"}},
-        gemmRel,
-        FusionPattern::OutElementwiseFusable},
+        -1, gemmRel, FusionPattern::OutElementwiseFusable},
     gemmChannelAxes));
 RIVET_REGISTER_OP(OpInfo{
     "matmul_integer",
     "Integer matmul (ONNX MatMulInteger): 8-bit a and b minus optional zero "
     "points, NumPy matmul accumulated to int32.",
-    -1,
-    {},
-    matmulIntegerRel,
-    FusionPattern::Opaque});
+    -1, matmulIntegerRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "qlinear_matmul",
     "Quantized matmul (ONNX QLinearMatMul): integer matmul of zero-shifted "
     "operands, requantized to y_scale/y_zero_point.",
-    8,
-    {},
-    qlinearMatmulRel,
-    FusionPattern::Opaque});
+    8, qlinearMatmulRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -75,30 +75,19 @@ Type splitToListRel(const std::vector<Type> &Args, const Attrs &A) {
   return typeCall("List", {tensorType(std::move(Dims), X.dtype)});
 }
 
-using K = AttrSpec::Kind;
-
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
     "concat_list",
     "Concatenates (new_axis=0) or stacks (new_axis=1) the tensors of a "
     "non-empty List along axis.",
-    1,
-    {AttrSpec{"axis", K::Int, false, "the axis (default 0)"},
-     AttrSpec{"new_axis", K::Int, false, "1: stack along a new axis"}},
-    concatListRel,
-    FusionPattern::Opaque,
+    1, concatListRel, FusionPattern::Opaque,
     /*listArgument=*/true});
 RIVET_REGISTER_OP(OpInfo{
     "split_to_list",
     "Splits a tensor along axis into a List: into pieces of size 1 (dropped "
     "axis unless keepdims), or by the split input (a scalar size or sizes).",
-    -1,
-    {AttrSpec{"axis", K::Int, false, "the axis (default 0)"},
-     AttrSpec{"keepdims", K::Int, false, "keep the split axis (default 1)"}},
-    splitToListRel,
-    FusionPattern::Opaque,
-    false,
+    -1, splitToListRel, FusionPattern::Opaque, false,
     /*listResult=*/true});
 
 } // namespace rivet::ir

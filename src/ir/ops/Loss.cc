@@ -74,23 +74,17 @@ Type sceRel(const std::vector<Type> &Args, const Attrs &A) {
   return tupleType({L, makeTensor(X.shape, X.dtype)});
 }
 
-using K = AttrSpec::Kind;
-const std::vector<AttrSpec> LossAttrs = {
-    AttrSpec{"reduction", K::String, false, "none, sum or mean (default)"},
-    AttrSpec{"ignore_index", K::Int, false,
-             "targets with this value contribute nothing (absent: none)"}};
-
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
     "nll_loss",
     "Negative log-likelihood of log-probabilities [N, C, ...] at int targets.\n"
     "Optional class weights, ignore_index and reduction as in ONNX.",
-    -1, LossAttrs, nllRel, FusionPattern::Opaque});
+    -1, nllRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "softmax_cross_entropy_loss",
     "nll_loss of log_softmax(scores, axis 1); returns (loss, log_prob).\n"
     "Optional class weights, ignore_index and reduction as in ONNX.",
-    -1, LossAttrs, sceRel, FusionPattern::Opaque});
+    -1, sceRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

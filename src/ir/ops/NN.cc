@@ -6,11 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/ops/RelationUtil.h"
+#include "kernels/WindowGeometry.h"
 
 namespace rivet::ir {
 namespace {
-
-using K = AttrSpec::Kind;
 
 Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
   return std::make_shared<TensorTypeNode>(Shape, T);
@@ -23,27 +22,12 @@ struct WindowAttrs {
   bool Ceil = false;
 };
 
-std::vector<int64_t> intsOr(std::string_view Op, const Attrs &A,
-                            const std::string &Name, size_t Len,
-                            int64_t Default, int64_t Min) {
-  std::vector<int64_t> V =
-      optInts(A, Name).value_or(std::vector<int64_t>(Len, Default));
-  if (V.size() != Len)
-    fail("{}: attribute '{}' must have {} entries, got {}", Op, Name, Len,
-         V.size());
-  for (int64_t X : V)
-    if (X < Min)
-      fail("{}: attribute '{}' has an invalid entry {} (must be >= {})", Op,
-           Name, X, Min);
-  return V;
-}
-
 WindowAttrs windowAttrs(std::string_view Op, const Attrs &A, size_t Rank) {
   WindowAttrs W;
-  W.Strides = intsOr(Op, A, "strides", Rank, 1, 1);
-  W.Dilations = intsOr(Op, A, "dilations", Rank, 1, 1);
-  W.Pads = intsOr(Op, A, "pads", 2 * Rank, 0, 0);
-  W.AutoPad = optString(A, "auto_pad").value_or("NOTSET");
+  W.Strides = windowInts(Op, A, "strides", Rank, 1, 1);
+  W.Dilations = windowInts(Op, A, "dilations", Rank, 1, 1);
+  W.Pads = windowInts(Op, A, "pads", 2 * Rank, 0, 0);
+  W.AutoPad = OpAttrs(Op, A).getString("auto_pad");
   if (W.AutoPad != "NOTSET" && W.AutoPad != "SAME_UPPER" &&
       W.AutoPad != "SAME_LOWER" && W.AutoPad != "VALID")
     fail("{}: unknown auto_pad '{}' (expected NOTSET, SAME_UPPER, SAME_LOWER "
@@ -57,27 +41,22 @@ WindowAttrs windowAttrs(std::string_view Op, const Attrs &A, size_t Rank) {
   return W;
 }
 
-/// The output extent along spatial axis I (same arithmetic as the kernel).
+/// The output extent along spatial axis I (WindowGeometry.h, as the kernel).
 Dim windowOut(std::string_view Op, const Dim &In, int64_t Kernel,
               const WindowAttrs &W, size_t I, size_t Rank) {
   if (!In.isConst() || Kernel < 1)
     return Dim::any();
-  int64_t Eff = (Kernel - 1) * W.Dilations[I] + 1, S = W.Strides[I];
-  int64_t N = In.value;
-  if (W.AutoPad == "SAME_UPPER" || W.AutoPad == "SAME_LOWER")
-    return Dim::constant((N + S - 1) / S);
-  if (W.AutoPad == "VALID")
-    return Dim::constant(N < Eff ? 0 : (N - Eff) / S + 1);
-  int64_t PB = W.Pads[I], Span = N + PB + W.Pads[I + Rank] - Eff;
-  if (Span < 0)
-    failArg(0,
-            "{}: the window ({} with dilation {}) is larger than the padded "
-            "input ({}) along spatial axis {}",
-            Op, Kernel, W.Dilations[I], N + PB + W.Pads[I + Rank], I);
-  int64_t O = (W.Ceil ? (Span + S - 1) / S : Span / S) + 1;
-  if (W.Ceil && (O - 1) * S >= N + PB)
-    --O;
-  return Dim::constant(O);
+  try {
+    return Dim::constant(constWindowAxis(Op, I, In.value, Kernel, W.Strides[I],
+                                         W.Dilations[I], W.Pads[I],
+                                         W.Pads[I + Rank],
+                                         *parseAutoPad(W.AutoPad), W.Ceil)
+                             .out);
+  } catch (const ArgError &) {
+    throw;
+  } catch (const Error &E) {
+    throw ArgError(0, E.what()); // the input is too small for the window
+  }
 }
 
 /// Checks x (argument 0) is [N, C, D1..Dn]; returns its rank or -1.
@@ -99,7 +78,7 @@ Type convLike(std::string_view Op, const std::vector<Type> &Args, size_t XI,
               size_t WI, const Attrs &A, DType OutT) {
   const TensorTypeNode &X = tensorArg(Op, Args, XI);
   const TensorTypeNode &W = tensorArg(Op, Args, WI);
-  int64_t Group = optInt(A, "group").value_or(1);
+  int64_t Group = OpAttrs(Op, A).getInt("group");
   if (Group < 1)
     fail("{}: attribute 'group' must be >= 1, got {}", Op, Group);
   int64_t Rank = spatialRank(Op, X);
@@ -237,7 +216,7 @@ Type convTransposeRel(const std::vector<Type> &Args, const Attrs &A) {
   const TensorTypeNode &W = tensorArg(Op, Args, 1);
   requireFloat(Op, X, 0);
   requireSameDType(Op, X, W, 1);
-  int64_t Group = optInt(A, "group").value_or(1);
+  int64_t Group = OpAttrs(Op, A).getInt("group");
   if (Group < 1)
     fail("{}: attribute 'group' must be >= 1, got {}", Op, Group);
   int64_t Rank = spatialRank(Op, X);
@@ -265,7 +244,7 @@ Type convTransposeRel(const std::vector<Type> &Args, const Attrs &A) {
             "dimension",
             Op, typeStr(W), typeStr(X));
   WindowAttrs WA = windowAttrs(Op, A, R);
-  std::vector<int64_t> OutPad = intsOr(Op, A, "output_padding", R, 0, 0);
+  std::vector<int64_t> OutPad = windowInts(Op, A, "output_padding", R, 0, 0);
   std::optional<std::vector<int64_t>> KAttr = optInts(A, "kernel_shape");
   if (KAttr && KAttr->size() != R)
     fail("{}: attribute 'kernel_shape' must have {} entries, got {}", Op, R,
@@ -421,8 +400,8 @@ Type maxUnpoolRel(const std::vector<Type> &Args, const Attrs &A) {
             "{}: attribute 'kernel_shape' has {} entries but the input {} has "
             "{} spatial dimensions",
             Op, Kernel.size(), typeStr(X), R);
-  std::vector<int64_t> S = intsOr(Op, A, "strides", R, 1, 1);
-  std::vector<int64_t> P = intsOr(Op, A, "pads", 2 * R, 0, 0);
+  std::vector<int64_t> S = windowInts(Op, A, "strides", R, 1, 1);
+  std::vector<int64_t> P = windowInts(Op, A, "pads", 2 * R, 0, 0);
   std::vector<Dim> Out{(*X.shape)[0], (*X.shape)[1]};
   for (size_t I = 0; I < R; ++I) {
     const Dim &D = (*X.shape)[I + 2];
@@ -569,39 +548,7 @@ constexpr auto Opaque = FusionPattern::Opaque;
 
 } // namespace
 
-const std::vector<AttrSpec> &windowSpecs() {
-  static const std::vector<AttrSpec> S = {
-      {"strides", K::Ints, false, "step per spatial axis (default 1s)"},
-      {"pads", K::Ints, false,
-       "begin pads then end pads per spatial axis (default 0s)"},
-      {"dilations", K::Ints, false, "dilation per spatial axis (default 1s)"},
-      {"auto_pad", K::String, false,
-       "NOTSET (default), SAME_UPPER, SAME_LOWER or VALID"},
-      {"kernel_shape", K::Ints, false,
-       "window extents (conv: taken from the weight)"}};
-  return S;
-}
-
 namespace {
-
-std::vector<AttrSpec> withWindow(std::vector<AttrSpec> Extra) {
-  std::vector<AttrSpec> S = windowSpecs();
-  S.insert(S.end(), Extra.begin(), Extra.end());
-  return S;
-}
-
-std::vector<AttrSpec> poolSpecs(std::vector<AttrSpec> Extra) {
-  std::vector<AttrSpec> S = withWindow(std::move(Extra));
-  for (AttrSpec &A : S)
-    if (A.name == "kernel_shape")
-      A.required = true;
-  S.push_back({"ceil_mode", K::Int, false,
-               "1: round the output extent up (default 0)"});
-  return S;
-}
-
-const AttrSpec GroupSpec{"group", K::Int, false,
-                         "number of channel groups (default 1)"};
 
 /// conv's channels: axis 1 of the data and the result, axis 0 of the weights
 /// w[M, C/group, k...], whose axis 1 is the data's channels with group 1.
@@ -624,134 +571,79 @@ RIVET_REGISTER_OP(weightedAnchorOp(
         "conv",
         "N-d convolution (ONNX Conv): x[N, C, D...] with w[M, C/group, k...], "
         "optional bias b[M]; strides, pads, dilations, groups, auto_pad.",
-        -1, withWindow({GroupSpec}), convRel, OutFusable},
+        -1, convRel, OutFusable},
     convChannelAxes));
 RIVET_REGISTER_OP(OpInfo{
     "conv_integer",
     "Integer convolution (ONNX ConvInteger): 8-bit x and w minus optional zero "
     "points, accumulated to int32.",
-    -1, withWindow({GroupSpec}), convIntegerRel, Opaque});
+    -1, convIntegerRel, Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "qlinear_conv",
     "Quantized convolution (ONNX QLinearConv): dequantize-free int "
     "accumulation, requantized to y_scale/y_zero_point.",
-    -1, withWindow({GroupSpec}), qlinearConvRel, Opaque});
+    -1, qlinearConvRel, Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "conv_transpose",
     "N-d transposed convolution (ONNX ConvTranspose): w[C, M/group, k...]; "
     "output_padding, output_shape, groups, dilations.",
-    -1,
-    withWindow({GroupSpec,
-                {"output_padding", K::Ints, false,
-                 "extra extent at the end per spatial axis"},
-                {"output_shape", K::Ints, false,
-                 "explicit spatial output extents (pads derived)"}}),
-    convTransposeRel, OutFusable});
+    -1, convTransposeRel, OutFusable});
 RIVET_REGISTER_OP(channelwisePoolOp(OpInfo{
     "max_pool",
     "N-d max pooling (ONNX MaxPool) with ceil_mode and dilations; with_indices "
     "also returns flattened int64 argmax indices.",
-    1,
-    poolSpecs({{"storage_order", K::Int, false,
-                "indices: 0 row-major (default), 1 column-major"},
-               {"with_indices", K::Int, false, "1: return (y, indices)"}}),
-    maxPoolRel, OutFusable}));
+    1, maxPoolRel, OutFusable}));
 RIVET_REGISTER_OP(channelwisePoolOp(OpInfo{
     "avg_pool",
     "N-d average pooling (ONNX AveragePool); count_include_pad counts padding "
     "in the divisor.",
-    1,
-    poolSpecs({{"count_include_pad", K::Int, false,
-                "1: divide by the padded window size"}}),
-    floatPoolRel<"avg_pool">, OutFusable}));
+    1, floatPoolRel<"avg_pool">, OutFusable}));
 RIVET_REGISTER_OP(channelwisePoolOp(OpInfo{
     "lp_pool",
     "N-d Lp pooling (ONNX LpPool): (sum |x|^p)^(1/p) over each window.", 1,
-    poolSpecs({{"p", K::Int, false, "the norm's exponent (default 2)"}}),
     floatPoolRel<"lp_pool">, OutFusable}));
 RIVET_REGISTER_OP(channelwisePoolOp(OpInfo{
     "global_avg_pool",
-    "Mean over all spatial axes of x[N, C, D...], kept as extents of 1.",
-    1,
-    {},
-    globalPoolRel<"global_avg_pool">,
-    OutFusable}));
+    "Mean over all spatial axes of x[N, C, D...], kept as extents of 1.", 1,
+    globalPoolRel<"global_avg_pool">, OutFusable}));
 RIVET_REGISTER_OP(channelwisePoolOp(OpInfo{
     "global_max_pool",
-    "Maximum over all spatial axes of x[N, C, D...], kept as extents of 1.",
-    1,
-    {},
-    globalPoolRel<"global_max_pool">,
-    OutFusable}));
+    "Maximum over all spatial axes of x[N, C, D...], kept as extents of 1.", 1,
+    globalPoolRel<"global_max_pool">, OutFusable}));
 RIVET_REGISTER_OP(OpInfo{
     "max_unpool",
     "Inverse of max_pool (ONNX MaxUnpool): scatters x to the flattened indices "
     "of a zero tensor of the default output shape.",
-    2,
-    {{"kernel_shape", K::Ints, true, "the pool's window extents"},
-     {"strides", K::Ints, false, "the pool's steps (default 1s)"},
-     {"pads", K::Ints, false, "the pool's pads (default 0s)"}},
-    maxUnpoolRel<false>,
-    Opaque});
+    2, maxUnpoolRel<false>, Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "max_unpool_to_shape",
     "max_unpool whose output shape is given as a run-time int64 tensor "
     "(data-dependent shape).",
-    3,
-    {{"kernel_shape", K::Ints, true, "the pool's window extents"},
-     {"strides", K::Ints, false, "the pool's steps (default 1s)"},
-     {"pads", K::Ints, false, "the pool's pads (default 0s)"}},
-    maxUnpoolRel<true>,
-    Opaque});
+    3, maxUnpoolRel<true>, Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "batch_norm",
     "Batch normalization over axis 1: (x - mean) / sqrt(var + eps) * scale + "
     "bias; training also returns updated running stats.",
-    5,
-    {{"epsilon", K::Float, false, "added to the variance (default 1e-5)"},
-     {"momentum", K::Float, false,
-      "running-stat momentum in training (default 0.9)"},
-     {"training", K::Int, false, "1: use batch stats, return (y, mean, var)"}},
-    batchNormRel,
-    OutFusable});
+    5, batchNormRel, OutFusable});
 RIVET_REGISTER_OP(OpInfo{
     "instance_norm",
     "Instance normalization: per (n, c) over the spatial axes, then scale[c] "
     "and bias[c].",
-    3,
-    {{"epsilon", K::Float, false, "added to the variance (default 1e-5)"}},
-    instanceNormRel,
-    Opaque});
+    3, instanceNormRel, Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "layer_norm",
     "Layer normalization over axes [axis, rank) with broadcast scale and "
     "optional bias; with_stats also returns Mean and InvStdDev.",
-    -1,
-    {{"axis", K::Int, false, "first normalized axis (default -1)"},
-     {"epsilon", K::Float, false, "added to the variance (default 1e-5)"},
-     {"stash_type", K::Int, false,
-      "dtype of the statistics (ONNX code, default 1 = float32)"},
-     {"with_stats", K::Int, false, "1: return (y, mean, inv_std_dev)"}},
-    layerNormRel,
-    Opaque});
+    -1, layerNormRel, Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "lrn",
     "Local response normalization across channels: x / (bias + alpha/size * "
     "sum of squares)^beta.",
-    1,
-    {{"size", K::Int, true, "number of channels summed over"},
-     {"alpha", K::Float, false, "default 1e-4"},
-     {"beta", K::Float, false, "default 0.75"},
-     {"bias", K::Float, false, "default 1.0"}},
-    sameFloatRel<"lrn">,
-    Opaque});
+    1, sameFloatRel<"lrn">, Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "mean_variance_norm",
     "Mean-variance normalization over the given axes: (x - mean) / (std + "
     "1e-9).",
-    1,
-    {{"axes", K::Ints, false, "the reduced axes (default 0, 2, 3)"}},
-    sameFloatRel<"mean_variance_norm">,
-    Opaque});
+    1, sameFloatRel<"mean_variance_norm">, Opaque});
 
 } // namespace rivet::ir

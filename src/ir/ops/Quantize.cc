@@ -10,8 +10,6 @@
 namespace rivet::ir {
 namespace {
 
-using K = AttrSpec::Kind;
-
 Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
   return std::make_shared<TensorTypeNode>(Shape, T);
 }
@@ -102,25 +100,16 @@ RIVET_REGISTER_OP(OpInfo{
     "quantize_linear",
     "Linear quantization: saturate(round_half_even(x / scale) + zero_point), "
     "per tensor or per axis; uint8 unless the zero point says int8.",
-    -1,
-    {{"axis", K::Int, false, "the axis of a 1-D scale (default 1)"}},
-    quantizeRel,
-    FusionPattern::Elementwise});
+    -1, quantizeRel, FusionPattern::Elementwise});
 RIVET_REGISTER_OP(OpInfo{
     "dequantize_linear",
     "Linear dequantization: (x - zero_point) * scale, per tensor or per axis; "
     "the result has the scale's dtype.",
-    -1,
-    {{"axis", K::Int, false, "the axis of a 1-D scale (default 1)"}},
-    dequantizeRel,
-    FusionPattern::Elementwise});
+    -1, dequantizeRel, FusionPattern::Elementwise});
 RIVET_REGISTER_OP(OpInfo{
     "dynamic_quantize_linear",
     "Quantizes float x to uint8 with scale and zero point computed from the "
     "range of x (which always includes 0); returns (y, scale, zero_point).",
-    1,
-    {},
-    dynamicQuantizeRel,
-    FusionPattern::Opaque});
+    1, dynamicQuantizeRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -87,46 +87,22 @@ Type recurrentRel(const std::vector<Type> &Args, const Attrs &A) {
   return tupleType(std::move(Fields));
 }
 
-using K = AttrSpec::Kind;
-
-std::vector<AttrSpec> recurrentAttrs(const char *Extra, const char *ExtraDoc) {
-  std::vector<AttrSpec> S = {
-      AttrSpec{"hidden_size", K::Int, false, "hidden units (default from r)"},
-      AttrSpec{"direction", K::String, false,
-               "forward (default), reverse or bidirectional"},
-      AttrSpec{"activations", K::Strings, false,
-               "activation functions per direction (ONNX names)"},
-      AttrSpec{"activation_alpha", K::Floats, false, "alphas, in order"},
-      AttrSpec{"activation_beta", K::Floats, false, "betas, in order"},
-      AttrSpec{"clip", K::Float, false, "clip gate pre-activations to [-c, c]"},
-      AttrSpec{"layout", K::Int, false, "0: [seq, batch, ...], 1: batch first"},
-  };
-  if (Extra)
-    S.push_back(AttrSpec{Extra, K::Int, false, ExtraDoc});
-  return S;
-}
-
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
     "lstm",
     "ONNX LSTM over (x, w, r, b, sequence_lens, initial_h, initial_c, p);\n"
     "returns (Y, Y_h, Y_c). Optional inputs with zero elements are absent.",
-    8, recurrentAttrs("input_forget", "1: couple the input and forget gates"),
-    recurrentRel<"lstm", 8, 4>, FusionPattern::Opaque});
+    8, recurrentRel<"lstm", 8, 4>, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "gru",
     "ONNX GRU over (x, w, r, b, sequence_lens, initial_h); returns (Y, Y_h).\n"
     "Optional inputs with zero elements are absent.",
-    6,
-    recurrentAttrs("linear_before_reset",
-                   "1: apply the reset gate after the recurrent product"),
-    recurrentRel<"gru", 6, 3>, FusionPattern::Opaque});
+    6, recurrentRel<"gru", 6, 3>, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "rnn",
     "ONNX simple RNN over (x, w, r, b, sequence_lens, initial_h); returns\n"
     "(Y, Y_h). Optional inputs with zero elements are absent.",
-    6, recurrentAttrs(nullptr, nullptr), recurrentRel<"rnn", 6, 1>,
-    FusionPattern::Opaque});
+    6, recurrentRel<"rnn", 6, 1>, FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -176,104 +176,71 @@ Type cumsumRel(const std::vector<Type> &Args, const Attrs &A) {
   return makeTensor(X.shape, X.dtype);
 }
 
-using K = AttrSpec::Kind;
-const std::vector<AttrSpec> ReduceAttrs = {
-    AttrSpec{"axis", K::Ints, false,
-             "the reduced axes; absent or empty reduces all"},
-    AttrSpec{"keepdims", K::Int, false,
-             "1 keeps reduced axes as extent 1 (default 0)"}};
-const std::vector<AttrSpec> DynReduceAttrs = {
-    AttrSpec{
-        "reduction", K::String, true,
-        "the static reduction: sum, mean, max, min, prod, l1_norm, l2_norm, "
-        "log_sum, log_sum_exp or sum_square"},
-    AttrSpec{"keepdims", K::Int, false,
-             "1 keeps reduced axes as extent 1 (default 0)"},
-    AttrSpec{
-        "noop_with_empty_axes", K::Int, false,
-        "1: empty axes return the input unchanged; 0 (default): reduce all"}};
-const std::vector<AttrSpec> ArgReduceAttrs = {
-    AttrSpec{"axis", K::Int, false,
-             "the reduced axis; absent flattens the input"},
-    AttrSpec{"keepdims", K::Int, false,
-             "1 keeps the reduced axis as extent 1 (default 0)"},
-    AttrSpec{"select_last_index", K::Int, false,
-             "1 picks the last of equal extrema (default 0: the first)"}};
-const std::vector<AttrSpec> SoftAttrs = {
-    AttrSpec{"axis", K::Int, false, "the normalized axis (default -1)"},
-    AttrSpec{"coerce_2d", K::Int, false,
-             "1 (ONNX opset < 13): normalize over all axes from 'axis' on"}};
 constexpr auto Red = FusionPattern::CommReduce;
 
 } // namespace
 
-RIVET_REGISTER_OP(OpInfo{"sum", "Sum over axes.", 1, ReduceAttrs,
+RIVET_REGISTER_OP(OpInfo{"sum", "Sum over axes.", 1,
                          reduceRel<"sum", RedClass::Numeric>, Red});
-RIVET_REGISTER_OP(OpInfo{"mean", "Arithmetic mean over axes.", 1, ReduceAttrs,
+RIVET_REGISTER_OP(OpInfo{"mean", "Arithmetic mean over axes.", 1,
                          reduceRel<"mean", RedClass::Numeric>, Red});
 RIVET_REGISTER_OP(OpInfo{
     "max", "Maximum over axes (bool allowed; an empty reduction is an error).",
-    1, ReduceAttrs, reduceRel<"max", RedClass::Any>, Red});
+    1, reduceRel<"max", RedClass::Any>, Red});
 RIVET_REGISTER_OP(OpInfo{
     "min", "Minimum over axes (bool allowed; an empty reduction is an error).",
-    1, ReduceAttrs, reduceRel<"min", RedClass::Any>, Red});
-RIVET_REGISTER_OP(OpInfo{
-    "prod", "Product over axes.\nAn empty reduction gives 1.", 1, ReduceAttrs,
-    reduceRel<"prod", RedClass::Numeric>, Red});
-RIVET_REGISTER_OP(OpInfo{
-    "l1_norm", "Sum of absolute values over axes.\nONNX ReduceL1.", 1,
-    ReduceAttrs, reduceRel<"l1_norm", RedClass::Numeric>, Red});
+    1, reduceRel<"min", RedClass::Any>, Red});
+RIVET_REGISTER_OP(OpInfo{"prod",
+                         "Product over axes.\nAn empty reduction gives 1.", 1,
+                         reduceRel<"prod", RedClass::Numeric>, Red});
+RIVET_REGISTER_OP(OpInfo{"l1_norm",
+                         "Sum of absolute values over axes.\nONNX ReduceL1.", 1,
+                         reduceRel<"l1_norm", RedClass::Numeric>, Red});
 RIVET_REGISTER_OP(OpInfo{
     "l2_norm", "Square root of the sum of squares over axes.\nONNX ReduceL2.",
-    1, ReduceAttrs, reduceRel<"l2_norm", RedClass::Numeric>, Red});
+    1, reduceRel<"l2_norm", RedClass::Numeric>, Red});
 RIVET_REGISTER_OP(OpInfo{
     "log_sum", "Natural log of the sum over axes.\nONNX ReduceLogSum.", 1,
-    ReduceAttrs, reduceRel<"log_sum", RedClass::Numeric>, Red});
+    reduceRel<"log_sum", RedClass::Numeric>, Red});
 RIVET_REGISTER_OP(OpInfo{
     "log_sum_exp",
     "log(sum(exp(x))) over axes, computed stably.\nONNX ReduceLogSumExp.", 1,
-    ReduceAttrs, reduceRel<"log_sum_exp", RedClass::Numeric>, Red});
-RIVET_REGISTER_OP(OpInfo{
-    "sum_square", "Sum of squares over axes.\nONNX ReduceSumSquare.", 1,
-    ReduceAttrs, reduceRel<"sum_square", RedClass::Numeric>, Red});
+    reduceRel<"log_sum_exp", RedClass::Numeric>, Red});
+RIVET_REGISTER_OP(OpInfo{"sum_square",
+                         "Sum of squares over axes.\nONNX ReduceSumSquare.", 1,
+                         reduceRel<"sum_square", RedClass::Numeric>, Red});
 RIVET_REGISTER_OP(OpInfo{
     "dyn_reduce",
     "A reduction whose axes are a run-time 1-D int tensor.\n"
     "Output dims are unknown; ONNX Reduce* with a non-constant axes input.",
-    2, DynReduceAttrs, dynReduceRel, FusionPattern::Opaque});
+    2, dynReduceRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{"argmax",
                          "Index (int64) of the first maximum along an axis.\n"
                          "select_last_index=1 picks the last one.",
-                         1, ArgReduceAttrs, argReduceRel<"argmax">, Red});
+                         1, argReduceRel<"argmax">, Red});
 RIVET_REGISTER_OP(OpInfo{"argmin",
                          "Index (int64) of the first minimum along an axis.\n"
                          "select_last_index=1 picks the last one.",
-                         1, ArgReduceAttrs, argReduceRel<"argmin">, Red});
+                         1, argReduceRel<"argmin">, Red});
 RIVET_REGISTER_OP(OpInfo{
     "softmax",
     "Numerically stable softmax along an axis.\n"
     "coerce_2d=1 flattens the axes from 'axis' on (ONNX < 13).",
-    1, SoftAttrs, softRel<"softmax">, FusionPattern::Opaque});
+    1, softRel<"softmax">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "log_softmax",
     "Numerically stable log of softmax along an axis.\n"
     "coerce_2d=1 flattens the axes from 'axis' on (ONNX < 13).",
-    1, SoftAttrs, softRel<"log_softmax">, FusionPattern::Opaque});
+    1, softRel<"log_softmax">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "hardmax",
     "One-hot of the first maximum along an axis.\n"
     "coerce_2d=1 flattens the axes from 'axis' on (ONNX < 13).",
-    1, SoftAttrs, softRel<"hardmax">, FusionPattern::Opaque});
+    1, softRel<"hardmax">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "cumsum",
     "Inclusive (or exclusive, reversed) cumulative sum along an axis.\n"
     "The axis is an attribute or a scalar int tensor argument.",
-    -1,
-    {AttrSpec{"axis", K::Int, false, "the axis, when not given as an argument"},
-     AttrSpec{"exclusive", K::Int, false,
-              "1 excludes the element itself (default 0)"},
-     AttrSpec{"reverse", K::Int, false, "1 sums from the end (default 0)"}},
-    cumsumRel,
-    FusionPattern::Opaque});
+    -1, cumsumRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

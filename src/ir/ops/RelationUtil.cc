@@ -76,15 +76,15 @@ void validateOpAttrs(std::string_view Op, const Attrs &A) {
   const OpInfo &Info = OpRegistry::global().get(Op);
   for (const auto &[Name, Value] : A.items()) {
     const AttrSpec *Spec = nullptr;
-    for (const AttrSpec &S : Info.attrs)
+    for (const AttrSpec &S : Info.attrs())
       if (S.name == Name)
         Spec = &S;
     if (!Spec) {
-      if (Info.attrs.empty())
+      if (Info.attrs().empty())
         fail("{}: unknown attribute '{}' (the operator takes no attributes)",
              Op, Name);
       std::string Known;
-      for (const AttrSpec &S : Info.attrs)
+      for (const AttrSpec &S : Info.attrs())
         Known += (Known.empty() ? "'" : ", '") + S.name + "'";
       fail("{}: unknown attribute '{}' (expected one of {})", Op, Name, Known);
     }
@@ -92,7 +92,7 @@ void validateOpAttrs(std::string_view Op, const Attrs &A) {
       fail("{}: attribute '{}' must be of kind {}, got {}", Op, Name,
            kindName(Spec->kind), valueKindName(Value));
   }
-  for (const AttrSpec &S : Info.attrs)
+  for (const AttrSpec &S : Info.attrs())
     if (S.required && !A.has(S.name))
       fail("{}: attribute '{}' is required", Op, S.name);
 }

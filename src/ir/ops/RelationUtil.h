@@ -102,9 +102,4 @@ std::string dimsToString(const std::vector<Dim> &Dims);
 /// The type as text, for messages.
 std::string typeStr(const TensorTypeNode &T);
 
-/// The attributes of a convolution or pooling window (strides, pads,
-/// dilations, kernel_shape, auto_pad); defined with conv in NN.cc, shared by
-/// conv2d_nchwc.
-const std::vector<AttrSpec> &windowSpecs();
-
 } // namespace rivet::ir

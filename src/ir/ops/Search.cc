@@ -101,13 +101,6 @@ Type uniqueRel(const std::vector<Type> &Args, const Attrs &A) {
                     makeTensor(std::vector<Dim>{N}, DType::Int64), Idx});
 }
 
-using K = AttrSpec::Kind;
-const AttrSpec TopKAxis{"axis", K::Int, false, "the axis (default -1)"};
-const AttrSpec TopKLargest{"largest", K::Int, false,
-                           "1 (default): largest values; 0: smallest"};
-const AttrSpec TopKSorted{"sorted", K::Int, false,
-                          "accepted for ONNX; results are always sorted"};
-
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
@@ -115,30 +108,17 @@ RIVET_REGISTER_OP(OpInfo{
     "The k largest (or smallest) values along an axis and their int64 "
     "indices.\n"
     "Sorted, ties broken by the lower index; returns (values, indices).",
-    1,
-    {AttrSpec{"k", K::Int, true, "how many values to keep"}, TopKAxis,
-     TopKLargest, TopKSorted},
-    topkRel,
-    FusionPattern::Opaque});
+    1, topkRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "dyn_topk",
     "topk whose k is a run-time int tensor (one element).\n"
     "The extent of the axis in the result is unknown.",
-    2,
-    {TopKAxis, TopKLargest, TopKSorted},
-    dynTopkRel,
-    FusionPattern::Opaque});
+    2, dynTopkRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "unique",
     "Unique elements (or slices along 'axis'), sorted or by first occurrence.\n"
     "Returns (values, first indices, inverse indices, counts); shapes are "
     "data-dependent.",
-    1,
-    {AttrSpec{"sorted", K::Int, false,
-              "1 (default): ascending; 0: first-occurrence order"},
-     AttrSpec{"axis", K::Int, false,
-              "compare slices along this axis; absent: flatten"}},
-    uniqueRel,
-    FusionPattern::Opaque});
+    1, uniqueRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -161,117 +161,67 @@ Type melRel(const std::vector<Type> &Args, const Attrs &A) {
   return tensorType({Dim::any(), Dim::any()}, T);
 }
 
-using K = AttrSpec::Kind;
-
-std::vector<AttrSpec> dftAttrs(bool Static) {
-  std::vector<AttrSpec> S = {
-      AttrSpec{"axis", K::Int, false, "the transformed axis (default 1)"},
-      AttrSpec{"inverse", K::Int, false, "1: inverse transform (scaled 1/N)"},
-      AttrSpec{"onesided", K::Int, false, "1: only bins 0..N/2"}};
-  if (Static)
-    S.push_back({"dft_length", K::Int, false,
-                 "transform length (default the axis extent)"});
-  return S;
-}
-
-std::vector<AttrSpec> stftAttrs(bool Static) {
-  std::vector<AttrSpec> S = {
-      AttrSpec{"onesided", K::Int, false, "1 (default): only bins 0..N/2"}};
-  if (Static) {
-    S.push_back({"frame_step", K::Int, true, "samples between frames"});
-    S.push_back({"frame_length", K::Int, false,
-                 "samples per frame (default the window length)"});
-  }
-  return S;
-}
-
-std::vector<AttrSpec> windowAttrs(bool Static) {
-  std::vector<AttrSpec> S = {
-      AttrSpec{"periodic", K::Int, false, "1 (default): periodic window"},
-      AttrSpec{"dtype", K::String, false, "output dtype (default float32)"}};
-  if (Static)
-    S.push_back({"size", K::Int, true, "the window length"});
-  return S;
-}
-
-std::vector<AttrSpec> melAttrs(bool Static) {
-  std::vector<AttrSpec> S = {
-      AttrSpec{"dtype", K::String, false, "output dtype (default float32)"}};
-  if (Static) {
-    S.push_back({"num_mel_bins", K::Int, true, "mel bands"});
-    S.push_back({"dft_length", K::Int, true, "the DFT length"});
-    S.push_back({"sample_rate", K::Int, true, "samples per second"});
-    S.push_back({"lower_edge_hertz", K::Float, true, "lowest frequency"});
-    S.push_back({"upper_edge_hertz", K::Float, true, "highest frequency"});
-  }
-  return S;
-}
-
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
     "dft",
     "Discrete Fourier transform along an axis of a real ([..., 1]) or complex\n"
     "([..., 2]) signal; dft_length, inverse and onesided as in ONNX DFT.",
-    1, dftAttrs(true), dftRel<"dft">, FusionPattern::Opaque});
+    1, dftRel<"dft">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "dft_dynamic",
     "dft whose dft_length is a scalar input (zero elements: absent); the\n"
     "transformed extent is data-dependent.",
-    2, dftAttrs(false), dftRel<"dft_dynamic">, FusionPattern::Opaque});
+    2, dftRel<"dft_dynamic">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "stft",
     "Short-time Fourier transform of signal[batch, length, 1|2] with a window\n"
     "(zero elements: rectangular); output [batch, frames, bins, 2].",
-    2, stftAttrs(true), stftRel<"stft">, FusionPattern::Opaque});
+    2, stftRel<"stft">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "stft_dynamic",
     "stft over (signal, frame_step, window, frame_length) inputs; empty\n"
     "optional inputs are absent and the output shape is data-dependent.",
-    4, stftAttrs(false), stftRel<"stft_dynamic">, FusionPattern::Opaque});
+    4, stftRel<"stft_dynamic">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "hann_window",
     "Hann window of a static length:\n"
     "0.5 - 0.5 cos(2 pi n / N), N = size (periodic) or size - 1.",
-    0, windowAttrs(true), windowRel<"hann_window">, FusionPattern::Opaque});
+    0, windowRel<"hann_window">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{"hamming_window",
                          "Hamming window of a static length:\n"
                          "25/46 - 21/46 cos(2 pi n / N).",
-                         0, windowAttrs(true), windowRel<"hamming_window">,
+                         0, windowRel<"hamming_window">,
                          FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{"blackman_window",
                          "Blackman window of a static length:\n"
                          "0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N).",
-                         0, windowAttrs(true), windowRel<"blackman_window">,
+                         0, windowRel<"blackman_window">,
                          FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{"hann_window_dynamic",
                          "hann_window whose length is a scalar input\n"
                          "(data-dependent shape).",
-                         1, windowAttrs(false),
-                         windowRel<"hann_window_dynamic">,
+                         1, windowRel<"hann_window_dynamic">,
                          FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{"hamming_window_dynamic",
                          "hamming_window whose length is a scalar input\n"
                          "(data-dependent shape).",
-                         1, windowAttrs(false),
-                         windowRel<"hamming_window_dynamic">,
+                         1, windowRel<"hamming_window_dynamic">,
                          FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{"blackman_window_dynamic",
                          "blackman_window whose length is a scalar input\n"
                          "(data-dependent shape).",
-                         1, windowAttrs(false),
-                         windowRel<"blackman_window_dynamic">,
+                         1, windowRel<"blackman_window_dynamic">,
                          FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "mel_weight_matrix",
     "Triangular mel filter bank [dft_length/2 + 1, num_mel_bins] from static\n"
     "parameters (ONNX MelWeightMatrix).",
-    0, melAttrs(true), melRel<"mel_weight_matrix">, FusionPattern::Opaque});
+    0, melRel<"mel_weight_matrix">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "mel_weight_matrix_dynamic",
     "mel_weight_matrix over scalar inputs (num_mel_bins, dft_length,\n"
     "sample_rate, lower/upper_edge_hertz); data-dependent shape.",
-    5, melAttrs(false), melRel<"mel_weight_matrix_dynamic">,
-    FusionPattern::Opaque});
+    5, melRel<"mel_weight_matrix_dynamic">, FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -89,29 +89,12 @@ Type tfidfRel(const std::vector<Type> &Args, const Attrs &A) {
   return tensorType({Columns}, DType::Float32);
 }
 
-using K = AttrSpec::Kind;
-
-std::vector<AttrSpec> tfidfAttrs() {
-  return {AttrSpec{"mode", K::String, true, "'TF', 'IDF' or 'TFIDF'"},
-          AttrSpec{"min_gram_length", K::Int, true, "shortest counted n-gram"},
-          AttrSpec{"max_gram_length", K::Int, true, "longest counted n-gram"},
-          AttrSpec{"max_skip_count", K::Int, true,
-                   "most tokens skipped between n-gram items"},
-          AttrSpec{"ngram_counts", K::Ints, true,
-                   "start of the (i+1)-grams in pool_int64s"},
-          AttrSpec{"ngram_indexes", K::Ints, true,
-                   "output column of each pool n-gram"},
-          AttrSpec{"pool_int64s", K::Ints, true, "the n-grams, shortest first"},
-          AttrSpec{"weights", K::Floats, false,
-                   "IDF weight per output column (default 1)"}};
-}
-
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
     "tfidf_vectorizer",
     "Counts pool n-grams (with skips) in int token rows [C] or [N, C] into\n"
     "float32 [K] / [N, K]; mode TF, IDF or TFIDF as in ONNX TfIdfVectorizer.",
-    1, tfidfAttrs(), tfidfRel, FusionPattern::Opaque});
+    1, tfidfRel, FusionPattern::Opaque});
 
 } // namespace rivet::ir

@@ -381,7 +381,6 @@ Type takeRel(const std::vector<Type> &Args, const Attrs &A) {
 }
 
 constexpr auto Inj = FusionPattern::Injective;
-using K = AttrSpec::Kind;
 
 //===----------------------------------------------------------------------===//
 // Data-dependent variants and the remaining ONNX shape operators
@@ -801,201 +800,99 @@ OpInfo identityWhenTypeKeptOp(OpInfo Info) {
 } // namespace
 
 RIVET_REGISTER_OP(viewOp(OpInfo{
-    "reshape",
-    "Reshapes to newshape (0 copies an extent, one -1 is inferred).",
-    1,
-    {AttrSpec{
-        "newshape", K::Ints, true,
-        "the new extents; 0 copies the input's extent, one -1 is inferred"}},
-    reshapeRel,
-    Inj}));
+    "reshape", "Reshapes to newshape (0 copies an extent, one -1 is inferred).",
+    1, reshapeRel, Inj}));
+RIVET_REGISTER_OP(OpInfo{"transpose",
+                         "Permutes the axes (default: reverses them).", 1,
+                         transposeRel, Inj});
+RIVET_REGISTER_OP(OpInfo{"concatenate",
+                         "Joins tensors of one dtype and rank along an axis.",
+                         -1, concatenateRel, Inj});
+RIVET_REGISTER_OP(OpInfo{"stack",
+                         "Stacks tensors of one shape along a new axis.", -1,
+                         stackRel, Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "transpose",
-    "Permutes the axes (default: reverses them).",
-    1,
-    {AttrSpec{"axes", K::Ints, false,
-              "the permutation; default reverses the axes"}},
-    transposeRel,
-    Inj});
+    "split", "Splits a tensor along an axis into a tuple of tensors.", 1,
+    splitRel, Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "concatenate",
-    "Joins tensors of one dtype and rank along an axis.",
-    -1,
-    {AttrSpec{"axis", K::Int, false, "the axis to join along (default 0)"}},
-    concatenateRel,
-    Inj});
+    "strided_slice", "ONNX Slice: begin/end/strides along axes, bounds clamp.",
+    1, stridedSliceRel, Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "stack",
-    "Stacks tensors of one shape along a new axis.",
-    -1,
-    {AttrSpec{"axis", K::Int, false,
-              "position of the new axis, in [-(r+1), r] (default 0)"}},
-    stackRel,
-    Inj});
-RIVET_REGISTER_OP(OpInfo{
-    "split",
-    "Splits a tensor along an axis into a tuple of tensors.",
-    1,
-    {AttrSpec{"axis", K::Int, false, "the axis to split (default 0)"},
-     AttrSpec{"sections", K::Int, false,
-              "number of equal parts (must divide the extent)"},
-     AttrSpec{"indices", K::Ints, false,
-              "split points, NumPy array_split style"}},
-    splitRel,
-    Inj});
-RIVET_REGISTER_OP(OpInfo{
-    "strided_slice",
-    "ONNX Slice: begin/end/strides along axes, bounds clamp.",
-    1,
-    {AttrSpec{"begin", K::Ints, true,
-              "start indices (negative count from the end)"},
-     AttrSpec{"end", K::Ints, true,
-              "end indices, exclusive (negative count from the end)"},
-     AttrSpec{"strides", K::Ints, false, "steps, non-zero (default 1s)"},
-     AttrSpec{"axes", K::Ints, false,
-              "the sliced axes (default 0..len(begin)-1)"}},
-    stridedSliceRel,
-    Inj});
-RIVET_REGISTER_OP(OpInfo{
-    "take",
-    "Gathers entries of x along an axis at the given indices.",
-    2,
-    {AttrSpec{"axis", K::Int, false, "the gathered axis; absent flattens x"}},
-    takeRel,
-    Inj});
+    "take", "Gathers entries of x along an axis at the given indices.", 2,
+    takeRel, Inj});
 
 RIVET_REGISTER_OP(viewOp(OpInfo{
     "reshape_dyn",
     "Reshapes to the shape held by a 1-D int64 tensor (ONNX "
     "Reshape with a computed shape; 0 copies unless allowzero).",
-    2,
-    {AttrSpec{"allowzero", K::Int, false,
-              "1: a 0 in shape is a zero extent (default 0)"}},
-    reshapeDynRel,
-    FusionPattern::Opaque}));
+    2, reshapeDynRel, FusionPattern::Opaque}));
 RIVET_REGISTER_OP(OpInfo{
     "split_dyn",
     "ONNX Split with the part sizes held by a 1-D int64 tensor "
     "(they must add up to the extent); a tuple.",
-    2,
-    {AttrSpec{"axis", K::Int, false, "the axis to split (default 0)"},
-     AttrSpec{"num_outputs", K::Int, true, "the number of parts"}},
-    splitDynRel,
-    FusionPattern::Opaque});
+    2, splitDynRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "slice_dyn",
     "ONNX Slice with starts/ends/axes/steps as tensors; the "
     "extents depend on their values.",
-    -1,
-    {},
-    sliceDynRel,
-    FusionPattern::Opaque});
+    -1, sliceDynRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(viewOp(OpInfo{
     "squeeze",
     "Removes the given axes of extent 1 (default: every axis of "
     "extent 1).",
-    1,
-    {AttrSpec{"axes", K::Ints, false,
-              "axes to remove; each must have extent 1"}},
-    squeezeRel,
-    Inj}));
+    1, squeezeRel, Inj}));
 RIVET_REGISTER_OP(viewOp(OpInfo{
-    "squeeze_dyn",
-    "Removes the axes of extent 1 named by a 1-D int64 tensor.",
-    2,
-    {},
-    squeezeDynRel,
-    FusionPattern::Opaque}));
+    "squeeze_dyn", "Removes the axes of extent 1 named by a 1-D int64 tensor.",
+    2, squeezeDynRel, FusionPattern::Opaque}));
 RIVET_REGISTER_OP(viewOp(OpInfo{
     "unsqueeze",
     "Inserts axes of extent 1; axes index the output (rank "
     "r + len(axes)).",
-    1,
-    {AttrSpec{"axes", K::Ints, true,
-              "positions of the new axes in the output"}},
-    unsqueezeRel,
-    Inj}));
+    1, unsqueezeRel, Inj}));
 RIVET_REGISTER_OP(viewOp(OpInfo{
     "unsqueeze_dyn",
     "Inserts axes of extent 1 at the output positions held "
     "by a 1-D int64 tensor.",
-    2,
-    {},
-    unsqueezeDynRel,
-    FusionPattern::Opaque}));
+    2, unsqueezeDynRel, FusionPattern::Opaque}));
 RIVET_REGISTER_OP(viewOp(OpInfo{
     "flatten",
     "Reshapes to 2-D: (prod(d[:axis]), prod(d[axis:])), axis in "
     "[-r, r].",
-    1,
-    {AttrSpec{"axis", K::Int, false, "the split point (default 1)"}},
-    flattenRel,
-    Inj}));
+    1, flattenRel, Inj}));
 RIVET_REGISTER_OP(identityWhenTypeKeptOp(OpInfo{
     "expand",
     "Broadcasts x against a shape (ONNX Expand: bidirectional, "
     "the result may be larger than the shape).",
-    1,
-    {AttrSpec{"shape", K::Ints, true, "the shape to broadcast with"}},
-    expandRel,
-    FusionPattern::Broadcast}));
+    1, expandRel, FusionPattern::Broadcast}));
 RIVET_REGISTER_OP(OpInfo{
-    "expand_dyn",
-    "ONNX Expand with the shape held by a 1-D int64 tensor.",
-    2,
-    {},
-    expandDynRel,
-    FusionPattern::Opaque});
+    "expand_dyn", "ONNX Expand with the shape held by a 1-D int64 tensor.", 2,
+    expandDynRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(identityWhenTypeKeptOp(OpInfo{
     "tile",
     "Repeats x along each axis (ONNX Tile); repeats has one entry "
     "per axis.",
-    1,
-    {AttrSpec{"repeats", K::Ints, true, "non-negative repeat count per axis"}},
-    tileRel,
-    Inj}));
+    1, tileRel, Inj}));
 RIVET_REGISTER_OP(OpInfo{
-    "tile_dyn",
-    "ONNX Tile with the repeats held by a 1-D int64 tensor.",
-    2,
-    {},
-    tileDynRel,
-    FusionPattern::Opaque});
+    "tile_dyn", "ONNX Tile with the repeats held by a 1-D int64 tensor.", 2,
+    tileDynRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "pad",
     "Pads (or crops, for negative pads) each axis: constant, reflect "
     "or edge mode.",
-    1,
-    {AttrSpec{"pads", K::Ints, true, "[begin per axis..., end per axis...]"},
-     AttrSpec{"mode", K::String, false, "constant (default), reflect or edge"},
-     AttrSpec{"value", K::Float, false, "the constant fill value (default 0)"},
-     AttrSpec{"axes", K::Ints, false, "the padded axes (default all)"}},
-    padRel,
-    Inj});
+    1, padRel, Inj});
 RIVET_REGISTER_OP(OpInfo{
     "pad_dyn",
     "ONNX Pad with pads (and optionally the fill value and axes) "
     "held by tensors.",
-    -1,
-    {AttrSpec{"mode", K::String, false, "constant (default), reflect or edge"}},
-    padDynRel,
-    FusionPattern::Opaque});
+    -1, padDynRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "depth_to_space",
     "Moves channel blocks into spatial blocks: (N, C, H, W) "
     "-> (N, C/b^2, H*b, W*b).",
-    1,
-    {AttrSpec{"blocksize", K::Int, true, "the block size b"},
-     AttrSpec{"mode", K::String, false, "DCR (default) or CRD channel order"}},
-    spaceRel<true>,
-    Inj});
-RIVET_REGISTER_OP(OpInfo{
-    "space_to_depth",
-    "Moves spatial blocks into channels: (N, C, H, W) -> "
-    "(N, C*b^2, H/b, W/b).",
-    1,
-    {AttrSpec{"blocksize", K::Int, true, "the block size b"}},
-    spaceRel<false>,
-    Inj});
+    1, spaceRel<true>, Inj});
+RIVET_REGISTER_OP(OpInfo{"space_to_depth",
+                         "Moves spatial blocks into channels: (N, C, H, W) -> "
+                         "(N, C*b^2, H/b, W/b).",
+                         1, spaceRel<false>, Inj});
 
 } // namespace rivet::ir

@@ -90,7 +90,7 @@ bool isLayoutAgnostic(const OpInfo &Info) {
     return false;
   if (Info.numInputs == 0 || Info.listArgument || Info.listResult)
     return false;
-  for (const AttrSpec &A : Info.attrs)
+  for (const AttrSpec &A : Info.attrs())
     if (A.name == "axis" || A.name == "axes" || A.name == "shape")
       return false;
   return true;

@@ -9,11 +9,13 @@
 // one, so the result never depends on oneDNN being available.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/AttrSchema.h"
 #include "kernels/Kernel.h"
 #include "kernels/Layout.h"
+#include "kernels/WindowGeometry.h"
 #include "kernels/cpu/ConvChain.h"
-#include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/cpu/PointwiseDepthwiseConv.h"
+#include "kernels/dnnl/DnnlAnchors.h"
 
 #include <algorithm>
 
@@ -96,8 +98,8 @@ void fusedReference(const KernelInfo &K, const std::vector<Tensor> &Anchor,
   applyPostOpsReference(Out, P);
 }
 
-/// Explicit conv geometry from the conv attributes (auto_pad resolved the
-/// way the reference kernel does, from the output extents). The R spatial
+/// Explicit conv geometry from the conv attributes (auto_pad resolved by
+/// WindowGeometry.h, as in the reference kernel). The R spatial
 /// axes of X, W and Out are 2..R+1 (also in the blocked layouts).
 ConvParams convParams(const Shape &X, const Shape &W, const Shape &Out,
                       const Attrs &A, size_t R) {
@@ -105,24 +107,21 @@ ConvParams convParams(const Shape &X, const Shape &W, const Shape &Out,
   P.strides = A.getInts("strides", std::vector<int64_t>(R, 1));
   P.dilations = A.getInts("dilations", std::vector<int64_t>(R, 1));
   std::vector<int64_t> Pads = A.getInts("pads", std::vector<int64_t>(2 * R, 0));
-  P.group = A.getInt("group", 1);
+  OpAttrs Conv("conv", A);
+  P.group = Conv.getInt("group");
   P.constantWeights = A.getInt(ConstantWeightsAttr, 0) != 0;
-  std::string AutoPad = A.getString("auto_pad", "NOTSET");
-  if (Pads.size() != 2 * R)
+  std::optional<AutoPad> Mode = parseAutoPad(Conv.getString("auto_pad"));
+  if (Pads.size() != 2 * R || !Mode)
     return P; // the shape function already rejected it
   P.padBegin.assign(Pads.begin(), Pads.begin() + (long)R);
   P.padEnd.assign(Pads.begin() + (long)R, Pads.end());
   for (size_t I = 0; I < R && I < P.strides.size() && I < P.dilations.size();
        ++I) {
-    int64_t Eff = (W[I + 2] - 1) * P.dilations[I] + 1;
-    int64_t In = X[I + 2], O = Out[I + 2];
-    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
-      int64_t Total = std::max<int64_t>(0, (O - 1) * P.strides[I] + Eff - In);
-      P.padBegin[I] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
-      P.padEnd[I] = Total - P.padBegin[I];
-    } else if (AutoPad == "VALID") {
-      P.padBegin[I] = P.padEnd[I] = 0;
-    }
+    WindowAxis<ConstArith> G = windowAxis<ConstArith>(
+        X[I + 2], W[I + 2], P.strides[I], P.dilations[I], P.padBegin[I],
+        P.padEnd[I], *Mode, /*Ceil=*/false);
+    P.padBegin[I] = G.padBegin;
+    P.padEnd[I] = G.padEnd;
   }
   return P;
 }

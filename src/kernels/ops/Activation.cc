@@ -17,12 +17,6 @@
 namespace rivet::kernels {
 namespace {
 
-/// A float attribute with a default, errors naming the operator.
-double attrFloat(const char *Op, const Attrs &A, const std::string &N,
-                 double Default) {
-  return withOp(Op, [&] { return A.getFloat(N, Default); });
-}
-
 /// Arithmetic type of an activation: float for float16/bfloat16, double for
 /// integers, the type itself for float32/float64.
 template <typename E>
@@ -34,7 +28,7 @@ struct EluOp {
   static constexpr const char *Name = "elu";
   static constexpr DTypeClass Class = DTypeClass::Float;
   double Alpha;
-  explicit EluOp(const Attrs &A) : Alpha(attrFloat(Name, A, "alpha", 1.0)) {}
+  explicit EluOp(const Attrs &A) : Alpha(attrFloat(Name, A, "alpha")) {}
   template <typename T> T apply(T X) const {
     return X < T(0) ? T(Alpha) * std::expm1(X) : X;
   }
@@ -44,8 +38,8 @@ struct SeluOp {
   static constexpr DTypeClass Class = DTypeClass::Float;
   double Alpha, Gamma;
   explicit SeluOp(const Attrs &A)
-      : Alpha(attrFloat(Name, A, "alpha", 1.67326319217681884765625)),
-        Gamma(attrFloat(Name, A, "gamma", 1.05070102214813232421875)) {}
+      : Alpha(attrFloat(Name, A, "alpha")), Gamma(attrFloat(Name, A, "gamma")) {
+  }
   template <typename T> T apply(T X) const {
     return X > T(0) ? T(Gamma) * X : T(Gamma) * T(Alpha) * std::expm1(X);
   }
@@ -54,7 +48,7 @@ struct CeluOp {
   static constexpr const char *Name = "celu";
   static constexpr DTypeClass Class = DTypeClass::Float;
   double Alpha;
-  explicit CeluOp(const Attrs &A) : Alpha(attrFloat(Name, A, "alpha", 1.0)) {
+  explicit CeluOp(const Attrs &A) : Alpha(attrFloat(Name, A, "alpha")) {
     if (Alpha == 0)
       fail("celu: attribute 'alpha' must not be 0");
   }
@@ -66,8 +60,7 @@ struct LeakyReluOp {
   static constexpr const char *Name = "leaky_relu";
   static constexpr DTypeClass Class = DTypeClass::Float;
   double Alpha;
-  explicit LeakyReluOp(const Attrs &A)
-      : Alpha(attrFloat(Name, A, "alpha", 0.01)) {}
+  explicit LeakyReluOp(const Attrs &A) : Alpha(attrFloat(Name, A, "alpha")) {}
   template <typename T> T apply(T X) const {
     return X < T(0) ? T(Alpha) * X : X;
   }
@@ -77,8 +70,7 @@ struct HardSigmoidOp {
   static constexpr DTypeClass Class = DTypeClass::Float;
   double Alpha, Beta;
   explicit HardSigmoidOp(const Attrs &A)
-      : Alpha(attrFloat(Name, A, "alpha", 0.2)),
-        Beta(attrFloat(Name, A, "beta", 0.5)) {}
+      : Alpha(attrFloat(Name, A, "alpha")), Beta(attrFloat(Name, A, "beta")) {}
   template <typename T> T apply(T X) const {
     return std::fmax(T(0), std::fmin(T(1), T(Alpha) * X + T(Beta)));
   }
@@ -96,7 +88,7 @@ struct ThresholdedReluOp {
   static constexpr DTypeClass Class = DTypeClass::Float;
   double Alpha;
   explicit ThresholdedReluOp(const Attrs &A)
-      : Alpha(attrFloat(Name, A, "alpha", 1.0)) {}
+      : Alpha(attrFloat(Name, A, "alpha")) {}
   template <typename T> T apply(T X) const { return X > T(Alpha) ? X : T(0); }
 };
 struct ShrinkOp {
@@ -104,8 +96,7 @@ struct ShrinkOp {
   static constexpr DTypeClass Class = DTypeClass::Numeric;
   double Lambd, Bias;
   explicit ShrinkOp(const Attrs &A)
-      : Lambd(attrFloat(Name, A, "lambd", 0.5)),
-        Bias(attrFloat(Name, A, "bias", 0.0)) {}
+      : Lambd(attrFloat(Name, A, "lambd")), Bias(attrFloat(Name, A, "bias")) {}
   template <typename T> T apply(T X) const {
     if (X < -T(Lambd))
       return X + T(Bias);
@@ -292,5 +283,34 @@ RIVET_ACTIVATION(SoftsignOp);
 RIVET_REGISTER_KERNEL("clip", clipKernel, clipShape, false);
 RIVET_REGISTER_KERNEL("prelu", preluKernel, preluShape, false);
 RIVET_REGISTER_KERNEL("dropout", dropoutKernel, dropoutShape, false);
+
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+RIVET_REGISTER_ATTRS("elu",
+                     {{"alpha", AttrKind::Float, false, "scale below 0", 1.0}});
+RIVET_REGISTER_ATTRS("selu",
+                     {{"alpha", AttrKind::Float, false, "scale of e^x - 1",
+                       1.67326319217681884765625},
+                      {"gamma", AttrKind::Float, false, "scale of the result",
+                       1.05070102214813232421875}});
+RIVET_REGISTER_ATTRS("celu",
+                     {{"alpha", AttrKind::Float, false, "must not be 0", 1.0}});
+RIVET_REGISTER_ATTRS("leaky_relu", {{"alpha", AttrKind::Float, false,
+                                     "slope below 0", 0.01}});
+RIVET_REGISTER_ATTRS("hard_sigmoid",
+                     {{"alpha", AttrKind::Float, false, "slope", 0.2},
+                      {"beta", AttrKind::Float, false, "offset", 0.5}});
+RIVET_REGISTER_ATTRS("thresholded_relu",
+                     {{"alpha", AttrKind::Float, false, "the threshold", 1.0}});
+RIVET_REGISTER_ATTRS("shrink", {{"lambd", AttrKind::Float, false,
+                                 "half the width of the zero band", 0.5},
+                                {"bias", AttrKind::Float, false,
+                                 "moved toward 0 outside the band", 0.0}});
+RIVET_REGISTER_ATTRS("clip", {{"min", AttrKind::Float, false,
+                               "lower bound; absent: the dtype's lowest"},
+                              {"max", AttrKind::Float, false,
+                               "upper bound; absent: the dtype's max"}});
 
 } // namespace rivet::kernels

@@ -321,4 +321,36 @@ RIVET_REGISTER_KERNEL("constant_of_shape", constantOfShapeKernel,
 RIVET_REGISTER_KERNEL("eye_like", eyeLikeKernel, eyeLikeShape, false);
 RIVET_REGISTER_KERNEL("trilu", triluKernel, triluShape, false);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+RIVET_REGISTER_ATTRS("shape_of",
+                     {{"start", AttrKind::Int, false,
+                       "first dim (negative counts from the end)", 0},
+                      {"end", AttrKind::Int, false,
+                       "one past the last dim (default the rank)"}});
+RIVET_REGISTER_ATTRS("dim_size", {{"axis", AttrKind::Int, true,
+                                   "the axis (negative counts from the end)"}});
+RIVET_REGISTER_ATTRS("zeros", {{"shape", AttrKind::Ints, true, "the extents"},
+                               {"dtype", AttrKind::String, false, "the dtype",
+                                "float32"}});
+RIVET_REGISTER_ATTRS("ones", {{"shape", AttrKind::Ints, true, "the extents"},
+                              {"dtype", AttrKind::String, false, "the dtype",
+                               "float32"}});
+RIVET_REGISTER_ATTRS("full", {{"shape", AttrKind::Ints, true, "the extents"},
+                              {"dtype", AttrKind::String, false,
+                               "the dtype (default the value's dtype)"}});
+RIVET_REGISTER_ATTRS("arange", {{"dtype", AttrKind::String, false,
+                                 "the dtype (default the inputs' dtype)"}});
+RIVET_REGISTER_ATTRS("constant_of_shape",
+                     {{"value", AttrKind::Tensor, false,
+                       "one-element fill value (default float32 0)"}});
+RIVET_REGISTER_ATTRS(
+    "eye_like",
+    {{"k", AttrKind::Int, false, "the diagonal (default 0; positive is above)"},
+     {"dtype", AttrKind::String, false, "the dtype (default x's)"}});
+RIVET_REGISTER_ATTRS("trilu", {{"upper", AttrKind::Int, false,
+                                "1 (default): upper triangle; 0: lower"}});
+
 } // namespace rivet::kernels

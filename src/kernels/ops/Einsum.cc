@@ -289,4 +289,11 @@ void detKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 RIVET_REGISTER_KERNEL("einsum", einsumKernel, einsumShape, false);
 RIVET_REGISTER_KERNEL("det", detKernel, detShape, false);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+RIVET_REGISTER_ATTRS("einsum", {{"equation", AttrKind::String, true,
+                                 "e.g. 'bij,bjk->bik'"}});
+
 } // namespace rivet::kernels

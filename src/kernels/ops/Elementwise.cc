@@ -681,4 +681,24 @@ RIVET_REGISTER_KERNEL("legacy_broadcast", legacyBroadcastKernel,
                       legacyBroadcastShape, false);
 RIVET_REGISTER_KERNEL("full_like", fullLikeKernel, fullLikeShape, false);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+RIVET_REGISTER_ATTRS("mod", {{"fmod", AttrKind::Int, false,
+                              "1: C fmod (sign of the dividend)", 0}});
+RIVET_REGISTER_ATTRS(
+    "isinf", {{"detect_negative", AttrKind::Int, false, "0/1: count -inf", 1},
+              {"detect_positive", AttrKind::Int, false, "0/1: count +inf", 1}});
+RIVET_REGISTER_ATTRS("cast", {{"dtype", AttrKind::String, true,
+                               "the target dtype, e.g. \"float32\""}});
+RIVET_REGISTER_ATTRS(
+    "legacy_broadcast",
+    {{"axis", AttrKind::Int, true,
+      "where b's first dim aligns in a; negative counts from a's end"}});
+RIVET_REGISTER_ATTRS("full_like", {{"value", AttrKind::Float, true,
+                                    "the fill value, converted to dtype"},
+                                   {"dtype", AttrKind::String, false,
+                                    "the result dtype; default x's"}});
+
 } // namespace rivet::kernels

@@ -21,10 +21,6 @@ std::string attrStr(const char *Op, const Attrs &A, const std::string &N,
                     const std::string &Default) {
   return withOp(Op, [&] { return A.getString(N, Default); });
 }
-double attrFloat(const char *Op, const Attrs &A, const std::string &N,
-                 double Default) {
-  return withOp(Op, [&] { return A.getFloat(N, Default); });
-}
 std::vector<double> attrFloats(const char *Op, const Attrs &A,
                                const std::string &N) {
   if (!A.has(N))
@@ -803,5 +799,60 @@ RIVET_REGISTER_KERNEL("resize_dynamic", resizeDynamicKernel, resizeDynamicShape,
 RIVET_REGISTER_KERNEL("grid_sample", gridSampleKernel, gridSampleShape, false);
 RIVET_REGISTER_KERNEL("roi_align", roiAlignKernel, roiAlignShape, false);
 RIVET_REGISTER_KERNEL("non_max_suppression", nmsKernel, nmsShape, true);
+
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::vector<AttrSpec> resizeCommonAttrs() {
+  return {
+      {"mode", AttrKind::String, false, "nearest (default), linear or cubic"},
+      {"coordinate_transformation_mode", AttrKind::String, false,
+       "half_pixel (default), pytorch_half_pixel, align_corners, asymmetric, "
+       "tf_half_pixel_for_nn, tf_crop_and_resize, half_pixel_symmetric"},
+      {"nearest_mode", AttrKind::String, false,
+       "round_prefer_floor (default), round_prefer_ceil, floor, ceil"},
+      {"cubic_coeff_a", AttrKind::Float, false, "cubic coefficient", -0.75},
+      {"exclude_outside", AttrKind::Int, false,
+       "1: zero the weights of taps outside the input", 0},
+      {"extrapolation_value", AttrKind::Float, false,
+       "value outside the roi for tf_crop_and_resize", 0.0},
+      {"axes", AttrKind::Ints, false, "the resized axes (default all)"},
+      {"keep_aspect_ratio_policy", AttrKind::String, false,
+       "stretch (default), not_larger, not_smaller (with sizes)"},
+  };
+}
+std::vector<AttrSpec> resizeStaticAttrs() {
+  std::vector<AttrSpec> S = resizeCommonAttrs();
+  S.push_back({"scales", AttrKind::Floats, false, "scale per resized axis"});
+  S.push_back(
+      {"sizes", AttrKind::Ints, false, "output extent per resized axis"});
+  S.push_back({"roi", AttrKind::Floats, false,
+               "starts then ends per resized axis (tf_crop_and_resize)"});
+  return S;
+}
+} // namespace
+RIVET_REGISTER_ATTRS("resize", resizeStaticAttrs());
+RIVET_REGISTER_ATTRS("resize_dynamic", resizeCommonAttrs());
+RIVET_REGISTER_ATTRS("grid_sample", {{"mode", AttrKind::String, false,
+                                      "bilinear (default), nearest, bicubic"},
+                                     {"padding_mode", AttrKind::String, false,
+                                      "zeros (default), border, reflection"},
+                                     {"align_corners", AttrKind::Int, false,
+                                      "1: -1/1 are pixel centers", 0}});
+RIVET_REGISTER_ATTRS(
+    "roi_align",
+    {{"mode", AttrKind::String, false, "avg (default) or max"},
+     {"output_height", AttrKind::Int, false, "bins per roi height", 1},
+     {"output_width", AttrKind::Int, false, "bins per roi width", 1},
+     {"sampling_ratio", AttrKind::Int, false,
+      "samples per bin side (0: adaptive)", 0},
+     {"spatial_scale", AttrKind::Float, false, "roi to input scale", 1.0},
+     {"coordinate_transformation_mode", AttrKind::String, false,
+      "half_pixel (default) or output_half_pixel"}});
+RIVET_REGISTER_ATTRS("non_max_suppression",
+                     {{"center_point_box", AttrKind::Int, false,
+                       "0: [y1, x1, y2, x2], 1: [x_c, y_c, w, h]", 0}});
 
 } // namespace rivet::kernels

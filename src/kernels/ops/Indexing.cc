@@ -510,4 +510,31 @@ RIVET_REGISTER_KERNEL("nonzero", nonzeroKernel, nonzeroShape, true);
 RIVET_REGISTER_KERNEL("reverse_sequence", reverseSequenceKernel,
                       reverseSequenceShape, false);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+RIVET_REGISTER_ATTRS("gather_elements",
+                     {{"axis", AttrKind::Int, false, "the gathered axis", 0}});
+RIVET_REGISTER_ATTRS("gather_nd",
+                     {{"batch_dims", AttrKind::Int, false,
+                       "leading batch axes shared by data and indices"}});
+RIVET_REGISTER_ATTRS("scatter_elements",
+                     {{"axis", AttrKind::Int, false, "the scattered axis", 0},
+                      {"reduction", AttrKind::String, false,
+                       "none, add, mul, max or min", "none"}});
+RIVET_REGISTER_ATTRS("scatter_nd", {{"reduction", AttrKind::String, false,
+                                     "none, add, mul, max or min", "none"}});
+RIVET_REGISTER_ATTRS("one_hot",
+                     {{"depth", AttrKind::Int, true, "extent of the new axis"},
+                      {"axis", AttrKind::Int, false, "position of the new axis",
+                       -1}});
+RIVET_REGISTER_ATTRS("one_hot_dyn", {{"axis", AttrKind::Int, false,
+                                      "position of the new axis", -1}});
+RIVET_REGISTER_ATTRS("compress", {{"axis", AttrKind::Int, false,
+                                   "the axis; absent flattens the input"}});
+RIVET_REGISTER_ATTRS("reverse_sequence",
+                     {{"batch_axis", AttrKind::Int, false, "the batch axis", 1},
+                      {"time_axis", AttrKind::Int, false, "the time axis", 0}});
+
 } // namespace rivet::kernels

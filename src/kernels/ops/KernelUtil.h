@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kernels/AttrSchema.h"
 #include "kernels/Attrs.h"
 #include "kernels/ElementConvert.h"
 #include "kernels/Kernel.h"
@@ -91,24 +92,40 @@ template <typename F> decltype(auto) withOp(const char *Op, F &&Fn) {
   }
 }
 
-/// Attribute getters whose errors name the operator.
+/// The kind of an attribute, for the schemas at the end of each family.
+using AttrKind = AttrSpec::Kind;
+
+/// Attribute getters whose errors name the operator. Op is the operator's
+/// registered name: an attribute the call leaves out has its schema default.
 inline int64_t attrInt(const char *Op, const Attrs &A, const std::string &N) {
-  return withOp(Op, [&] { return A.getInt(N); });
+  return withOp(Op, [&] { return OpAttrs(Op, A).getInt(N); });
 }
+inline double attrFloat(const char *Op, const Attrs &A, const std::string &N) {
+  return withOp(Op, [&] { return OpAttrs(Op, A).getFloat(N); });
+}
+inline std::string attrString(const char *Op, const Attrs &A,
+                              const std::string &N) {
+  return withOp(Op, [&] { return OpAttrs(Op, A).getString(N); });
+}
+inline std::vector<int64_t> attrInts(const char *Op, const Attrs &A,
+                                     const std::string &N) {
+  return withOp(Op, [&] { return OpAttrs(Op, A).getInts(N); });
+}
+/// Getters with a literal default, for the operators whose schema does not
+/// have the default yet.
 inline int64_t attrInt(const char *Op, const Attrs &A, const std::string &N,
                        int64_t Default) {
   return withOp(Op, [&] { return A.getInt(N, Default); });
 }
-inline std::vector<int64_t> attrInts(const char *Op, const Attrs &A,
-                                     const std::string &N) {
-  return withOp(Op, [&] { return A.getInts(N); });
+inline double attrFloat(const char *Op, const Attrs &A, const std::string &N,
+                        double Default) {
+  return withOp(Op, [&] { return A.getFloat(N, Default); });
 }
 inline std::vector<int64_t> attrInts(const char *Op, const Attrs &A,
                                      const std::string &N,
                                      const std::vector<int64_t> &Default) {
   return withOp(Op, [&] { return A.getInts(N, Default); });
 }
-/// A dtype attribute (a string naming a dtype), or Default when absent.
 inline std::optional<DType> attrDType(const char *Op, const Attrs &A,
                                       const std::string &N,
                                       std::optional<DType> Default) {
@@ -116,7 +133,6 @@ inline std::optional<DType> attrDType(const char *Op, const Attrs &A,
     return Default;
   return withOp(Op, [&] { return parseDType(A.getString(N)); });
 }
-/// A 0/1 flag attribute.
 inline bool attrFlag(const char *Op, const Attrs &A, const std::string &N,
                      bool Default) {
   int64_t V = attrInt(Op, A, N, Default ? 1 : 0);
@@ -124,6 +140,25 @@ inline bool attrFlag(const char *Op, const Attrs &A, const std::string &N,
     fail("{}: attribute '{}' must be 0 or 1, got {}", Op, N, V);
   return V == 1;
 }
+/// A dtype attribute (a string naming a dtype); none when the call leaves
+/// it out and the schema has no default.
+inline std::optional<DType> attrDType(const char *Op, const Attrs &A,
+                                      const std::string &N) {
+  OpAttrs OA(Op, A);
+  if (!OA.has(N))
+    return std::nullopt;
+  return withOp(Op, [&] { return parseDType(OA.getString(N)); });
+}
+/// A 0/1 flag attribute.
+inline bool attrFlag(const char *Op, const Attrs &A, const std::string &N) {
+  int64_t V = attrInt(Op, A, N);
+  if (V != 0 && V != 1)
+    fail("{}: attribute '{}' must be 0 or 1, got {}", Op, N, V);
+  return V == 1;
+}
+
+/// conv's attribute schema (the window and group), also conv2d_nchwc's.
+std::vector<AttrSpec> convWindowAttrs();
 
 /// Normalizes an axis, naming the operator in the error.
 inline int64_t opAxis(const char *Op, int64_t Axis, int64_t Rank) {

@@ -248,4 +248,24 @@ RIVET_REGISTER_KERNEL("layout_transform", layoutTransformKernel,
 RIVET_REGISTER_KERNEL("conv2d_nchwc", conv2dNchwcKernel, conv2dNchwcShape,
                       false);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+RIVET_REGISTER_ATTRS("layout_transform",
+                     {{"src_layout", AttrKind::String, true,
+                       "the layout of x (e.g. NCHW, NCHW8c)"},
+                      {"dst_layout", AttrKind::String, true,
+                       "the layout of the result"}});
+RIVET_REGISTER_ATTRS("conv2d_nchwc", [] {
+  std::vector<AttrSpec> S = convWindowAttrs();
+  S.insert(S.end(), {{"data_layout", AttrKind::String, true,
+                      "the layout of x: NCHW<i>c"},
+                     {"kernel_layout", AttrKind::String, true,
+                      "the layout of w: OIHW<k>i<o>o"},
+                     {"out_layout", AttrKind::String, true,
+                      "the layout of the result: NCHW<o>c"}});
+  return S;
+}());
+
 } // namespace rivet::kernels

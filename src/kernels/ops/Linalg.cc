@@ -428,4 +428,15 @@ RIVET_REGISTER_KERNEL("matmul_integer", matmulIntegerKernel, matmulIntegerShape,
 RIVET_REGISTER_KERNEL("qlinear_matmul", qlinearMatmulKernel, qlinearMatmulShape,
                       false);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+RIVET_REGISTER_ATTRS("gemm",
+                     {{"alpha", AttrKind::Float, false, "scale of the product",
+                       1.0},
+                      {"beta", AttrKind::Float, false, "scale of c", 1.0},
+                      {"trans_a", AttrKind::Int, false, "1: use a^T", 0},
+                      {"trans_b", AttrKind::Int, false, "1: use b^T", 0}});
+
 } // namespace rivet::kernels

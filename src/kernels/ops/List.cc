@@ -111,4 +111,17 @@ RIVET_REGISTER_KERNEL("concat_list", concatListKernel, concatListShape, false);
 RIVET_REGISTER_KERNEL("split_to_list", splitToListKernel, splitToListShape,
                       true);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+RIVET_REGISTER_ATTRS("concat_list",
+                     {{"axis", AttrKind::Int, false, "the axis (default 0)"},
+                      {"new_axis", AttrKind::Int, false,
+                       "1: stack along a new axis"}});
+RIVET_REGISTER_ATTRS("split_to_list",
+                     {{"axis", AttrKind::Int, false, "the axis (default 0)"},
+                      {"keepdims", AttrKind::Int, false,
+                       "keep the split axis (default 1)"}});
+
 } // namespace rivet::kernels

@@ -148,4 +148,17 @@ void sceKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 RIVET_REGISTER_KERNEL("nll_loss", nllKernel, nllShape, false);
 RIVET_REGISTER_KERNEL("softmax_cross_entropy_loss", sceKernel, sceShape, false);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+namespace {
+const std::vector<AttrSpec> LossAttrs = {
+    {"reduction", AttrKind::String, false, "none, sum or mean", "mean"},
+    {"ignore_index", AttrKind::Int, false,
+     "targets with this value contribute nothing (absent: none)"}};
+} // namespace
+RIVET_REGISTER_ATTRS("nll_loss", LossAttrs);
+RIVET_REGISTER_ATTRS("softmax_cross_entropy_loss", LossAttrs);
+
 } // namespace rivet::kernels

@@ -6,6 +6,7 @@
 // with hoisted index math; normalizations accumulate in double.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/WindowGeometry.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/ops/KernelUtil.h"
 
@@ -30,22 +31,6 @@ struct Window {
   int64_t kernelSize() const { return numElements(Kernel); }
 };
 
-/// Reads an Ints attribute of length Rank, or Default repeated.
-std::vector<int64_t> spatialAttr(const char *Op, const Attrs &A,
-                                 const std::string &Name, size_t Len,
-                                 int64_t Default, int64_t Min) {
-  std::vector<int64_t> V =
-      attrInts(Op, A, Name, std::vector<int64_t>(Len, Default));
-  if (V.size() != Len)
-    fail("{}: attribute '{}' must have {} entries, got {}", Op, Name, Len,
-         V.size());
-  for (int64_t X : V)
-    if (X < Min)
-      fail("{}: attribute '{}' has an invalid entry {} (must be >= {})", Op,
-           Name, X, Min);
-  return V;
-}
-
 /// Computes output extents and pads. Kernel holds the window extents; In the
 /// input's spatial extents. ceil_mode follows PyTorch/ONNX Runtime: the last
 /// window must start inside the input or the left padding.
@@ -55,44 +40,28 @@ Window makeWindow(const char *Op, const Attrs &A, const Shape &In,
   W.Rank = In.size();
   W.In = In;
   W.Kernel = Kernel;
-  W.Strides = spatialAttr(Op, A, "strides", W.Rank, 1, 1);
-  W.Dilations = spatialAttr(Op, A, "dilations", W.Rank, 1, 1);
-  std::vector<int64_t> Pads = spatialAttr(Op, A, "pads", 2 * W.Rank, 0, 0);
-  std::string AutoPad =
-      withOp(Op, [&] { return A.getString("auto_pad", "NOTSET"); });
-  bool Ceil = AllowCeil && attrFlag(Op, A, "ceil_mode", false);
+  W.Strides = windowInts(Op, A, "strides", W.Rank, 1, 1);
+  W.Dilations = windowInts(Op, A, "dilations", W.Rank, 1, 1);
+  std::vector<int64_t> Pads = windowInts(Op, A, "pads", 2 * W.Rank, 0, 0);
+  std::string AutoPadName = attrString(Op, A, "auto_pad");
+  std::optional<AutoPad> Mode = parseAutoPad(AutoPadName);
+  if (!Mode)
+    fail("{}: unknown auto_pad '{}' (expected NOTSET, SAME_UPPER, "
+         "SAME_LOWER or VALID)",
+         Op, AutoPadName);
+  bool Ceil = AllowCeil && attrFlag(Op, A, "ceil_mode");
   W.PadBegin.assign(Pads.begin(), Pads.begin() + W.Rank);
   W.PadEnd.assign(Pads.begin() + W.Rank, Pads.end());
   for (size_t I = 0; I < W.Rank; ++I) {
     if (Kernel[I] < 1)
       fail("{}: kernel extent {} along spatial axis {} must be >= 1", Op,
            Kernel[I], I);
-    int64_t Eff = (Kernel[I] - 1) * W.Dilations[I] + 1, S = W.Strides[I];
-    int64_t O;
-    if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
-      O = (In[I] + S - 1) / S;
-      int64_t Total = std::max<int64_t>(0, (O - 1) * S + Eff - In[I]);
-      W.PadBegin[I] = AutoPad == "SAME_UPPER" ? Total / 2 : Total - Total / 2;
-      W.PadEnd[I] = Total - W.PadBegin[I];
-    } else if (AutoPad == "VALID") {
-      W.PadBegin[I] = W.PadEnd[I] = 0;
-      O = In[I] < Eff ? 0 : (In[I] - Eff) / S + 1;
-    } else if (AutoPad == "NOTSET" || AutoPad.empty()) {
-      int64_t Span = In[I] + W.PadBegin[I] + W.PadEnd[I] - Eff;
-      if (Span < 0)
-        fail("{}: the window ({} with dilation {}) is larger than the padded "
-             "input ({}) along spatial axis {}",
-             Op, Kernel[I], W.Dilations[I], In[I] + W.PadBegin[I] + W.PadEnd[I],
-             I);
-      O = (Ceil ? (Span + S - 1) / S : Span / S) + 1;
-      if (Ceil && (O - 1) * S >= In[I] + W.PadBegin[I])
-        --O;
-    } else {
-      fail("{}: unknown auto_pad '{}' (expected NOTSET, SAME_UPPER, "
-           "SAME_LOWER or VALID)",
-           Op, AutoPad);
-    }
-    W.Out.push_back(O);
+    WindowAxis<ConstArith> G =
+        constWindowAxis(Op, I, In[I], Kernel[I], W.Strides[I], W.Dilations[I],
+                        W.PadBegin[I], W.PadEnd[I], *Mode, Ceil);
+    W.PadBegin[I] = G.padBegin;
+    W.PadEnd[I] = G.padEnd;
+    W.Out.push_back(G.out);
   }
   return W;
 }
@@ -258,7 +227,7 @@ Window convWindow(const char *Op, const Tensor &X, const Tensor &Wt,
   if (Wt.rank() != X.rank())
     fail("{}: weight 'w' must have the rank of 'x' ({}), got {}", Op,
          shapeToString(X.shape()), shapeToString(Wt.shape()));
-  Group = attrInt(Op, A, "group", 1);
+  Group = attrInt(Op, A, "group");
   int64_t C = X.shape()[1], M = Wt.shape()[0];
   if (Group < 1 || C % Group != 0 || M % Group != 0)
     fail("{}: group {} must divide the input channels {} and the output "
@@ -537,7 +506,7 @@ TransposeGeom convTransposeGeom(const Tensor &X, const Tensor &Wt,
   if (Wt.rank() != X.rank())
     fail("{}: weight 'w' must have the rank of 'x' ({}), got {}", Op,
          shapeToString(X.shape()), shapeToString(Wt.shape()));
-  Group = attrInt(Op, A, "group", 1);
+  Group = attrInt(Op, A, "group");
   int64_t C = X.shape()[1];
   if (Group < 1 || C % Group != 0)
     fail("{}: group {} must divide the input channels {}", Op, Group, C);
@@ -553,13 +522,12 @@ TransposeGeom convTransposeGeom(const Tensor &X, const Tensor &Wt,
     fail("{}: attribute 'kernel_shape' ({}) does not match the weight {}", Op,
          fmt::join(attrInts(Op, A, "kernel_shape"), ", "),
          shapeToString(Wt.shape()));
-  T.Strides = spatialAttr(Op, A, "strides", T.Rank, 1, 1);
-  T.Dilations = spatialAttr(Op, A, "dilations", T.Rank, 1, 1);
-  std::vector<int64_t> Pads = spatialAttr(Op, A, "pads", 2 * T.Rank, 0, 0);
+  T.Strides = windowInts(Op, A, "strides", T.Rank, 1, 1);
+  T.Dilations = windowInts(Op, A, "dilations", T.Rank, 1, 1);
+  std::vector<int64_t> Pads = windowInts(Op, A, "pads", 2 * T.Rank, 0, 0);
   std::vector<int64_t> OutPad =
-      spatialAttr(Op, A, "output_padding", T.Rank, 0, 0);
-  std::string AutoPad =
-      withOp(Op, [&] { return A.getString("auto_pad", "NOTSET"); });
+      windowInts(Op, A, "output_padding", T.Rank, 0, 0);
+  std::string AutoPad = attrString(Op, A, "auto_pad");
   if (AutoPad != "NOTSET" && AutoPad != "SAME_UPPER" &&
       AutoPad != "SAME_LOWER" && AutoPad != "VALID")
     fail("{}: unknown auto_pad '{}'", Op, AutoPad);
@@ -948,8 +916,8 @@ Shape maxUnpoolOutShape(const std::vector<Tensor> &In, const Attrs &A,
   if (K.size() != R)
     fail("{}: attribute 'kernel_shape' must have {} entries, got {}", Op, R,
          K.size());
-  std::vector<int64_t> S = spatialAttr(Op, A, "strides", R, 1, 1);
-  std::vector<int64_t> P = spatialAttr(Op, A, "pads", 2 * R, 0, 0);
+  std::vector<int64_t> S = windowInts(Op, A, "strides", R, 1, 1);
+  std::vector<int64_t> P = windowInts(Op, A, "pads", 2 * R, 0, 0);
   Shape Out{X.shape()[0], X.shape()[1]};
   for (size_t D = 0; D < R; ++D)
     Out.push_back((X.shape()[D + 2] - 1) * S[D] + K[D] - P[D] - P[D + R]);
@@ -1057,7 +1025,7 @@ std::vector<TensorMeta> batchNormShape(const std::vector<Tensor> &In,
   const char *Names[] = {"x", "scale", "bias", "mean", "var"};
   for (size_t I = 1; I < 5; ++I)
     checkChannelParam(Op, Names[I], In[I], C);
-  if (attrFlag(Op, A, "training", false))
+  if (attrFlag(Op, A, "training"))
     return {{In[0].shape(), In[0].dtype()},
             {{C}, In[3].dtype()},
             {{C}, In[4].dtype()}};
@@ -1067,8 +1035,7 @@ std::vector<TensorMeta> batchNormShape(const std::vector<Tensor> &In,
 void batchNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                      const Attrs &A) {
   const Tensor &X = In[0];
-  double Eps =
-      withOp("batch_norm", [&] { return A.getFloat("epsilon", 1e-5); });
+  double Eps = attrFloat("batch_norm", A, "epsilon");
   bool Training = Out.size() == 3;
   int64_t N = X.shape()[0], C = X.shape()[1];
   int64_t S = prodRange(X.shape(), 2, X.shape().size());
@@ -1079,8 +1046,7 @@ void batchNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                       Var = In[4].toDoubleVector();
   if (Training) {
     // Batch statistics (biased variance) and updated running statistics.
-    double Mom =
-        withOp("batch_norm", [&] { return A.getFloat("momentum", 0.9); });
+    double Mom = attrFloat("batch_norm", A, "momentum");
     std::vector<double> RunMean(C), RunVar(C);
     for (int64_t Ci = 0; Ci < C; ++Ci) {
       double Sum = 0, Sq = 0, Cnt = (double)(N * S);
@@ -1130,8 +1096,7 @@ std::vector<TensorMeta> instanceNormShape(const std::vector<Tensor> &In,
 void instanceNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                         const Attrs &A) {
   const Tensor &X = In[0];
-  double Eps =
-      withOp("instance_norm", [&] { return A.getFloat("epsilon", 1e-5); });
+  double Eps = attrFloat("instance_norm", A, "epsilon");
   int64_t N = X.shape()[0], C = X.shape()[1];
   int64_t S = prodRange(X.shape(), 2, X.shape().size());
   std::vector<double> XV = X.toDoubleVector(), Y(XV.size());
@@ -1175,7 +1140,7 @@ int64_t layerNormAxis(const std::vector<Tensor> &In, const Attrs &A) {
     fail("{}: expected 2 or 3 inputs (x, scale[, bias]), got {}", Op,
          In.size());
   checkDType(Op, "x", In[0].dtype(), DTypeClass::Float);
-  int64_t Axis = opAxis(Op, attrInt(Op, A, "axis", -1), In[0].rank());
+  int64_t Axis = opAxis(Op, attrInt(Op, A, "axis"), In[0].rank());
   Shape Norm(In[0].shape().begin() + Axis, In[0].shape().end());
   for (size_t I = 1; I < In.size(); ++I) {
     const char *Arg = I == 1 ? "scale" : "bias";
@@ -1207,8 +1172,7 @@ void layerNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                      const Attrs &A) {
   const Tensor &X = In[0];
   int64_t Axis = layerNormAxis(In, A);
-  double Eps =
-      withOp("layer_norm", [&] { return A.getFloat("epsilon", 1e-5); });
+  double Eps = attrFloat("layer_norm", A, "epsilon");
   Shape Norm(X.shape().begin() + Axis, X.shape().end());
   int64_t S = numElements(Norm), Rows = prodRange(X.shape(), 0, (size_t)Axis);
   // Offsets of scale/bias for each position of the normalized block.
@@ -1273,9 +1237,9 @@ void lrnKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                const Attrs &A) {
   const Tensor &X = In[0];
   int64_t Size = attrInt("lrn", A, "size");
-  double Alpha = withOp("lrn", [&] { return A.getFloat("alpha", 1e-4); });
-  double Beta = withOp("lrn", [&] { return A.getFloat("beta", 0.75); });
-  double Bias = withOp("lrn", [&] { return A.getFloat("bias", 1.0); });
+  double Alpha = attrFloat("lrn", A, "alpha");
+  double Beta = attrFloat("lrn", A, "beta");
+  double Bias = attrFloat("lrn", A, "bias");
   int64_t N = X.shape()[0], C = X.shape()[1];
   int64_t S = prodRange(X.shape(), 2, X.shape().size());
   int64_t Lo = (Size - 1) / 2, Hi = Size - 1 - Lo; // floor below, ceil above
@@ -1379,5 +1343,96 @@ RIVET_REGISTER_KERNEL("instance_norm", instanceNormKernel, instanceNormShape,
 RIVET_REGISTER_KERNEL("layer_norm", layerNormKernel, layerNormShape, false);
 RIVET_REGISTER_KERNEL("lrn", lrnKernel, lrnShape, false);
 RIVET_REGISTER_KERNEL("mean_variance_norm", mvnKernel, mvnShape, false);
+
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+namespace {
+using Ints = std::vector<int64_t>;
+/// Strides, pads and dilations have no schema default: their length is the
+/// input's spatial rank. WindowGeometry.h fills them.
+std::vector<AttrSpec> withWindow(std::vector<AttrSpec> Extra) {
+  std::vector<AttrSpec> S = {
+      {"strides", AttrKind::Ints, false, "step per spatial axis (default 1s)"},
+      {"pads", AttrKind::Ints, false,
+       "begin pads then end pads per spatial axis (default 0s)"},
+      {"dilations", AttrKind::Ints, false,
+       "dilation per spatial axis (default 1s)"},
+      {"auto_pad", AttrKind::String, false,
+       "NOTSET, SAME_UPPER, SAME_LOWER or VALID", "NOTSET"},
+      {"kernel_shape", AttrKind::Ints, false,
+       "window extents (conv: taken from the weight)"}};
+  S.insert(S.end(), Extra.begin(), Extra.end());
+  return S;
+}
+std::vector<AttrSpec> poolSpecs(std::vector<AttrSpec> Extra) {
+  std::vector<AttrSpec> S = withWindow(std::move(Extra));
+  for (AttrSpec &A : S)
+    if (A.name == "kernel_shape")
+      A.required = true;
+  S.push_back(
+      {"ceil_mode", AttrKind::Int, false, "1: round the output extent up", 0});
+  return S;
+}
+const std::vector<AttrSpec> UnpoolSpecs = {
+    {"kernel_shape", AttrKind::Ints, true, "the pool's window extents"},
+    {"strides", AttrKind::Ints, false, "the pool's steps (default 1s)"},
+    {"pads", AttrKind::Ints, false, "the pool's pads (default 0s)"}};
+} // namespace
+
+/// Also conv2d_nchwc's (Layout.cc), hence built on each call rather than
+/// kept in a static that another file's registrar might read first.
+std::vector<AttrSpec> convWindowAttrs() {
+  return withWindow({{"group", AttrKind::Int, false, "groups of channels", 1}});
+}
+
+RIVET_REGISTER_ATTRS("conv", convWindowAttrs());
+RIVET_REGISTER_ATTRS("conv_integer", convWindowAttrs());
+RIVET_REGISTER_ATTRS("qlinear_conv", convWindowAttrs());
+RIVET_REGISTER_ATTRS(
+    "conv_transpose",
+    withWindow({{"group", AttrKind::Int, false, "groups of channels", 1},
+                {"output_padding", AttrKind::Ints, false,
+                 "extra extent at the end per spatial axis"},
+                {"output_shape", AttrKind::Ints, false,
+                 "explicit spatial output extents (pads derived)"}}));
+RIVET_REGISTER_ATTRS("max_pool",
+                     poolSpecs({{"storage_order", AttrKind::Int, false,
+                                 "indices: 0 row-major, 1 column-major", 0},
+                                {"with_indices", AttrKind::Int, false,
+                                 "1: return (y, indices)", 0}}));
+RIVET_REGISTER_ATTRS("avg_pool",
+                     poolSpecs({{"count_include_pad", AttrKind::Int, false,
+                                 "1: divide by the padded window size", 0}}));
+RIVET_REGISTER_ATTRS("lp_pool", poolSpecs({{"p", AttrKind::Int, false,
+                                            "the norm's exponent", 2}}));
+RIVET_REGISTER_ATTRS("max_unpool", UnpoolSpecs);
+RIVET_REGISTER_ATTRS("max_unpool_to_shape", UnpoolSpecs);
+RIVET_REGISTER_ATTRS("batch_norm",
+                     {{"epsilon", AttrKind::Float, false,
+                       "added to the variance", 1e-5},
+                      {"momentum", AttrKind::Float, false,
+                       "running-stat momentum in training", 0.9},
+                      {"training", AttrKind::Int, false,
+                       "1: use batch stats, return (y, mean, var)", 0}});
+RIVET_REGISTER_ATTRS("instance_norm", {{"epsilon", AttrKind::Float, false,
+                                        "added to the variance", 1e-5}});
+RIVET_REGISTER_ATTRS(
+    "layer_norm",
+    {{"axis", AttrKind::Int, false, "first normalized axis", -1},
+     {"epsilon", AttrKind::Float, false, "added to the variance", 1e-5},
+     {"stash_type", AttrKind::Int, false,
+      "dtype of the statistics (ONNX code, default 1 = float32)"},
+     {"with_stats", AttrKind::Int, false, "1: return (y, mean, inv_std_dev)"}});
+RIVET_REGISTER_ATTRS(
+    "lrn",
+    {{"size", AttrKind::Int, true, "number of channels summed over"},
+     {"alpha", AttrKind::Float, false, "scale of the sum of squares", 1e-4},
+     {"beta", AttrKind::Float, false, "exponent", 0.75},
+     {"bias", AttrKind::Float, false, "added to the scaled sum", 1.0}});
+RIVET_REGISTER_ATTRS("mean_variance_norm",
+                     {{"axes", AttrKind::Ints, false, "the reduced axes",
+                       Ints{0, 2, 3}}});
 
 } // namespace rivet::kernels

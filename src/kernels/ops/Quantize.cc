@@ -172,4 +172,13 @@ RIVET_REGISTER_KERNEL("dequantize_linear", dequantizeKernel, dequantizeShape,
 RIVET_REGISTER_KERNEL("dynamic_quantize_linear", dynamicQuantizeKernel,
                       dynamicQuantizeShape, false);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+RIVET_REGISTER_ATTRS("quantize_linear", {{"axis", AttrKind::Int, false,
+                                          "the axis of a 1-D scale", 1}});
+RIVET_REGISTER_ATTRS("dequantize_linear", {{"axis", AttrKind::Int, false,
+                                            "the axis of a 1-D scale", 1}});
+
 } // namespace rivet::kernels

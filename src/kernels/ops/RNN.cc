@@ -693,4 +693,36 @@ RIVET_REGISTER_KERNEL("gru", rnnKernel<RnnKind::Gru>, rnnShape<RnnKind::Gru>,
 RIVET_REGISTER_KERNEL("rnn", rnnKernel<RnnKind::Rnn>, rnnShape<RnnKind::Rnn>,
                       false);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::vector<AttrSpec> recurrentAttrs(const char *Extra, const char *ExtraDoc) {
+  std::vector<AttrSpec> S = {
+      {"hidden_size", AttrKind::Int, false, "hidden units (default from r)"},
+      {"direction", AttrKind::String, false,
+       "forward (default), reverse or bidirectional"},
+      {"activations", AttrKind::Strings, false,
+       "activation functions per direction (ONNX names)"},
+      {"activation_alpha", AttrKind::Floats, false, "alphas, in order"},
+      {"activation_beta", AttrKind::Floats, false, "betas, in order"},
+      {"clip", AttrKind::Float, false, "clip gate pre-activations to [-c, c]"},
+      {"layout", AttrKind::Int, false, "0: [seq, batch, ...], 1: batch first",
+       0},
+  };
+  if (Extra)
+    S.push_back({Extra, AttrKind::Int, false, ExtraDoc, 0});
+  return S;
+}
+} // namespace
+RIVET_REGISTER_ATTRS("lstm",
+                     recurrentAttrs("input_forget",
+                                    "1: couple the input and forget gates"));
+RIVET_REGISTER_ATTRS(
+    "gru",
+    recurrentAttrs("linear_before_reset",
+                   "1: apply the reset gate after the recurrent product"));
+RIVET_REGISTER_ATTRS("rnn", recurrentAttrs(nullptr, nullptr));
+
 } // namespace rivet::kernels

@@ -568,4 +568,50 @@ RIVET_REGISTER_KERNEL("hardmax", softKernel<SoftKind::Hardmax>,
                       softShape<SoftKind::Hardmax>, false);
 RIVET_REGISTER_KERNEL("cumsum", cumsumKernel, cumsumShape, false);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+namespace {
+const AttrSpec KeepDims{"keepdims", AttrKind::Int, false,
+                        "1 keeps reduced axes as extent 1", 0};
+const std::vector<AttrSpec> ReduceAttrs = {
+    {"axis", AttrKind::Ints, false,
+     "the reduced axes; absent or empty reduces all", std::vector<int64_t>{}},
+    KeepDims};
+const std::vector<AttrSpec> DynReduceAttrs = {
+    {"reduction", AttrKind::String, true,
+     "the static reduction: sum, mean, max, min, prod, l1_norm, l2_norm, "
+     "log_sum, log_sum_exp or sum_square"},
+    KeepDims,
+    {"noop_with_empty_axes", AttrKind::Int, false,
+     "1: empty axes return the input unchanged; 0: reduce all", 0}};
+const std::vector<AttrSpec> ArgReduceAttrs = {
+    {"axis", AttrKind::Int, false,
+     "the reduced axis; absent flattens the input"},
+    KeepDims,
+    {"select_last_index", AttrKind::Int, false,
+     "1 picks the last of equal extrema; 0 the first", 0}};
+const std::vector<AttrSpec> SoftAttrs = {
+    {"axis", AttrKind::Int, false, "the normalized axis", -1},
+    {"coerce_2d", AttrKind::Int, false,
+     "1 (ONNX opset < 13): normalize over all axes from 'axis' on"}};
+} // namespace
+RIVET_REGISTER_ATTRS("sum", ReduceAttrs);
+RIVET_REGISTER_ATTRS("mean", ReduceAttrs);
+RIVET_REGISTER_ATTRS("max", ReduceAttrs);
+RIVET_REGISTER_ATTRS("min", ReduceAttrs);
+RIVET_REGISTER_ATTRS("prod", ReduceAttrs);
+RIVET_REGISTER_ATTRS("l1_norm", ReduceAttrs);
+RIVET_REGISTER_ATTRS("l2_norm", ReduceAttrs);
+RIVET_REGISTER_ATTRS("log_sum", ReduceAttrs);
+RIVET_REGISTER_ATTRS("log_sum_exp", ReduceAttrs);
+RIVET_REGISTER_ATTRS("sum_square", ReduceAttrs);
+RIVET_REGISTER_ATTRS("dyn_reduce", DynReduceAttrs);
+RIVET_REGISTER_ATTRS("argmax", ArgReduceAttrs);
+RIVET_REGISTER_ATTRS("argmin", ArgReduceAttrs);
+RIVET_REGISTER_ATTRS("softmax", SoftAttrs);
+RIVET_REGISTER_ATTRS("log_softmax", SoftAttrs);
+RIVET_REGISTER_ATTRS("hardmax", SoftAttrs);
+
 } // namespace rivet::kernels

@@ -264,4 +264,27 @@ RIVET_REGISTER_KERNEL("topk", topkKernel, topkShape, false);
 RIVET_REGISTER_KERNEL("dyn_topk", dynTopkKernel, dynTopkShape, true);
 RIVET_REGISTER_KERNEL("unique", uniqueKernel, uniqueShape, true);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+namespace {
+const AttrSpec TopKAxis{"axis", AttrKind::Int, false, "the axis", -1};
+const AttrSpec TopKLargest{"largest", AttrKind::Int, false,
+                           "1: largest values; 0: smallest", 1};
+const AttrSpec TopKSorted{"sorted", AttrKind::Int, false,
+                          "accepted for ONNX; results are always sorted", 1};
+} // namespace
+RIVET_REGISTER_ATTRS("topk",
+                     {{"k", AttrKind::Int, true, "how many values to keep"},
+                      TopKAxis,
+                      TopKLargest,
+                      TopKSorted});
+RIVET_REGISTER_ATTRS("dyn_topk", {TopKAxis, TopKLargest, TopKSorted});
+RIVET_REGISTER_ATTRS("unique",
+                     {{"sorted", AttrKind::Int, false,
+                       "1: ascending; 0: first-occurrence order", 1},
+                      {"axis", AttrKind::Int, false,
+                       "compare slices along this axis; absent: flatten"}});
+
 } // namespace rivet::kernels

@@ -506,4 +506,65 @@ RIVET_REGISTER_KERNEL("mel_weight_matrix", melStaticKernel, melStaticShape,
 RIVET_REGISTER_KERNEL("mel_weight_matrix_dynamic", melDynamicKernel,
                       melDynamicShape, true);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::vector<AttrSpec> dftAttrs(bool Static) {
+  std::vector<AttrSpec> S = {
+      {"axis", AttrKind::Int, false, "the transformed axis", 1},
+      {"inverse", AttrKind::Int, false, "1: inverse transform (scaled 1/N)", 0},
+      {"onesided", AttrKind::Int, false, "1: only bins 0..N/2", 0}};
+  if (Static)
+    S.push_back({"dft_length", AttrKind::Int, false,
+                 "transform length (default the axis extent)"});
+  return S;
+}
+std::vector<AttrSpec> stftAttrs(bool Static) {
+  std::vector<AttrSpec> S = {
+      {"onesided", AttrKind::Int, false, "1: only bins 0..N/2", 1}};
+  if (Static) {
+    S.push_back({"frame_step", AttrKind::Int, true, "samples between frames"});
+    S.push_back({"frame_length", AttrKind::Int, false,
+                 "samples per frame (default the window length)"});
+  }
+  return S;
+}
+std::vector<AttrSpec> windowAttrs(bool Static) {
+  std::vector<AttrSpec> S = {
+      {"periodic", AttrKind::Int, false, "1: periodic window", 1},
+      {"dtype", AttrKind::String, false, "output dtype", "float32"}};
+  if (Static)
+    S.push_back({"size", AttrKind::Int, true, "the window length"});
+  return S;
+}
+std::vector<AttrSpec> melAttrs(bool Static) {
+  std::vector<AttrSpec> S = {
+      {"dtype", AttrKind::String, false, "output dtype", "float32"}};
+  if (Static) {
+    S.push_back({"num_mel_bins", AttrKind::Int, true, "mel bands"});
+    S.push_back({"dft_length", AttrKind::Int, true, "the DFT length"});
+    S.push_back({"sample_rate", AttrKind::Int, true, "samples per second"});
+    S.push_back(
+        {"lower_edge_hertz", AttrKind::Float, true, "lowest frequency"});
+    S.push_back(
+        {"upper_edge_hertz", AttrKind::Float, true, "highest frequency"});
+  }
+  return S;
+}
+} // namespace
+RIVET_REGISTER_ATTRS("dft", dftAttrs(true));
+RIVET_REGISTER_ATTRS("dft_dynamic", dftAttrs(false));
+RIVET_REGISTER_ATTRS("stft", stftAttrs(true));
+RIVET_REGISTER_ATTRS("stft_dynamic", stftAttrs(false));
+RIVET_REGISTER_ATTRS("hann_window", windowAttrs(true));
+RIVET_REGISTER_ATTRS("hamming_window", windowAttrs(true));
+RIVET_REGISTER_ATTRS("blackman_window", windowAttrs(true));
+RIVET_REGISTER_ATTRS("hann_window_dynamic", windowAttrs(false));
+RIVET_REGISTER_ATTRS("hamming_window_dynamic", windowAttrs(false));
+RIVET_REGISTER_ATTRS("blackman_window_dynamic", windowAttrs(false));
+RIVET_REGISTER_ATTRS("mel_weight_matrix", melAttrs(true));
+RIVET_REGISTER_ATTRS("mel_weight_matrix_dynamic", melAttrs(false));
+
 } // namespace rivet::kernels

@@ -201,4 +201,23 @@ void tfidfKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 
 RIVET_REGISTER_KERNEL("tfidf_vectorizer", tfidfKernel, tfidfShape, false);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+RIVET_REGISTER_ATTRS(
+    "tfidf_vectorizer",
+    {{"mode", AttrKind::String, true, "'TF', 'IDF' or 'TFIDF'"},
+     {"min_gram_length", AttrKind::Int, true, "shortest counted n-gram"},
+     {"max_gram_length", AttrKind::Int, true, "longest counted n-gram"},
+     {"max_skip_count", AttrKind::Int, true,
+      "most tokens skipped between n-gram items"},
+     {"ngram_counts", AttrKind::Ints, true,
+      "start of the (i+1)-grams in pool_int64s"},
+     {"ngram_indexes", AttrKind::Ints, true,
+      "output column of each pool n-gram"},
+     {"pool_int64s", AttrKind::Ints, true, "the n-grams, shortest first"},
+     {"weights", AttrKind::Floats, false,
+      "IDF weight per output column (default 1)"}});
+
 } // namespace rivet::kernels

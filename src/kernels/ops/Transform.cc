@@ -1030,4 +1030,75 @@ RIVET_REGISTER_KERNEL("depth_to_space", spaceKernel<true>, spaceShape<true>,
 RIVET_REGISTER_KERNEL("space_to_depth", spaceKernel<false>, spaceShape<false>,
                       false);
 
+//===----------------------------------------------------------------------===//
+// Attribute schemas
+//===----------------------------------------------------------------------===//
+
+RIVET_REGISTER_ATTRS("cumsum", {{"axis", AttrKind::Int, false,
+                                 "the axis, when not given as an argument"},
+                                {"exclusive", AttrKind::Int, false,
+                                 "1 excludes the element itself (default 0)"},
+                                {"reverse", AttrKind::Int, false,
+                                 "1 sums from the end (default 0)"}});
+RIVET_REGISTER_ATTRS(
+    "reshape",
+    {{"newshape", AttrKind::Ints, true,
+      "the new extents; 0 copies the input's extent, one -1 is inferred"}});
+RIVET_REGISTER_ATTRS("transpose",
+                     {{"axes", AttrKind::Ints, false,
+                       "the permutation; default reverses the axes"}});
+RIVET_REGISTER_ATTRS("concatenate", {{"axis", AttrKind::Int, false,
+                                      "the axis to join along", 0}});
+RIVET_REGISTER_ATTRS(
+    "stack", {{"axis", AttrKind::Int, false,
+               "position of the new axis, in [-(r+1), r] (default 0)"}});
+RIVET_REGISTER_ATTRS("split",
+                     {{"axis", AttrKind::Int, false, "the axis to split", 0},
+                      {"sections", AttrKind::Int, false,
+                       "number of equal parts (must divide the extent)"},
+                      {"indices", AttrKind::Ints, false,
+                       "split points, NumPy array_split style"}});
+RIVET_REGISTER_ATTRS("strided_slice",
+                     {{"begin", AttrKind::Ints, true,
+                       "start indices (negative count from the end)"},
+                      {"end", AttrKind::Ints, true,
+                       "end indices, exclusive (negative count from the end)"},
+                      {"strides", AttrKind::Ints, false,
+                       "steps, non-zero (default 1s)"},
+                      {"axes", AttrKind::Ints, false,
+                       "the sliced axes (default 0..len(begin)-1)"}});
+RIVET_REGISTER_ATTRS("take", {{"axis", AttrKind::Int, false,
+                               "the gathered axis; absent flattens x"}});
+RIVET_REGISTER_ATTRS("reshape_dyn", {{"allowzero", AttrKind::Int, false,
+                                      "1: a 0 in shape is a zero extent", 0}});
+RIVET_REGISTER_ATTRS("split_dyn",
+                     {{"axis", AttrKind::Int, false, "the axis to split", 0},
+                      {"num_outputs", AttrKind::Int, true,
+                       "the number of parts"}});
+RIVET_REGISTER_ATTRS("squeeze", {{"axes", AttrKind::Ints, false,
+                                  "axes to remove; each must have extent 1"}});
+RIVET_REGISTER_ATTRS("unsqueeze",
+                     {{"axes", AttrKind::Ints, true,
+                       "positions of the new axes in the output"}});
+RIVET_REGISTER_ATTRS("flatten", {{"axis", AttrKind::Int, false,
+                                  "the split point (default 1)"}});
+RIVET_REGISTER_ATTRS("expand", {{"shape", AttrKind::Ints, true,
+                                 "the shape to broadcast with"}});
+RIVET_REGISTER_ATTRS("tile", {{"repeats", AttrKind::Ints, true,
+                               "non-negative repeat count per axis"}});
+RIVET_REGISTER_ATTRS(
+    "pad",
+    {{"pads", AttrKind::Ints, true, "[begin per axis..., end per axis...]"},
+     {"mode", AttrKind::String, false, "constant, reflect or edge", "constant"},
+     {"value", AttrKind::Float, false, "the constant fill value", 0.0},
+     {"axes", AttrKind::Ints, false, "the padded axes (default all)"}});
+RIVET_REGISTER_ATTRS("pad_dyn", {{"mode", AttrKind::String, false,
+                                  "constant, reflect or edge", "constant"}});
+RIVET_REGISTER_ATTRS("depth_to_space",
+                     {{"blocksize", AttrKind::Int, true, "the block size b"},
+                      {"mode", AttrKind::String, false,
+                       "DCR or CRD channel order", "DCR"}});
+RIVET_REGISTER_ATTRS("space_to_depth",
+                     {{"blocksize", AttrKind::Int, true, "the block size b"}});
+
 } // namespace rivet::kernels

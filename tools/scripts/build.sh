@@ -4,6 +4,9 @@
 # to cmake.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# Paths inside the checkout hash relative to it: a clone elsewhere (CI's)
+# reuses the compiler cache of this one.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 BUILD_DIR=${BUILD_DIR:-build}
 BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \

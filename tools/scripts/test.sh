@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools/scripts/install-deps.sh
+# The compiler cache serves any clone (paths relative to the checkout; the
+# fuzz build's line tables do not pin the working directory).
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=1
 # -O2 without debug info: the same code and warnings, a faster build.
 BUILD_TYPE=${BUILD_TYPE:-Release} tools/scripts/build.sh
 

@@ -7,8 +7,7 @@
 // intrinsic, so the scale is a call to an internal helper with vector
 // variants (the vector function ABI attribute): the vectorizer calls the
 // variant of its width, and after vectorization every helper is inlined.
-// The fused sigmoid chain in L1 on a Sapphire Rapids core: 19.0 -> 21.8
-// GB/s (best of 60 alternating runs).
+// (What it gains on a fused sigmoid chain: docs/benchmarks.md.)
 // Backend-internal: included by the LLVM translation units only.
 //
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,8 @@
 //===- BlockedDirectConv.h - Stride-1 convs on NCHW16c, sums in registers -===//
 //
-// Internal to src/kernels/dnnl. A direct conv kernel of our own for two
-// cases oneDNN 2.6 splits or streams poorly, on 16-channel blocks (AVX-512):
+// Used by the anchors of src/kernels/dnnl. A direct conv kernel of our own
+// for two cases oneDNN 2.6 splits or streams poorly, on 16-channel blocks
+// (AVX-512):
 //
 // - 1x1, stride-1, unpadded convs with few output blocks for the threads.
 //   Every output pixel depends on its own input pixel only, so a range of
@@ -9,21 +10,18 @@
 //   the input. oneDNN's parts cut the output channels (each re-reads the
 //   whole input) or the input channels (their sums added afterwards):
 //   mobilenet_v2's projections to 16-32 channels took as long on two
-//   threads as on one. By pixel ranges, at T = 2 in the model: 144 -> 24 and
-//   96 -> 24 at 56 x 56 0.26 / 0.18 -> 0.17 / 0.11 ms, 32 -> 16 at
-//   112 x 112 0.20 -> 0.12, the 28 x 28 ones 0.08-0.10 -> 0.05-0.06.
+//   threads as on one.
 // - Convs on images of at most 64 pixels (ResNet's and MobileNet's 7 x 7
 //   stages), whose weights outgrow L2: oneDNN's kernel re-reads them from
-//   L3 for every output row (resnet18's 512 -> 512 3x3 at 7 x 7, 9.4 MB of
-//   weights: 73-80 GFLOP/s on one thread, 122 with four images a call).
-//   Here each output block covers the whole image in two passes of rows
-//   (28 sums in registers), its weights (288 KB) read from L3 once and the
-//   next block's prefetched meanwhile: 2.9-3.0 -> 1.86 ms.
+//   L3 for every output row. Here each output block covers the whole image
+//   in two passes of rows (28 sums in registers), its weights read from L3
+//   once and the next block's prefetched meanwhile.
 //
-// Where oneDNN is good it stays: its 1x1 kernel ran 5-20% ahead of this one
-// inside the model on one thread from 14 x 14 up, and pixel ranges before a
+// Where oneDNN is good it stays: its 1x1 kernel ran ahead of this one inside
+// the model on one thread from 14 x 14 up, and pixel ranges before a
 // depthwise conv, which cuts channel blocks, cost that conv as much again
-// in reads from the other core's cache.
+// in reads from the other core's cache. The measurements behind each choice
+// are in docs/benchmarks.md (the direct conv kernel, issue 6).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -1,6 +1,6 @@
 //===- BlockedLanes.h - 16-float vectors of our NCHW16c kernels -*- C++ -*-===//
 //
-// Internal to src/kernels/dnnl: the vector type of the direct conv kernels
+// Internal to src/kernels/cpu: the vector type of the direct conv kernels
 // (BlockedDirectConv.cc, PointwiseDepthwiseConv.cc) and the elementwise
 // tail they apply in registers before the one store of each output vector.
 //

@@ -29,12 +29,10 @@ bool splitPointwiseDepthwiseAttrs(const Attrs &A, Attrs &First,
                                   int64_t &FirstInputs, Attrs &Second);
 
 /// Which pairs run in one pass. Auto: those whose 1x1 result of one image
-/// is at least one core's L2 (apart, it goes to L3 or memory and back:
-/// mobilenet_v2's 96 x 112 x 112, 4.8 MB, 1.9 -> 1.0 ms in the model on
-/// one thread). Below, oneDNN's two kernels, each faster alone, keep it in
-/// L2: its 144 x 56 x 56 pairs (1.8 MB, a 2 MB L2) gained nothing in the
-/// model and lost 9-16% alone with their operands in cache, the 14 x 14
-/// and 7 x 7 ones lost 22-40%. Always: every pair the kernel can (tests);
+/// is at least one core's L2 (apart, it goes to L3 or memory and back).
+/// Below, oneDNN's two kernels, each faster alone, keep it in L2, and one
+/// pass gained nothing or lost (docs/benchmarks.md has the measurements).
+/// Always: every pair the kernel can (tests);
 /// Off: none. FuseConvChains makes one call of the pairs the choice takes
 /// (of every pair whose size it cannot tell), the kernel checks again.
 /// RIVET_POINTWISE_DEPTHWISE=off|always in the environment sets the

@@ -3,8 +3,8 @@
 // out[n] = x[:] . w[n, :] (+ bias[n]) for a dense whose x has one row. The
 // weights stream through once, four rows at a time, so the product runs at
 // the rate memory delivers them; oneDNN 2.6's matmul primitive (brgemm)
-// read them at half that rate here (mobilenet_v2's classifier, 1 x 1280 by
-// 1280 x 1000: 0.41-0.46 ms against 0.21-0.32, weights from L3 or DRAM).
+// read them at about half that rate (mobilenet_v2's classifier; the figures
+// are in docs/benchmarks.md).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

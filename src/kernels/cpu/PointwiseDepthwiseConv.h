@@ -1,11 +1,11 @@
 //===- PointwiseDepthwiseConv.h - 1x1 conv into depthwise conv -*- C++ -*-===//
 //
-// Internal to src/kernels/dnnl. MobileNet's inverted residual blocks widen
-// the channels six times with a 1x1 conv whose result only a depthwise conv
-// reads. Apart, that wide tensor goes out to memory and back (96 x 112 x
+// Used by the anchors of src/kernels/dnnl. MobileNet's inverted residual blocks
+// widen the channels six times with a 1x1 conv whose result only a depthwise
+// conv reads. Apart, that wide tensor goes out to memory and back (96 x 112 x
 // 112 floats: 4.8 MB), and the depthwise conv, which does little arithmetic,
-// runs at the speed of those reads: oneDNN's on mobilenet_v2's 144 x 56 x
-// 56 took 0.28 ms with its input in cache and 0.69 from memory. Here the
+// runs at the speed of those reads (about 2.5 times slower from memory
+// than from cache on mobilenet_v2: docs/benchmarks.md). Here the
 // 1x1 conv's rows go into a ring of a few rows per channel block that stays
 // in L2, and the depthwise conv reads them from there as soon as its
 // window is complete.

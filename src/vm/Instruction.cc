@@ -3,6 +3,48 @@
 
 namespace rivet::vm {
 
+namespace {
+
+/// Whether a row of Opcodes.def pairs its fields as the verifier, the
+/// compiler and the disassembler assume: a list's length in b, a static
+/// shape's rank in d, the kernel operands with their kernel, input count and
+/// result, the dynamic storage size with its mode and byte count, and
+/// arities checked against a list.
+constexpr bool rowIsConsistent(const OpcodeInfo &R) {
+  using K = OperandKind;
+  auto Is = [&](Field F, K Kind) { return R.operand(F) == Kind; };
+  bool List = Is(Field::A, K::RegList) || Is(Field::A, K::KernelOperands);
+  if (List != Is(Field::B, K::ListLength))
+    return false;
+  if (Is(Field::B, K::StaticShape) != Is(Field::D, K::Rank))
+    return false;
+  bool Kernel = Is(Field::A, K::KernelOperands);
+  if (Kernel != Is(Field::C, K::Kernel) ||
+      Kernel != Is(Field::D, K::InputCount) ||
+      Kernel != Is(Field::Dst, K::KernelResult))
+    return false;
+  bool Sized = Is(Field::D, K::SizeMode);
+  if (Sized != Is(Field::A, K::SizeRegister) ||
+      Sized != Is(Field::Imm, K::Bytes))
+    return false;
+  if ((Is(Field::C, K::Callee) || Is(Field::C, K::ClosureCode) ||
+       Is(Field::C, K::Constructor)) &&
+      !Is(Field::A, K::RegList))
+    return false;
+  return R.syntax != nullptr;
+}
+
+constexpr bool tableIsConsistent() {
+  for (size_t Op = 0; Op < kNumOpcodes; ++Op)
+    if (!rowIsConsistent(opcodeInfo((Opcode)Op)))
+      return false;
+  return true;
+}
+static_assert(tableIsConsistent(),
+              "a row of Opcodes.def pairs its fields inconsistently");
+
+} // namespace
+
 int64_t Instruction::field(Field F) const {
   switch (F) {
   case Field::Dst: return dst;
@@ -18,15 +60,7 @@ int64_t Instruction::field(Field F) const {
 namespace {
 Instruction make(Opcode Op, RegIndex Dst = 0, uint32_t A = 0, uint32_t B = 0,
                  uint32_t C = 0, uint32_t D = 0, int64_t Imm = 0) {
-  Instruction I;
-  I.op = Op;
-  I.dst = Dst;
-  I.a = A;
-  I.b = B;
-  I.c = C;
-  I.d = D;
-  I.imm = Imm;
-  return I;
+  return Instruction{Op, Dst, A, B, C, D, Imm};
 }
 } // namespace
 

@@ -87,12 +87,14 @@ struct OpcodeInfo {
   /// The disassembly after the name ({dst}, {a}, ... print the fields).
   const char *syntax;
 
-  OperandKind operand(Field F) const { return fields[(size_t)F]; }
-  bool ends() const { return flags & Ends; }
+  constexpr OperandKind operand(Field F) const { return fields[(size_t)F]; }
+  constexpr bool ends() const { return flags & Ends; }
   /// Control may go elsewhere than the next instruction (a jump operand).
-  bool jumps() const { return fields[(size_t)Field::Imm] == OperandKind::Jump; }
-  bool escapes() const { return flags & Escapes; }
-  bool aliasesA() const { return flags & AliasesA; }
+  constexpr bool jumps() const {
+    return fields[(size_t)Field::Imm] == OperandKind::Jump;
+  }
+  constexpr bool escapes() const { return flags & Escapes; }
+  constexpr bool aliasesA() const { return flags & AliasesA; }
 };
 
 namespace opcode_table {

@@ -40,15 +40,7 @@ const fs::path ProgramsDir = RIVET_SOURCE_DIR "/tests/programs";
 
 Instruction ins(Opcode Op, uint32_t Dst = 0, uint32_t A = 0, uint32_t B = 0,
                 uint32_t C = 0, uint32_t D = 0, int64_t Imm = 0) {
-  Instruction I;
-  I.op = Op;
-  I.dst = Dst;
-  I.a = A;
-  I.b = B;
-  I.c = C;
-  I.d = D;
-  I.imm = Imm;
-  return I;
+  return Instruction{Op, Dst, A, B, C, D, Imm};
 }
 
 void addFunction(Executable &E, VMFunction F) {

@@ -66,7 +66,26 @@ template <typename PI, typename Fn> void forEachRegister(PI &P, Fn &&Visit) {
         Visit(P.regs[R], R >= I.d && WritesOutputs ? Role::Def : Role::Use);
       break;
     }
-    default: break; // not a register of the frame's live values
+    case OperandKind::None:
+    case OperandKind::Clear: // KillRegister: added after allocation
+    case OperandKind::ListLength:
+    case OperandKind::InputCount:
+    case OperandKind::StaticShape:
+    case OperandKind::Rank:
+    case OperandKind::Callee:
+    case OperandKind::ClosureCode:
+    case OperandKind::Kernel:
+    case OperandKind::Constant:
+    case OperandKind::Constructor:
+    case OperandKind::DType:
+    case OperandKind::Device:
+    case OperandKind::Message:
+    case OperandKind::SizeMode:
+    case OperandKind::Bytes:
+    case OperandKind::Offset:
+    case OperandKind::FieldIndex:
+    case OperandKind::Jump:
+    case OperandKind::Int: break; // not a register
     }
   }
 }

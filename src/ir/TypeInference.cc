@@ -149,7 +149,17 @@ public:
       if (BA) {
         Binding.erase(*HA);
         Binding[*HB] = BB ? joinConcrete(BA, BB) : BA;
-        checkOccurs(*HB);
+        if (occursInBinding(*HB)) {
+          // Undo before reporting: a cyclic binding left behind would send
+          // every later resolve() (the error message's too) round forever.
+          Parent.erase(*HA);
+          Binding[*HA] = BA;
+          if (BB)
+            Binding[*HB] = BB;
+          else
+            Binding.erase(*HB);
+          throw Mismatch(kInfiniteType);
+        }
       }
       return Holes.at(*HB);
     }
@@ -265,9 +275,10 @@ public:
     }
     Type New = Old ? joinConcrete(Old, T) : T;
     if (!Old || !equal(Old, New)) {
+      if (occurs(Root, New))
+        throw Mismatch(kInfiniteType); // nothing bound yet
       Binding[Root] = New;
       Changed = true;
-      checkOccurs(Root);
     }
     return Holes.at(Root);
   }
@@ -323,10 +334,13 @@ private:
     }
   }
 
-  void checkOccurs(int64_t Root) {
-    if (Type B = binding(Root))
-      if (occurs(Root, B))
-        throw Mismatch("a type would contain itself (an infinite type)");
+  static constexpr const char *kInfiniteType =
+      "a type would contain itself (an infinite type)";
+
+  /// Whether hole Root's binding mentions Root (the occurs check).
+  bool occursInBinding(int64_t Root) {
+    Type B = binding(Root);
+    return B && occurs(Root, B);
   }
 
   Type joinConcrete(const Type &A, const Type &B) {

@@ -615,3 +615,28 @@ TEST(TypeInferenceErrors, GenericInstantiationConflict) {
 }
 
 } // namespace
+
+// Issue 23, reproducers 1 and 2 (shared/reliability): a type variable unified
+// with a type containing it used to leave a cyclic binding behind, and the
+// error message's own printing recursed until the stack overflowed.
+TEST(TypeInferenceErrors, SelfApplicationIsAnInfiniteType) {
+  EXPECT_CONTAINS(inferError("def @main(%x: Tensor[(2, 3), float32]) {\n"
+                             "  let %f = fn (%g) { %g(%g) };\n"
+                             "  %x\n"
+                             "}"),
+                  "type error in @main: call of a closure, argument 1");
+  EXPECT_CONTAINS(inferError("def @main(%x: Tensor[(2, 3), float32]) {\n"
+                             "  let %f = fn (%g) { %g(%g) };\n"
+                             "  %x\n"
+                             "}"),
+                  "a type would contain itself (an infinite type)");
+}
+
+TEST(TypeInferenceErrors, AccumulatorGrowingIntoNestedTuplesIsAnError) {
+  EXPECT_CONTAINS(
+      inferError("def @main(%x: Tensor[(), float32], %n: Tensor[(), int64]) "
+                 "-> Tensor[(), float32] { let %l = fn (%i: Tensor[(), int64], "
+                 "%a) { if (less(%i, %n)) { %l(add(%i, 1i64), (%a, %x)) } "
+                 "else { %x } }; %l(0i64, %x) }"),
+      "type error in @main");
+}

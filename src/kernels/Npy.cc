@@ -1,5 +1,6 @@
 //===- Npy.cc - NumPy .npy files ------------------------------------------===//
 #include "kernels/Npy.h"
+#include "kernels/RegularFile.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <cerrno>
@@ -304,18 +305,7 @@ Tensor readNpyBytes(const uint8_t *Data, size_t Size, const std::string &What) {
 }
 
 Tensor readNpy(const std::string &Path) {
-  std::FILE *F = std::fopen(Path.c_str(), "rb");
-  if (!F)
-    fail("{}: cannot open: {}", Path, std::strerror(errno));
-  std::vector<uint8_t> Buf;
-  uint8_t Chunk[65536];
-  size_t Got;
-  while ((Got = std::fread(Chunk, 1, sizeof(Chunk), F)) > 0)
-    Buf.insert(Buf.end(), Chunk, Chunk + Got);
-  bool Err = std::ferror(F);
-  std::fclose(F);
-  if (Err)
-    fail("{}: read error", Path);
+  std::vector<uint8_t> Buf = readRegularFile(Path);
   return readNpyBytes(Buf.data(), Buf.size(), Path);
 }
 

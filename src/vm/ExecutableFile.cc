@@ -6,6 +6,7 @@
 // memory-maps the file; constants are tensors over the mapping, not copies.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/RegularFile.h"
 #include "vm/Executable.h"
 
 #include "vm/Object.h"
@@ -824,27 +825,12 @@ std::shared_ptr<Executable> Executable::deserialize(const uint8_t *Data,
 }
 
 std::shared_ptr<Executable> Executable::load(const std::string &Path) {
-  int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (Fd < 0)
-    fail("{}: cannot open: {}", Path, std::strerror(errno));
-  struct stat St;
-  if (::fstat(Fd, &St) != 0) {
-    int Err = errno;
-    ::close(Fd);
-    fail("{}: cannot stat: {}", Path, std::strerror(Err));
-  }
-  if (!S_ISREG(St.st_mode)) {
-    ::close(Fd);
-    fail("{}: not a regular file", Path);
-  }
-  size_t Size = (size_t)St.st_size;
-  if (Size == 0) {
-    ::close(Fd);
+  RegularFile File(Path);
+  size_t Size = (size_t)File.size();
+  if (Size == 0)
     fail("{}: truncated: the file is empty", Path);
-  }
-  void *Addr = ::mmap(nullptr, Size, PROT_READ, MAP_PRIVATE, Fd, 0);
+  void *Addr = ::mmap(nullptr, Size, PROT_READ, MAP_PRIVATE, File.fd(), 0);
   int Err = errno;
-  ::close(Fd);
   if (Addr == MAP_FAILED)
     fail("{}: cannot map: {}", Path, std::strerror(Err));
   auto Mapping = std::make_shared<FileMapping>();

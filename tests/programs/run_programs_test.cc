@@ -13,6 +13,7 @@
 #include "support/RunRivet.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -249,3 +250,22 @@ TEST_F(CliErrors, HelpAndDump) {
 }
 
 } // namespace
+
+// Issue 23, reproducer 7: an input that is not a regular file (a device, a
+// FIFO, a directory) is refused before it is read; a FIFO must not block.
+TEST_F(CliErrors, InputsThatAreNotRegularFiles) {
+  std::string Fifo = (Dir / "fifo").string();
+  ASSERT_EQ(::mkfifo(Fifo.c_str(), 0600), 0);
+  expectError({"run", simpleProgram(), "--input", "x=/dev/zero"}, 1,
+              "/dev/zero: not a regular file (a character device)");
+  expectError({"run", simpleProgram(), "--input", "x=" + Fifo}, 1,
+              "not a regular file (a FIFO)");
+  expectError({"dump", "/dev/zero", "--ir"}, 1, "not a regular file");
+  expectError({"run", Fifo}, 1, "not a regular file (a FIFO)");
+  expectError({"run", Dir.string() + ".rvx"}, 1, "cannot open");
+  std::string Rvx = (Dir / "m.rvx").string();
+  RunResult C = runRivet({"compile", simpleProgram(), "-o", Rvx});
+  ASSERT_EQ(C.exitCode, 0) << C.output;
+  expectError({"run", Rvx, "--input", "x=" + Fifo}, 1, "a FIFO");
+  expectError({"run", Dir.string()}, 1, "not a regular file (a directory)");
+}

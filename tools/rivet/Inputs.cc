@@ -7,6 +7,7 @@
 #include "kernels/Error.h"
 #include "kernels/Npy.h"
 #include "kernels/Random.h"
+#include "kernels/RegularFile.h"
 
 #include <fmt/format.h>
 #include <pthread.h>
@@ -30,14 +31,8 @@ bool isOnnxPath(const std::string &Path) {
 }
 
 static Module parseRvirFile(const std::string &Path) {
-  std::ifstream In(Path, std::ios::binary);
-  if (!In)
-    fail("cannot open '{}'", Path);
-  std::stringstream SS;
-  SS << In.rdbuf();
-  if (In.bad())
-    fail("cannot read '{}'", Path);
-  return parseModule(SS.str(), Path);
+  std::vector<uint8_t> Bytes = readRegularFile(Path);
+  return parseModule(std::string(Bytes.begin(), Bytes.end()), Path);
 }
 
 LoadedModel loadModel(const std::string &Path) {

@@ -3,6 +3,7 @@
 
 #include "frontend/onnx/GraphImporter.h"
 #include "frontend/onnx/OnnxTensor.h"
+#include "kernels/RegularFile.h"
 
 #include <filesystem>
 #include <fstream>
@@ -86,11 +87,7 @@ ir::Module importOnnxBytes(const void *Data, size_t Size,
 }
 
 ir::Module importOnnxFile(const std::string &Path) {
-  std::ifstream In(Path, std::ios::binary);
-  if (!In)
-    fail("cannot open ONNX model '{}'", Path);
-  std::string Bytes((std::istreambuf_iterator<char>(In)),
-                    std::istreambuf_iterator<char>());
+  std::vector<uint8_t> Bytes = readRegularFile(Path);
   std::string Dir = std::filesystem::path(Path).parent_path().string();
   return importOnnxBytes(Bytes.data(), Bytes.size(), Dir, Path);
 }

@@ -1,8 +1,9 @@
 //===- OnnxTensor.cc - ONNX tensors and types to Rivet's ------------------===//
 #include "frontend/onnx/OnnxTensor.h"
-
 #include "kernels/Error.h"
+#include "kernels/RegularFile.h"
 
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -48,6 +49,16 @@ void copyField(const Field &F, Tensor &R, int64_t N, const std::string &What) {
     Out[I] = static_cast<Dst>(F.Get((int)I));
 }
 
+/// An external-data offset or length: a decimal integer >= 0.
+int64_t externalInt(const std::string &Text, const char *Key,
+                    const std::string &What) {
+  int64_t V = 0;
+  auto [End, Err] = std::from_chars(Text.data(), Text.data() + Text.size(), V);
+  if (Err != std::errc() || End != Text.data() + Text.size() || V < 0)
+    fail("{}: external data {} '{}' is not an integer >= 0", What, Key, Text);
+  return V;
+}
+
 std::string readExternal(const onnx::TensorProto &T,
                          const std::string &ModelDir, const std::string &What) {
   std::string Location;
@@ -56,9 +67,9 @@ std::string readExternal(const onnx::TensorProto &T,
     if (KV.key() == "location")
       Location = KV.value();
     else if (KV.key() == "offset")
-      Offset = std::stoll(KV.value());
+      Offset = externalInt(KV.value(), "offset", What);
     else if (KV.key() == "length")
-      Length = std::stoll(KV.value());
+      Length = externalInt(KV.value(), "length", What);
   }
   if (Location.empty())
     fail("{}: external data without a location", What);
@@ -66,12 +77,9 @@ std::string readExternal(const onnx::TensorProto &T,
     fail("{}: external data location '{}' leaves the model's folder", What,
          Location);
   std::string Path = ModelDir.empty() ? Location : ModelDir + "/" + Location;
-  std::ifstream In(Path, std::ios::binary);
-  if (!In)
-    fail("{}: cannot open external data file '{}'", What, Path);
-  In.seekg(0, std::ios::end);
-  int64_t FileSize = In.tellg();
-  if (Offset < 0 || Offset > FileSize)
+  RegularFile File(Path);
+  int64_t FileSize = (int64_t)File.size();
+  if (Offset > FileSize)
     fail("{}: external data offset {} outside '{}' ({} bytes)", What, Offset,
          Path, FileSize);
   if (Length < 0)
@@ -79,11 +87,8 @@ std::string readExternal(const onnx::TensorProto &T,
   if (Length > FileSize - Offset)
     fail("{}: external data of {} bytes at offset {} overruns '{}' ({} bytes)",
          What, Length, Offset, Path, FileSize);
-  std::string Bytes((size_t)Length, '\0');
-  In.seekg(Offset);
-  In.read(Bytes.data(), Length);
-  if (!In)
-    fail("{}: cannot read external data from '{}'", What, Path);
+  std::vector<uint8_t> Data = File.read((uint64_t)Offset, (uint64_t)Length);
+  std::string Bytes(Data.begin(), Data.end());
   return Bytes;
 }
 

@@ -1,5 +1,6 @@
 //===- Npy.cc - NumPy .npy files ------------------------------------------===//
 #include "kernels/Npy.h"
+#include "kernels/OutputFiles.h"
 #include "kernels/RegularFile.h"
 #include "kernels/ops/KernelUtil.h"
 
@@ -346,13 +347,9 @@ std::vector<uint8_t> npyBytes(const Tensor &T) {
 
 void writeNpy(const std::string &Path, const Tensor &T) {
   std::vector<uint8_t> Bytes = npyBytes(T);
-  std::FILE *F = std::fopen(Path.c_str(), "wb");
-  if (!F)
-    fail("{}: cannot open for writing: {}", Path, std::strerror(errno));
-  size_t Put = std::fwrite(Bytes.data(), 1, Bytes.size(), F);
-  bool Closed = std::fclose(F) == 0;
-  if (Put != Bytes.size() || !Closed)
-    fail("{}: write error", Path);
+  OutputFiles Out;
+  Out.add(Path, Bytes.data(), Bytes.size());
+  Out.commit();
 }
 
 } // namespace rivet

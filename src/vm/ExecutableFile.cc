@@ -6,6 +6,7 @@
 // memory-maps the file; constants are tensors over the mapping, not copies.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/OutputFiles.h"
 #include "kernels/RegularFile.h"
 #include "vm/Executable.h"
 
@@ -798,24 +799,11 @@ std::vector<uint8_t> Executable::serialize() const {
 
 void Executable::save(const std::string &Path) const {
   std::vector<uint8_t> Bytes = serialize();
-  // Write a temporary file and rename it over Path, so that a process that
-  // has the old file mapped keeps seeing the old bytes.
-  std::string Tmp = Path + ".tmp";
-  FILE *F = std::fopen(Tmp.c_str(), "wb");
-  if (!F)
-    fail("{}: cannot write: {}", Path, std::strerror(errno));
-  size_t Written = std::fwrite(Bytes.data(), 1, Bytes.size(), F);
-  int CloseRc = std::fclose(F);
-  if (Written != Bytes.size() || CloseRc != 0) {
-    int Err = errno;
-    std::remove(Tmp.c_str());
-    fail("{}: cannot write: {}", Path, std::strerror(Err));
-  }
-  if (std::rename(Tmp.c_str(), Path.c_str()) != 0) {
-    int Err = errno;
-    std::remove(Tmp.c_str());
-    fail("{}: cannot write: {}", Path, std::strerror(Err));
-  }
+  // A temporary file renamed over Path: a process that has the old file
+  // mapped keeps seeing the old bytes, and a failed write leaves it intact.
+  OutputFiles Out;
+  Out.add(Path, Bytes.data(), Bytes.size());
+  Out.commit();
 }
 
 std::shared_ptr<Executable> Executable::deserialize(const uint8_t *Data,

@@ -269,3 +269,41 @@ TEST_F(CliErrors, InputsThatAreNotRegularFiles) {
   expectError({"run", Rvx, "--input", "x=" + Fifo}, 1, "a FIFO");
   expectError({"run", Dir.string()}, 1, "not a regular file (a directory)");
 }
+
+// Issue 23, reproducer 8: compile -o never replaces a device, FIFO or
+// directory, nor the input program; run writes all outputs or none.
+TEST_F(CliErrors, OutputTargetsAreCheckedAndWrittenWhole) {
+  std::string Prog = simpleProgram();
+  std::string Fifo = (Dir / "fifo").string();
+  ASSERT_EQ(::mkfifo(Fifo.c_str(), 0600), 0);
+  expectError({"compile", Prog, "-o", Fifo}, 1,
+              "exists and is not a regular file; refusing to replace it");
+  struct stat St;
+  ASSERT_EQ(::stat(Fifo.c_str(), &St), 0);
+  EXPECT_TRUE(S_ISFIFO(St.st_mode)) << "the FIFO was replaced";
+  expectError({"compile", Prog, "-o", Dir.string()}, 1, "not a regular file");
+  expectError({"compile", Prog, "-o", Prog}, 1,
+              "is the input program itself; refusing to overwrite it");
+  std::ifstream In(Prog);
+  std::string Text((std::istreambuf_iterator<char>(In)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_NE(Text.find("relu(%x)"), std::string::npos) << "the input changed";
+
+  // Two outputs; the second's target is a directory: neither is written.
+  std::string Two = write("two.rvir", "def @main(%x: Tensor[(2,), float32]) {\n"
+                                      "  (relu(%x), negative(%x))\n}\n");
+  fs::path Out = Dir / "out";
+  fs::create_directories(Out / "output_1.npy");
+  expectError({"run", Two, "--random-inputs", "--output-dir", Out.string()}, 1,
+              "output_1.npy: exists and is not a regular file");
+  EXPECT_FALSE(fs::exists(Out / "output_0.npy"));
+  for (const auto &E : fs::directory_iterator(Out))
+    EXPECT_EQ(E.path().filename().string().find(".tmp"), std::string::npos)
+        << "a temporary file was left behind: " << E.path();
+  fs::remove(Out / "output_1.npy");
+  RunResult R =
+      runRivet({"run", Two, "--random-inputs", "--output-dir", Out.string()});
+  EXPECT_EQ(R.exitCode, 0) << R.output;
+  EXPECT_TRUE(fs::exists(Out / "output_0.npy"));
+  EXPECT_TRUE(fs::exists(Out / "output_1.npy"));
+}

@@ -9,6 +9,7 @@
 #include "Program.h"
 
 #include "kernels/Error.h"
+#include "kernels/OutputFiles.h"
 
 #include <fmt/format.h>
 
@@ -75,6 +76,13 @@ int compileCommand(const std::vector<std::string> &ArgsIn) {
   if (Opts.codegen.mode == vm::NativeCode::Jit)
     throw UsageError("compile: --codegen jit code lives in this process only "
                      "and cannot be saved; use --codegen so or off");
+  // Refused before compiling: a device or FIFO must not be replaced by a
+  // regular file, nor the model by its executable.
+  checkOutputTarget(Out);
+  if (sameFile(Out, P.positional[0]))
+    fail("compile: -o {} is the input program itself; refusing to overwrite "
+         "it",
+         Out);
   Program Prog = loadProgram(P.positional[0]);
   std::shared_ptr<vm::Executable> Exe = compileProgram(Prog, Opts);
   reportPassTimes(Opts);

@@ -11,6 +11,7 @@
 
 #include "kernels/Error.h"
 #include "kernels/Npy.h"
+#include "kernels/OutputFiles.h"
 
 #include <fmt/format.h>
 
@@ -51,20 +52,28 @@ static void writeOutputs(const std::vector<NamedOutput> &Outputs,
   if (EC)
     fail("cannot create output directory '{}': {}", OutDir.string(),
          EC.message());
+  // All outputs or none: each is written to a temporary file, and the
+  // files are renamed into place once every one is complete.
+  OutputFiles Files;
+  std::vector<std::string> Lines;
   for (const NamedOutput &O : Outputs) {
     // "output_1 (ONNX output 'y'): ..." names the graph output it came from.
     std::string Label = O.name;
     if (O.result < OutputNames.size())
       Label += fmt::format(" (ONNX output '{}')", OutputNames[O.result]);
     if (!O.tensor.defined()) {
-      std::printf("%s: none (empty optional, not written)\n", Label.c_str());
+      Lines.push_back(Label + ": none (empty optional, not written)");
       continue;
     }
     std::filesystem::path File = OutDir / (O.name + ".npy");
-    writeNpy(File.string(), O.tensor);
-    std::printf("%s: %s -> %s\n", Label.c_str(), O.tensor.typeString().c_str(),
-                File.string().c_str());
+    std::vector<uint8_t> Bytes = npyBytes(O.tensor);
+    Files.add(File.string(), Bytes.data(), Bytes.size());
+    Lines.push_back(fmt::format("{}: {} -> {}", Label, O.tensor.typeString(),
+                                File.string()));
   }
+  Files.commit();
+  for (const std::string &L : Lines)
+    std::printf("%s\n", L.c_str());
   if (Outputs.empty())
     std::printf("no outputs (the result has no tensors)\n");
 }

@@ -10,9 +10,12 @@
 #include "kernels/RegularFile.h"
 #include "vm/Executable.h"
 
+#include "vm/NativeLibrary.h"
 #include "vm/Object.h"
 #include "vm/RvxBytes.h"
 #include "vm/RvxFormat.h"
+
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -640,6 +643,20 @@ void Loader::readNativeCode() {
   N.cpu = R.str("target cpu", kMaxShortString);
   N.features = R.str("target features", kMaxShortString);
   N.requiredFeatures = Features;
+  // Files written before the header listed what a CPU level implies (and
+  // any file for one) are refused here rather than by SIGILL.
+  if (N.elfMachine == NativeLibrary::hostElfMachine()) {
+    std::vector<std::string> Missing;
+    for (const std::string &F : featuresOfCpuLevel(N.cpu))
+      if (!hostHasCpuFeature(F))
+        Missing.push_back(F);
+    if (!Missing.empty())
+      R.error("the code was generated for cpu '{}', which needs CPU "
+              "feature{} '{}' that this CPU does not have; compile the model "
+              "for this machine",
+              N.cpu, Missing.size() == 1 ? "" : "s",
+              fmt::format("{}", fmt::join(Missing, "', '")));
+  }
   uint32_t NumKernels = R.count(12, "native kernel count");
   Exe->nativeKernels.resize(NumKernels);
   for (uint32_t I = 0; I < NumKernels; ++I) {

@@ -100,5 +100,11 @@ inline uint32_t headerChecksum(const uint8_t *Data, size_t HeaderSize,
 /// "sse4.2", "avx2", "avx512f", ...). Throws rivet::Error for a name this
 /// runtime does not know.
 bool hostHasCpuFeature(std::string_view Feature);
+/// The features hostHasCpuFeature can check (GCC/LLVM names), which a
+/// .rvx may therefore require.
+std::vector<std::string> checkableCpuFeatures();
+/// The features an x86-64 psABI level ("x86-64-v2" to "x86-64-v4") implies;
+/// none for another CPU name (the runtime has no LLVM to ask).
+std::vector<std::string> featuresOfCpuLevel(std::string_view Cpu);
 
 } // namespace rivet::vm::rvx

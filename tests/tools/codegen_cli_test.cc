@@ -192,3 +192,47 @@ TEST(CodegenCli, UsageTextsListTheFlags) {
 }
 
 } // namespace
+
+// Issue 23, reproducers 5 and 6: a CPU or feature LLVM does not know, or one
+// that cannot run 64-bit code, is refused before LLVM would abort; code for
+// a CPU level is refused at load on a CPU that lacks the level's features.
+TEST(CodegenCli, UnknownOrUnusableTargetsAreErrors) {
+  std::string M = Transformer.string();
+  fs::path Out = scratch("target") / "x.rvx";
+  struct Case {
+    std::vector<std::string> flags;
+    const char *message;
+  };
+  std::vector<Case> Cases = {
+      {{"--cpu", "i386"}, "cpu 'i386' cannot run 64-bit code"},
+      {{"--cpu", "pentium9000"}, "unknown cpu 'pentium9000'"},
+      {{"--mattr", "-64bit-mode"}, "cannot run 64-bit code"},
+      {{"--mattr", "+avx9000"}, "unknown cpu feature 'avx9000'"},
+  };
+  for (const Case &C : Cases) {
+    std::vector<std::string> Args = {"compile", M, "-o", Out.string()};
+    Args.insert(Args.end(), C.flags.begin(), C.flags.end());
+    RunResult R = runRivet(Args);
+    EXPECT_EQ(R.signal, 0) << C.flags[1] << ": " << R.output;
+    EXPECT_EQ(R.exitCode, 1) << C.flags[1] << ": " << R.output;
+    EXPECT_TRUE(contains(R.output, C.message)) << R.output;
+    EXPECT_FALSE(fs::exists(Out));
+  }
+
+  RunResult C =
+      runRivet({"compile", M, "-o", Out.string(), "--cpu", "x86-64-v4"});
+  ASSERT_EQ(C.exitCode, 0) << C.output;
+  RunResult R = runRivet({"run", Out.string(), "--input",
+                          "src=" + TransformerInput.string(), "--output-dir",
+                          scratch("target-out").string()});
+  EXPECT_EQ(R.signal, 0) << R.output;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512cd")) {
+    EXPECT_EQ(R.exitCode, 0) << R.output;
+  } else {
+    EXPECT_EQ(R.exitCode, 1) << R.output;
+    EXPECT_TRUE(contains(R.output, "this CPU does not have")) << R.output;
+  }
+}

@@ -14,6 +14,7 @@
 
 #include "kernels/Error.h"
 
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
@@ -29,6 +30,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Scalar/DeadStoreElimination.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
 
@@ -66,6 +68,38 @@ std::string hostFeatures() {
   return Out;
 }
 
+/// Refuses a CPU or feature name target Tg does not know (LLVM would only
+/// warn, once per function, and generate code for its generic CPU).
+void checkCpuAndFeatures(const llvm::Target &Tg, const std::string &Triple,
+                         const std::string &Cpu, const std::string &Features) {
+  std::unique_ptr<llvm::MCSubtargetInfo> STI(
+      Tg.createMCSubtargetInfo(Triple, "", ""));
+  if (!STI)
+    fail("codegen: no subtarget information for {}", Triple);
+  if (!STI->isCPUStringValid(Cpu))
+    fail("codegen: unknown cpu '{}' for {} (`llc -mtriple={} -mcpu=help` "
+         "lists them)",
+         Cpu, Triple, Triple);
+  // LLVM 16 does not expose its feature table: a known feature is one whose
+  // flag, + or -, changes the subtarget's feature bits.
+  auto BitsOf = [&](const std::string &FS) {
+    std::unique_ptr<llvm::MCSubtargetInfo> S(
+        Tg.createMCSubtargetInfo(Triple, "", FS));
+    return S->getFeatureBits();
+  };
+  llvm::FeatureBitset Base = BitsOf("");
+  llvm::SmallVector<llvm::StringRef, 16> Items;
+  llvm::StringRef(Features).split(Items, ',', -1, false);
+  for (llvm::StringRef Item : Items) {
+    std::string Name =
+        Item.drop_while([](char C) { return C == '+' || C == '-'; }).str();
+    if (BitsOf("+" + Name) == Base && BitsOf("-" + Name) == Base)
+      fail("codegen: unknown cpu feature '{}' for {} (`llc -mtriple={} "
+           "-mattr=help` lists them)",
+           Name, Triple, Triple);
+  }
+}
+
 /// A TargetMachine for T; empty fields take the host's values (the CPU and
 /// features only when the triple is the host's too).
 std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const TargetOptions &T) {
@@ -84,6 +118,7 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const TargetOptions &T) {
   const llvm::Target *Tg = llvm::TargetRegistry::lookupTarget(Triple, Err);
   if (!Tg)
     fail("codegen: unknown target triple '{}': {}", Triple, Err);
+  checkCpuAndFeatures(*Tg, Triple, Cpu, Features);
   llvm::TargetOptions Opts;
   std::unique_ptr<llvm::TargetMachine> TM(
       Tg->createTargetMachine(Triple, Cpu, Features, Opts, llvm::Reloc::PIC_,
@@ -91,6 +126,13 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const TargetOptions &T) {
   if (!TM)
     fail("codegen: cannot create a target machine for {} (cpu {})", Triple,
          Cpu);
+  // LLVM aborts the process (report_fatal_error) on a 64-bit triple whose
+  // CPU or features cannot run 64-bit code: refuse it first.
+  const llvm::MCSubtargetInfo &STI = *TM->getMCSubtargetInfo();
+  if (llvm::Triple(Triple).getArch() == llvm::Triple::x86_64 &&
+      (!STI.checkFeatures("+64bit") || !STI.checkFeatures("+64bit-mode")))
+    fail("codegen: cpu '{}'{}{} cannot run 64-bit code ({})", Cpu,
+         Features.empty() ? "" : " with features ", Features, Triple);
   return TM;
 }
 

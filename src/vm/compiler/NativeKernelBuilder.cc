@@ -303,15 +303,16 @@ void NativeKernelBuilder::finish(Executable &Exe) {
                                          : "";
   std::set<std::string> HostFeatures = enabledFeatures(host().features);
   std::vector<std::string> Missing;
-  for (const std::string &F : enabledFeatures(Code.features)) {
+  for (const std::string &F : enabledFeatures(Code.features))
     if (!HostFeatures.count(F))
       Missing.push_back(F);
-    try {
-      rvx::hostHasCpuFeature(F); // only names the loader can check
+  // What the code may use is what the target enables, by its CPU (an
+  // explicit --cpu x86-64-v4 implies AVX-512) and its features: the loader
+  // refuses the file on a CPU without one of those it can check.
+  codegen::TargetOptions Target = targetOptions(Opts);
+  for (const std::string &F : rvx::checkableCpuFeatures())
+    if (codegen::targetHasFeature(Target, F))
       Code.requiredFeatures.push_back(F);
-    } catch (const Error &) {
-    }
-  }
   if (!Missing.empty() || !isHostCpu(Opts.cpu))
     Exe.nativeUnavailable = fmt::format(
         "the native code was generated for cpu '{}'{}{}, which this machine "

@@ -259,7 +259,10 @@ RnnParams rnnParams(RnnKind K, const Attrs &A) {
   else
     fail("{}: direction must be forward, reverse or bidirectional, got '{}'",
          Op, Dir);
-  P.Hidden = attrInt(Op, A, "hidden_size");
+  // An absent hidden_size is r's extent, which the schema cannot know (0
+  // stands for it here; the relation rejects an explicit 0).
+  if (A.has("hidden_size"))
+    P.Hidden = attrInt(Op, A, "hidden_size");
   if (P.Hidden < 0)
     fail("{}: hidden_size must be positive, got {}", Op, P.Hidden);
   if (A.find("clip")) {
@@ -699,7 +702,7 @@ RIVET_REGISTER_KERNEL("rnn", rnnKernel<RnnKind::Rnn>, rnnShape<RnnKind::Rnn>,
 namespace {
 std::vector<AttrSpec> recurrentAttrs(const char *Extra, const char *ExtraDoc) {
   std::vector<AttrSpec> S = {
-      {"hidden_size", AttrKind::Int, false, "hidden units; 0: from r", 0},
+      {"hidden_size", AttrKind::Int, false, "hidden units (default from r)"},
       {"direction", AttrKind::String, false,
        "forward, reverse or bidirectional", "forward"},
       {"activations", AttrKind::Strings, false,

@@ -394,7 +394,7 @@ template <Pool P> Window poolWindow(const Attrs &A, const TensorDesc &X) {
     requireCodegenDType(Op, X.dtype);
     if (!isFloat(X.dtype) && X.dtype != DType::Int8 && X.dtype != DType::UInt8)
       unsupported("max_pool: dtype {}", dtypeName(X.dtype));
-    if (A.getInt("with_indices", 0) != 0)
+    if (OpAttrs(Op, A).getInt("with_indices") != 0)
       unsupported("max_pool: with_indices (a second result)");
   } else {
     requireFloat(Op, X.dtype);
@@ -422,7 +422,7 @@ template <Pool P> LoopExpr poolRule(ComputeContext &Ctx, const Ix &Out) {
     return Ctx.reduce(ReduceCombiner::Max, lowest(T), W.kernel,
                       [&](const Ix &V) { return At(V, lowest(T), Id); });
   if (P == Pool::Lp) {
-    int64_t Pw = A.getInt("p", 2);
+    int64_t Pw = OpAttrs("lp_pool", A).getInt("p");
     if (Pw < 1)
       unsupported("lp_pool: p {}", Pw);
     LoopExpr E = floatConst((double)Pw, T);
@@ -439,7 +439,7 @@ template <Pool P> LoopExpr poolRule(ComputeContext &Ctx, const Ix &Out) {
                  [&](const Ix &V) { return At(V, constOf(0, T), Id); });
   // The divisor: window positions inside the input, or inside the padded
   // input with count_include_pad.
-  bool IncludePad = A.getInt("count_include_pad", 0) != 0;
+  bool IncludePad = OpAttrs("avg_pool", A).getInt("count_include_pad") != 0;
   LoopExpr Count;
   // Windows reach past the padded input only under ceil_mode.
   if (!(IncludePad ? W.ceil : W.masked())) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "codegen/LoopIR.h"
+#include "kernels/AttrSchema.h"
 #include "kernels/Attrs.h"
 #include "kernels/Error.h"
 
@@ -50,6 +51,8 @@ public:
   virtual ~ComputeContext() = default;
   virtual const std::string &opName() const = 0;
   virtual const Attrs &attrs() const = 0;
+  /// The attributes with the operator's schema defaults.
+  OpAttrs opAttrs() const { return OpAttrs(opName(), attrs()); }
   virtual size_t numInputs() const = 0;
   virtual const TensorDesc &input(size_t I) const = 0;
   virtual const TensorDesc &output() const = 0;

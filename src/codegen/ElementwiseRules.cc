@@ -64,7 +64,7 @@ LoopExpr modRule(ComputeContext &Ctx, const Ix &Out) {
   requireFloat(Ctx, T);
   LoopExpr A = arg(Ctx, 0, Out), B = arg(Ctx, 1, Out);
   LoopExpr R = binary(LoopOp::Rem, A, B);
-  if (Ctx.attrs().getInt("fmod", 0))
+  if (Ctx.opAttrs().getInt("fmod"))
     return R;
   // NumPy mod: the result takes the divisor's sign.
   LoopExpr Zero = fc(0, T);
@@ -164,9 +164,9 @@ LoopExpr isinfRule(ComputeContext &Ctx, const Ix &Out) {
   requireFloat(Ctx, T);
   LoopExpr X = arg(Ctx, 0, Out);
   LoopExpr R = intConst(0, DType::Bool);
-  if (Ctx.attrs().getInt("detect_positive", 1))
+  if (Ctx.opAttrs().getInt("detect_positive"))
     R = binary(LoopOp::Or, R, compare(LoopOp::EQ, X, fc(INFINITY, T)));
-  if (Ctx.attrs().getInt("detect_negative", 1))
+  if (Ctx.opAttrs().getInt("detect_negative"))
     R = binary(LoopOp::Or, R, compare(LoopOp::EQ, X, fc(-INFINITY, T)));
   return R;
 }

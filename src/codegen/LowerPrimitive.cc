@@ -300,8 +300,9 @@ private:
     } else if (Reductions.count(Name)) {
       TensorDesc X = In(0);
       int64_t R = (int64_t)X.rank();
-      std::vector<int64_t> Axes = C.attrs.getInts("axis", {});
-      bool Keep = C.attrs.getInt("keepdims", 0) != 0;
+      OpAttrs OA(Name, C.attrs);
+      std::vector<int64_t> Axes = OA.getInts("axis");
+      bool Keep = OA.getInt("keepdims") != 0;
       std::vector<bool> Reduced((size_t)R, Axes.empty());
       for (int64_t A : Axes)
         if (A >= -R && A < R)

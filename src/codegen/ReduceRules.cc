@@ -30,9 +30,10 @@ struct ReducePlan {
 ReducePlan planReduce(ComputeContext &Ctx) {
   const TensorDesc &In = Ctx.input(0);
   int64_t R = (int64_t)In.rank();
-  std::vector<int64_t> Axes = Ctx.attrs().getInts("axis", {});
+  OpAttrs OA = Ctx.opAttrs();
+  std::vector<int64_t> Axes = OA.getInts("axis");
   ReducePlan P;
-  P.keepDims = Ctx.attrs().getInt("keepdims", 0) != 0;
+  P.keepDims = OA.getInt("keepdims") != 0;
   P.reduced.assign((size_t)R, Axes.empty());
   for (int64_t A : Axes) {
     if (A < -R || A >= R)
@@ -175,10 +176,10 @@ LoopExpr softmaxRule(ComputeContext &Ctx, const Ix &Out) {
   if (!isFloat(T) || !isCodegenDType(T))
     unsupported("{}: dtype {} has no generated code", Ctx.opName(),
                 dtypeName(T));
-  if (Ctx.attrs().getInt("coerce_2d", 0))
+  if (Ctx.opAttrs().getInt("coerce_2d"))
     unsupported("{}: coerce_2d", Ctx.opName());
   int64_t R = (int64_t)Ctx.input(0).rank();
-  int64_t Axis = Ctx.attrs().getInt("axis", -1);
+  int64_t Axis = Ctx.opAttrs().getInt("axis");
   if (R == 0 || Axis < -R || Axis >= R)
     unsupported("{}: axis {} for rank {}", Ctx.opName(), Axis, R);
   size_t A = (size_t)(Axis < 0 ? Axis + R : Axis);

@@ -91,7 +91,7 @@ LoopExpr expandRule(ComputeContext &Ctx, const Ix &Out) {
 LoopExpr concatenateRule(ComputeContext &Ctx, const Ix &Out) {
   requireData(Ctx);
   size_t R = Ctx.output().rank();
-  size_t Axis = (size_t)normAxis(Ctx, Ctx.attrs().getInt("axis", 0), R);
+  size_t Axis = (size_t)normAxis(Ctx, Ctx.opAttrs().getInt("axis"), R);
   // Offsets of the inputs along the axis; skip statically empty inputs.
   std::vector<std::pair<size_t, LoopExpr>> Parts;
   LoopExpr Offset = ic(0);
@@ -118,7 +118,7 @@ LoopExpr concatenateRule(ComputeContext &Ctx, const Ix &Out) {
 LoopExpr stackRule(ComputeContext &Ctx, const Ix &Out) {
   requireData(Ctx);
   size_t R = Ctx.output().rank();
-  size_t Axis = (size_t)normAxis(Ctx, Ctx.attrs().getInt("axis", 0), R);
+  size_t Axis = (size_t)normAxis(Ctx, Ctx.opAttrs().getInt("axis"), R);
   Ix InIx = Out;
   InIx.erase(InIx.begin() + (ptrdiff_t)Axis);
   size_t N = Ctx.numInputs();
@@ -171,7 +171,8 @@ LoopExpr shapeOfRule(ComputeContext &Ctx, const Ix &Out) {
   auto Clamp = [R](int64_t I) {
     return std::min(std::max<int64_t>(I < 0 ? I + R : I, 0), R);
   };
-  int64_t B = Clamp(Ctx.attrs().getInt("start", 0));
+  int64_t B = Clamp(Ctx.opAttrs().getInt("start"));
+  // An absent end is the rank, which the schema cannot know.
   int64_t E = Clamp(Ctx.attrs().getInt("end", R));
   if (E <= B)
     return ic(0); // an empty result: never evaluated
@@ -211,7 +212,7 @@ LoopExpr padRule(ComputeContext &Ctx, const Ix &Out) {
   const TensorDesc &In = Ctx.input(0);
   size_t R = In.rank();
   std::vector<int64_t> Pads = Ctx.attrs().getInts("pads");
-  std::string Mode = Ctx.attrs().getString("mode", "constant");
+  std::string Mode = Ctx.opAttrs().getString("mode");
   std::vector<int64_t> Axes;
   for (size_t D = 0; D < R; ++D)
     Axes.push_back((int64_t)D);
@@ -251,7 +252,7 @@ LoopExpr padRule(ComputeContext &Ctx, const Ix &Out) {
   LoopExpr V = Ctx.read(0, InIx);
   if (Mode != "constant")
     return V;
-  double Fill = Ctx.attrs().getFloat("value", 0.0);
+  double Fill = Ctx.opAttrs().getFloat("value");
   return select(Inside, V, constOf(Fill, In.dtype));
 }
 

@@ -122,6 +122,39 @@ WindowAxis<Arith> windowAxis(typename Arith::Int In, typename Arith::Int Kernel,
           A::selectLT(A::mul(Last, S), A::add(In, A::c(PadBegin)), Out, Last)};
 }
 
+/// One spatial axis of a transposed window (conv_transpose): the output
+/// extent and the pads that crop the full extent
+/// stride * (in - 1) + output_padding + the dilated kernel to it.
+struct TransposedWindowAxis {
+  int64_t padBegin, padEnd, out;
+};
+
+/// The output extent is OutShape when given, in * stride under SAME (the
+/// kernel does not matter then), else the full extent less the pads (none
+/// under VALID). With an explicit or SAME extent the pads are what the full
+/// extent exceeds it by, the odd one at the end only under SAME_UPPER; an
+/// output larger than the full extent is extended with zeros at the end.
+/// out may be negative: the callers reject it, each in its own words.
+inline TransposedWindowAxis
+transposedWindowAxis(int64_t In, int64_t Kernel, int64_t Stride,
+                     int64_t Dilation, int64_t OutPadding, int64_t PadBegin,
+                     int64_t PadEnd, AutoPad Mode,
+                     std::optional<int64_t> OutShape) {
+  bool Same = Mode == AutoPad::SameUpper || Mode == AutoPad::SameLower;
+  int64_t Full = Stride * (In - 1) + OutPadding + (Kernel - 1) * Dilation + 1;
+  if (OutShape || Same) {
+    int64_t O = OutShape ? *OutShape : In * Stride;
+    int64_t Total = Full - O;
+    int64_t PB = Total < 0                    ? 0
+                 : Mode == AutoPad::SameUpper ? Total / 2
+                                              : Total - Total / 2;
+    return {PB, Total - PB, O};
+  }
+  if (Mode == AutoPad::Valid)
+    PadBegin = PadEnd = 0;
+  return {PadBegin, PadEnd, Full - PadBegin - PadEnd};
+}
+
 /// windowAxis on constants; throws naming Op and the axis when the window
 /// is larger than the padded input.
 inline WindowAxis<ConstArith> constWindowAxis(std::string_view Op, size_t Axis,

@@ -78,7 +78,8 @@ constexpr auto Elem = FusionPattern::Elementwise;
 /// clip keeps zeros zero when its range holds 0 (an absent bound is the
 /// dtype's limit).
 bool clipKeepsZero(const Attrs &A) {
-  return A.getFloat("min", -1) <= 0 && A.getFloat("max", 1) >= 0;
+  return (!A.has("min") || A.getFloat("min") <= 0) &&
+         (!A.has("max") || A.getFloat("max") >= 0);
 }
 
 } // namespace

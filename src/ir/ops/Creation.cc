@@ -11,7 +11,7 @@ namespace {
 Type shapeOfRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("shape_of", A);
   checkArity("shape_of", Args, 1);
-  std::optional<int64_t> Start = optInt(A, "start"), End = optInt(A, "end");
+  std::optional<int64_t> End = optInt(A, "end");
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg("shape_of", Args, 0);
@@ -23,7 +23,9 @@ Type shapeOfRel(const std::vector<Type> &Args, const Attrs &A) {
       I += R;
     return std::min(std::max<int64_t>(I, 0), R);
   };
-  int64_t B = Clamp(Start.value_or(0)), E = Clamp(End.value_or(R));
+  // An absent end is the rank, which the schema cannot know.
+  int64_t B = Clamp(OpAttrs("shape_of", A).getInt("start")),
+          E = Clamp(End.value_or(R));
   return tensorType({Dim::constant(std::max<int64_t>(E - B, 0))}, DType::Int64);
 }
 
@@ -66,7 +68,7 @@ Type filledRel(const std::vector<Type> &Args, const Attrs &A) {
   std::string_view Op = Name.view();
   validateOpAttrs(Op, A);
   checkArity(Op, Args, 0);
-  DType DT = optDType(Op, A, "dtype").value_or(DType::Float32);
+  DType DT = *optDType(Op, A, "dtype");
   return tensorType(shapeAttr(Op, A), DT);
 }
 
@@ -152,7 +154,7 @@ Type triluRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("trilu", A);
   if (Args.empty() || Args.size() > 2)
     fail("trilu: expects 1 or 2 arguments (x, k?), got {}", Args.size());
-  int64_t Upper = optInt(A, "upper").value_or(1);
+  int64_t Upper = OpAttrs("trilu", A).getInt("upper");
   if (Upper != 0 && Upper != 1)
     fail("trilu: attribute 'upper' must be 0 or 1, got {}", Upper);
   if (anyUndecided(Args))

@@ -47,8 +47,7 @@ void checkResizeAttrs(std::string_view Op, const Attrs &A) {
 /// The normalized resized axes (all axes when 'axes' is absent).
 std::vector<int64_t> resizeAxes(std::string_view Op, const Attrs &A,
                                 int64_t Rank) {
-  std::vector<int64_t> Axes =
-      optInts(A, "axes").value_or(std::vector<int64_t>{});
+  std::vector<int64_t> Axes = OpAttrs(Op, A).getInts("axes");
   if (Axes.empty()) {
     Axes.resize((size_t)Rank);
     std::iota(Axes.begin(), Axes.end(), 0);
@@ -90,7 +89,7 @@ Type resizeRel(const std::vector<Type> &Args, const Attrs &A) {
          Scales ? "scales" : "sizes", N, Axes.size(), typeStr(X));
   std::vector<Dim> Out = *X.shape;
   std::string Policy =
-      optString(A, "keep_aspect_ratio_policy").value_or("stretch");
+      OpAttrs("resize", A).getString("keep_aspect_ratio_policy");
   if (Scales) {
     for (size_t I = 0; I < N; ++I) {
       double S = (*Scales)[I];
@@ -206,8 +205,8 @@ Type roiAlignRel(const std::vector<Type> &Args, const Attrs &A) {
   checkOneOf("roi_align", A, "mode", {"avg", "max"});
   checkOneOf("roi_align", A, "coordinate_transformation_mode",
              {"half_pixel", "output_half_pixel"});
-  int64_t OH = optInt(A, "output_height").value_or(1);
-  int64_t OW = optInt(A, "output_width").value_or(1);
+  int64_t OH = OpAttrs("roi_align", A).getInt("output_height");
+  int64_t OW = OpAttrs("roi_align", A).getInt("output_width");
   if (OH <= 0 || OW <= 0)
     fail("roi_align: output_height and output_width must be positive, got {} "
          "and {}",
@@ -246,7 +245,7 @@ Type roiAlignRel(const std::vector<Type> &Args, const Attrs &A) {
 Type nmsRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("non_max_suppression", A);
   checkArity("non_max_suppression", Args, 5);
-  int64_t Center = optInt(A, "center_point_box").value_or(0);
+  int64_t Center = OpAttrs("non_max_suppression", A).getInt("center_point_box");
   if (Center != 0 && Center != 1)
     fail("non_max_suppression: center_point_box must be 0 or 1, got {}",
          Center);

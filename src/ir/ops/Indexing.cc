@@ -33,7 +33,7 @@ void checkElementsArgs(std::string_view Op, const TensorTypeNode &Data,
 Type gatherElementsRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("gather_elements", A);
   checkArity("gather_elements", Args, 2);
-  int64_t Axis = optInt(A, "axis").value_or(0);
+  int64_t Axis = OpAttrs("gather_elements", A).getInt("axis");
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg("gather_elements", Args, 0);
@@ -47,7 +47,7 @@ Type gatherElementsRel(const std::vector<Type> &Args, const Attrs &A) {
 Type gatherNdRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("gather_nd", A);
   checkArity("gather_nd", Args, 2);
-  int64_t B = optInt(A, "batch_dims").value_or(0);
+  int64_t B = OpAttrs("gather_nd", A).getInt("batch_dims");
   if (B < 0)
     fail("gather_nd: attribute 'batch_dims' must be non-negative, got {}", B);
   if (anyUndecided(Args))
@@ -85,7 +85,7 @@ Type gatherNdRel(const std::vector<Type> &Args, const Attrs &A) {
 }
 
 void checkReduction(std::string_view Op, const Attrs &A) {
-  std::string R = optString(A, "reduction").value_or("none");
+  std::string R = OpAttrs(Op, A).getString("reduction");
   if (R != "none" && R != "add" && R != "mul" && R != "max" && R != "min")
     fail("{}: attribute 'reduction' must be none, add, mul, max or min, got "
          "'{}'",
@@ -97,7 +97,7 @@ Type scatterElementsRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("scatter_elements", A);
   checkArity("scatter_elements", Args, 3);
   checkReduction("scatter_elements", A);
-  int64_t Axis = optInt(A, "axis").value_or(0);
+  int64_t Axis = OpAttrs("scatter_elements", A).getInt("axis");
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg("scatter_elements", Args, 0);
@@ -173,7 +173,7 @@ Type oneHotRel(const std::vector<Type> &Args, const Attrs &A) {
     return nullptr;
   return oneHotCommon("one_hot", tensorArg("one_hot", Args, 0),
                       tensorArg("one_hot", Args, 1), 1, Dim::constant(Depth),
-                      optInt(A, "axis").value_or(-1));
+                      OpAttrs("one_hot", A).getInt("axis"));
 }
 
 Type oneHotDynRel(const std::vector<Type> &Args, const Attrs &A) {
@@ -187,7 +187,7 @@ Type oneHotDynRel(const std::vector<Type> &Args, const Attrs &A) {
     failArg(1, "one_hot_dyn: depth must be a scalar, got {}", typeStr(D));
   return oneHotCommon("one_hot_dyn", tensorArg("one_hot_dyn", Args, 0),
                       tensorArg("one_hot_dyn", Args, 2), 2, Dim::any(),
-                      optInt(A, "axis").value_or(-1));
+                      OpAttrs("one_hot_dyn", A).getInt("axis"));
 }
 
 // compress(x, condition; axis?): the selected extent is data-dependent.
@@ -226,8 +226,9 @@ Type nonzeroRel(const std::vector<Type> &Args, const Attrs &A) {
 Type reverseSequenceRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("reverse_sequence", A);
   checkArity("reverse_sequence", Args, 2);
-  int64_t BAx = optInt(A, "batch_axis").value_or(1);
-  int64_t TAx = optInt(A, "time_axis").value_or(0);
+  OpAttrs OA("reverse_sequence", A);
+  int64_t BAx = OA.getInt("batch_axis");
+  int64_t TAx = OA.getInt("time_axis");
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg("reverse_sequence", Args, 0);

@@ -88,8 +88,8 @@ Type gemmRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs(Op, A);
   if (Args.size() != 2 && Args.size() != 3)
     fail("{}: expects 2 or 3 arguments (a, b[, c]), got {}", Op, Args.size());
-  bool TA = optInt(A, "trans_a").value_or(0) != 0;
-  bool TB = optInt(A, "trans_b").value_or(0) != 0;
+  bool TA = OpAttrs(Op, A).getInt("trans_a") != 0;
+  bool TB = OpAttrs(Op, A).getInt("trans_b") != 0;
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &L = tensorArg(Op, Args, 0);
@@ -187,7 +187,8 @@ std::optional<ChannelAxes> matmulChannelAxes(const Attrs &, size_t WeightRank) {
 std::optional<ChannelAxes> gemmChannelAxes(const Attrs &A, size_t WeightRank) {
   if (WeightRank != 2)
     return std::nullopt;
-  return ChannelAxes{-1, A.getInt("trans_b", 0) == 0 ? 1u : 0u, -1, false};
+  return ChannelAxes{-1, OpAttrs("gemm", A).getInt("trans_b") == 0 ? 1u : 0u,
+                     -1, false};
 }
 
 } // namespace

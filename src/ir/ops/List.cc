@@ -33,8 +33,8 @@ Type concatListRel(const std::vector<Type> &Args, const Attrs &A) {
   const TensorTypeNode *E = listElement("concat_list", Args[0]);
   if (!E)
     return nullptr;
-  bool NewAxis = optInt(A, "new_axis").value_or(0) != 0;
-  int64_t Axis = optInt(A, "axis").value_or(0);
+  bool NewAxis = OpAttrs("concat_list", A).getInt("new_axis") != 0;
+  int64_t Axis = OpAttrs("concat_list", A).getInt("axis");
   if (!E->shape)
     return tensorTypeUnknownRank(E->dtype);
   std::vector<Dim> Dims = *E->shape;
@@ -57,8 +57,9 @@ Type splitToListRel(const std::vector<Type> &Args, const Attrs &A) {
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg("split_to_list", Args, 0);
-  int64_t Axis = optInt(A, "axis").value_or(0);
-  bool KeepDims = optInt(A, "keepdims").value_or(1) != 0;
+  OpAttrs OA("split_to_list", A);
+  int64_t Axis = OA.getInt("axis");
+  bool KeepDims = OA.getInt("keepdims") != 0;
   if (Args.size() == 2) {
     const TensorTypeNode &S = tensorArg("split_to_list", Args, 1);
     requireIndex("split_to_list", S, 1);

@@ -17,7 +17,7 @@ Type lossType(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs(Op, A);
   if (Args.size() != 2 && Args.size() != 3)
     fail("{}: expects 2 or 3 arguments, got {}", Op, Args.size());
-  std::string R = optString(A, "reduction").value_or("mean");
+  std::string R = OpAttrs(Op, A).getString("reduction");
   if (R != "none" && R != "sum" && R != "mean")
     fail("{}: attribute 'reduction' must be none, sum or mean, got '{}'", Op,
          R);

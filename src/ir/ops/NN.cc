@@ -255,6 +255,8 @@ Type convTransposeRel(const std::vector<Type> &Args, const Attrs &A) {
   if (OutShape && OutShape->size() != R)
     fail("{}: attribute 'output_shape' must have {} entries, got {}", Op, R,
          OutShape->size());
+  AutoPad Mode = *parseAutoPad(WA.AutoPad);
+  bool Same = Mode == AutoPad::SameUpper || Mode == AutoPad::SameLower;
   std::vector<Dim> Out{XS[0], M};
   for (size_t I = 0; I < R; ++I) {
     if (OutShape) {
@@ -264,23 +266,21 @@ Type convTransposeRel(const std::vector<Type> &Args, const Attrs &A) {
     const Dim &In = XS[I + 2];
     int64_t Kern =
         WS[I + 2].isConst() ? WS[I + 2].value : (KAttr ? (*KAttr)[I] : -1);
-    if (!In.isConst()) {
+    // Under SAME the extent does not depend on the kernel.
+    if (!In.isConst() || (Kern < 0 && !Same)) {
       Out.push_back(Dim::any());
-    } else if (WA.AutoPad == "SAME_UPPER" || WA.AutoPad == "SAME_LOWER") {
-      Out.push_back(Dim::constant(In.value * WA.Strides[I]));
-    } else if (Kern < 0) {
-      Out.push_back(Dim::any());
-    } else {
-      int64_t Full = WA.Strides[I] * (In.value - 1) + OutPad[I] +
-                     (Kern - 1) * WA.Dilations[I] + 1;
-      int64_t O =
-          WA.AutoPad == "VALID" ? Full : Full - WA.Pads[I] - WA.Pads[I + R];
-      if (O < 0)
-        failArg(
-            0, "{}: pads make the output extent negative along spatial axis {}",
-            Op, I);
-      Out.push_back(Dim::constant(O));
+      continue;
     }
+    int64_t O =
+        transposedWindowAxis(In.value, std::max<int64_t>(Kern, 1),
+                             WA.Strides[I], WA.Dilations[I], OutPad[I],
+                             WA.Pads[I], WA.Pads[I + R], Mode, std::nullopt)
+            .out;
+    if (O < 0)
+      failArg(0,
+              "{}: pads make the output extent negative along spatial axis {}",
+              Op, I);
+    Out.push_back(Dim::constant(O));
   }
   return makeTensor(Out, X.dtype);
 }
@@ -314,7 +314,7 @@ std::vector<Dim> poolShape(std::string_view Op, const TensorTypeNode &X,
 }
 
 bool flagAttr(std::string_view Op, const Attrs &A, const std::string &Name) {
-  int64_t V = optInt(A, Name).value_or(0);
+  int64_t V = OpAttrs(Op, A).getInt(Name);
   if (V != 0 && V != 1)
     fail("{}: attribute '{}' must be 0 or 1, got {}", Op, Name, V);
   return V == 1;
@@ -471,7 +471,7 @@ Type layerNormRel(const std::vector<Type> &Args, const Attrs &A) {
     fail("{}: expects 2 or 3 arguments (x, scale[, bias]), got {}", Op,
          Args.size());
   bool Stats = flagAttr(Op, A, "with_stats");
-  int64_t Stash = optInt(A, "stash_type").value_or(1);
+  int64_t Stash = OpAttrs(Op, A).getInt("stash_type");
   DType SD = Stash == 1    ? DType::Float32
              : Stash == 10 ? DType::Float16
              : Stash == 11 ? DType::Float64
@@ -486,7 +486,7 @@ Type layerNormRel(const std::vector<Type> &Args, const Attrs &A) {
   requireFloat(Op, X, 0);
   std::optional<int64_t> Axis;
   if (X.shape)
-    Axis = normalizeAxisFor(Op, optInt(A, "axis").value_or(-1),
+    Axis = normalizeAxisFor(Op, OpAttrs(Op, A).getInt("axis"),
                             (int64_t)X.shape->size());
   for (size_t I = 1; I < Args.size(); ++I) {
     const TensorTypeNode &P = tensorArg(Op, Args, I);
@@ -528,15 +528,15 @@ Type sameFloatRel(const std::vector<Type> &Args, const Attrs &A) {
   const TensorTypeNode &X = tensorArg(Op, Args, 0);
   requireFloat(Op, X, 0);
   if (Op == "lrn") {
-    if (optInt(A, "size").value_or(1) < 1)
-      fail("lrn: attribute 'size' must be >= 1, got {}", *optInt(A, "size"));
+    // size is required; its absence is validateOpAttrs's to report.
+    if (std::optional<int64_t> Size = optInt(A, "size"); Size && *Size < 1)
+      fail("lrn: attribute 'size' must be >= 1, got {}", *Size);
     if (X.shape && X.shape->size() < 2)
       failArg(0, "lrn: the input must have rank >= 2 ([N, C, ...]), got {}",
               typeStr(X));
   }
   if (Op == "mean_variance_norm" && X.shape) {
-    std::vector<int64_t> Axes =
-        optInts(A, "axes").value_or(std::vector<int64_t>{0, 2, 3});
+    std::vector<int64_t> Axes = OpAttrs(Op, A).getInts("axes");
     for (int64_t Ax : Axes)
       normalizeAxisFor(Op, Ax, (int64_t)X.shape->size());
   }
@@ -555,7 +555,8 @@ namespace {
 std::optional<ChannelAxes> convChannelAxes(const Attrs &A, size_t WeightRank) {
   if (WeightRank < 3)
     return std::nullopt;
-  return ChannelAxes{1, 0, A.getInt("group", 1) == 1 ? 1 : -1, true};
+  return ChannelAxes{1, 0, OpAttrs("conv", A).getInt("group") == 1 ? 1 : -1,
+                     true};
 }
 
 /// Info with channelwisePool set.

@@ -21,7 +21,7 @@ void checkQuantParams(std::string_view Op, const std::vector<Type> &Args,
   const TensorTypeNode &X = tensorArg(Op, Args, 0);
   const TensorTypeNode &S = tensorArg(Op, Args, 1);
   requireFloat(Op, S, 1);
-  int64_t Axis = optInt(A, "axis").value_or(1);
+  int64_t Axis = OpAttrs(Op, A).getInt("axis");
   if (S.shape && S.shape->size() > 1)
     failArg(1, "{}: the scale must be a scalar or 1-D, got {}", Op, typeStr(S));
   bool PerAxis = S.shape && S.shape->size() == 1 &&

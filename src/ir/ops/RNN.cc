@@ -12,7 +12,7 @@ Type recurrentRel(const std::vector<Type> &Args, const Attrs &A) {
   std::string_view Op = Name.view();
   validateOpAttrs(Op, A);
   checkArity(Op, Args, NumIn);
-  std::string Dir = optString(A, "direction").value_or("forward");
+  std::string Dir = OpAttrs(Op, A).getString("direction");
   if (Dir != "forward" && Dir != "reverse" && Dir != "bidirectional")
     fail("{}: direction must be forward, reverse or bidirectional, got '{}'",
          Op, Dir);
@@ -20,7 +20,7 @@ Type recurrentRel(const std::vector<Type> &Args, const Attrs &A) {
   std::optional<int64_t> Hidden = optInt(A, "hidden_size");
   if (Hidden && *Hidden <= 0)
     fail("{}: hidden_size must be positive, got {}", Op, *Hidden);
-  bool Layout = optInt(A, "layout").value_or(0) != 0;
+  bool Layout = OpAttrs(Op, A).getInt("layout") != 0;
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg(Op, Args, 0);

@@ -11,7 +11,7 @@ Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
 }
 
 int64_t flagAttr(std::string_view Op, const Attrs &A, const std::string &Name) {
-  int64_t K = optInt(A, Name).value_or(0);
+  int64_t K = OpAttrs(Op, A).getInt(Name);
   if (K != 0 && K != 1)
     fail("{}: attribute '{}' must be 0 or 1, got {}", Op, Name, K);
   return K;
@@ -49,8 +49,7 @@ Type reduceRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs(Op, A);
   checkArity(Op, Args, 1);
   bool Keep = keepDims(Op, A) != 0;
-  std::vector<int64_t> Axes =
-      optInts(A, "axis").value_or(std::vector<int64_t>{});
+  std::vector<int64_t> Axes = OpAttrs(Op, A).getInts("axis");
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg(Op, Args, 0);
@@ -131,7 +130,7 @@ Type softRel(const std::vector<Type> &Args, const Attrs &A) {
   std::string_view Op = Name.view();
   validateOpAttrs(Op, A);
   checkArity(Op, Args, 1);
-  int64_t Axis = optInt(A, "axis").value_or(-1);
+  int64_t Axis = OpAttrs(Op, A).getInt("axis");
   bool Coerce = flagAttr(Op, A, "coerce_2d") != 0;
   if (anyUndecided(Args))
     return nullptr;

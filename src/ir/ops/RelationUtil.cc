@@ -259,9 +259,10 @@ std::optional<std::string> optString(const Attrs &A, const std::string &Name) {
 
 std::optional<DType> optDType(std::string_view Op, const Attrs &A,
                               const std::string &Name) {
-  std::optional<std::string> S = optString(A, Name);
-  if (!S)
+  OpAttrs OA(Op, A);
+  if (!OA.has(Name))
     return std::nullopt;
+  std::optional<std::string> S = OA.getString(Name);
   try {
     return parseDType(*S);
   } catch (const Error &) {

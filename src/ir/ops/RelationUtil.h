@@ -93,7 +93,8 @@ std::optional<int64_t> optInt(const Attrs &A, const std::string &Name);
 std::optional<std::vector<int64_t>> optInts(const Attrs &A,
                                             const std::string &Name);
 std::optional<std::string> optString(const Attrs &A, const std::string &Name);
-/// A dtype attribute (a string such as "float32"); throws naming the op.
+/// A dtype attribute (a string such as "float32"), else the schema's
+/// default; none when neither says. Throws naming the op.
 std::optional<DType> optDType(std::string_view Op, const Attrs &A,
                               const std::string &Name);
 

@@ -9,7 +9,7 @@ Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
 }
 
 void checkFlag(std::string_view Op, const Attrs &A, const std::string &Name) {
-  int64_t V = optInt(A, Name).value_or(1);
+  int64_t V = OpAttrs(Op, A).getInt(Name);
   if (V != 0 && V != 1)
     fail("{}: attribute '{}' must be 0 or 1, got {}", Op, Name, V);
 }
@@ -18,7 +18,7 @@ void checkFlag(std::string_view Op, const Attrs &A, const std::string &Name) {
 Type topkResult(std::string_view Op, const TensorTypeNode &X, const Attrs &A,
                 std::optional<int64_t> K) {
   requireNumeric(Op, X, 0);
-  int64_t Axis = optInt(A, "axis").value_or(-1);
+  int64_t Axis = OpAttrs(Op, A).getInt("axis");
   std::optional<std::vector<Dim>> Out = X.shape;
   if (Out) {
     if (Out->empty())

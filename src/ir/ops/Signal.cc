@@ -33,7 +33,7 @@ Type dftRel(const std::vector<Type> &Args, const Attrs &A) {
   std::optional<int64_t> Len = optInt(A, "dft_length");
   if (Len && *Len <= 0)
     fail("{}: dft_length must be positive, got {}", Op, *Len);
-  bool Onesided = optInt(A, "onesided").value_or(0) != 0;
+  bool Onesided = OpAttrs(Op, A).getInt("onesided") != 0;
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg(Op, Args, 0);
@@ -47,7 +47,7 @@ Type dftRel(const std::vector<Type> &Args, const Attrs &A) {
   if (R < 2 || (Last.isConst() && Last.value != 1 && Last.value != 2))
     failArg(0, "{}: the input must be [..., N, 1] or [..., N, 2], got {}", Op,
             typeStr(X));
-  int64_t Axis = optInt(A, "axis").value_or(1);
+  int64_t Axis = OpAttrs(Op, A).getInt("axis");
   if (Axis < -R || Axis >= R - 1 || Axis == -1)
     fail("{}: axis {} is out of range for rank {} (the last axis holds the "
          "complex parts)",
@@ -69,7 +69,7 @@ Type stftRel(const std::vector<Type> &Args, const Attrs &A) {
   bool Dynamic = Op == "stft_dynamic";
   validateOpAttrs(Op, A);
   checkArity(Op, Args, Dynamic ? 4 : 2);
-  bool Onesided = optInt(A, "onesided").value_or(1) != 0;
+  bool Onesided = OpAttrs(Op, A).getInt("onesided") != 0;
   std::optional<int64_t> Step = optInt(A, "frame_step");
   std::optional<int64_t> FrameLen = optInt(A, "frame_length");
   if (!Dynamic && !Step)
@@ -113,7 +113,7 @@ Type stftRel(const std::vector<Type> &Args, const Attrs &A) {
 }
 
 DType outDType(std::string_view Op, const Attrs &A) {
-  DType T = optDType(Op, A, "dtype").value_or(DType::Float32);
+  DType T = *optDType(Op, A, "dtype");
   if (T == DType::Bool)
     fail("{}: the output dtype must be numeric, got bool", Op);
   return T;

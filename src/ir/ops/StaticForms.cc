@@ -2,6 +2,7 @@
 #include "ir/ops/StaticForms.h"
 
 #include "ir/Op.h"
+#include "kernels/AttrSchema.h"
 
 #include <optional>
 
@@ -43,7 +44,7 @@ Expr reshapeDyn(const CallNode &C) {
   if (!Shape)
     return nullptr;
   // With allowzero a 0 is a literal extent, which `reshape` cannot express.
-  if (C.attrs.getInt("allowzero", 0) != 0)
+  if (OpAttrs("reshape_dyn", C.attrs).getInt("allowzero") != 0)
     for (int64_t D : *Shape)
       if (D == 0)
         return nullptr;
@@ -82,7 +83,8 @@ Expr padDyn(const CallNode &C) {
   std::optional<Ints> Pads = constantInts(C, 1);
   if (!Pads)
     return nullptr;
-  Attrs A{{"pads", *Pads}, {"mode", C.attrs.getString("mode", "constant")}};
+  Attrs A{{"pads", *Pads},
+          {"mode", OpAttrs("pad_dyn", C.attrs).getString("mode")}};
   if (C.args.size() > 2) {
     bool Empty;
     const Tensor *V = constantScalar(C, 2, Empty);
@@ -101,15 +103,15 @@ Expr padDyn(const CallNode &C) {
 
 Expr splitDyn(const CallNode &C) {
   std::optional<Ints> Sizes = constantInts(C, 1);
-  if (!Sizes || Sizes->empty() ||
-      (int64_t)Sizes->size() != C.attrs.getInt("num_outputs", -1))
+  if (!Sizes || Sizes->empty() || !C.attrs.has("num_outputs") ||
+      (int64_t)Sizes->size() != C.attrs.getInt("num_outputs"))
     return nullptr;
   // split's last part is the remainder: the sizes must add up to the extent,
   // which split_dyn checks at run time and the type must prove here.
   const auto *T = C.args[0]->checkedType
                       ? C.args[0]->checkedType->as<TensorTypeNode>()
                       : nullptr;
-  int64_t Axis = C.attrs.getInt("axis", 0);
+  int64_t Axis = OpAttrs("split_dyn", C.attrs).getInt("axis");
   if (!T || !T->shape)
     return nullptr;
   int64_t Rank = (int64_t)T->shape->size();
@@ -156,11 +158,11 @@ Expr dynReduce(const CallNode &C) {
   if (!Axes)
     return nullptr;
   // Empty axes with noop_with_empty_axes: the input itself.
-  if (Axes->empty() && C.attrs.getInt("noop_with_empty_axes", 0) != 0)
+  OpAttrs OA("dyn_reduce", C.attrs);
+  if (Axes->empty() && OA.getInt("noop_with_empty_axes") != 0)
     return C.args[0];
-  return callOp(
-      C.attrs.getString("reduction"), {C.args[0]},
-      Attrs{{"axis", *Axes}, {"keepdims", C.attrs.getInt("keepdims", 0)}});
+  return callOp(OA.getString("reduction"), {C.args[0]},
+                Attrs{{"axis", *Axes}, {"keepdims", OA.getInt("keepdims")}});
 }
 
 Expr resizeDynamic(const CallNode &C) {

@@ -151,7 +151,7 @@ int64_t commonRank(std::string_view Op, const std::vector<Type> &Args) {
 
 Type concatenateRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("concatenate", A);
-  int64_t Axis = optInt(A, "axis").value_or(0);
+  int64_t Axis = OpAttrs("concatenate", A).getInt("axis");
   if (anyUndecided(Args))
     return nullptr;
   int64_t Rank = commonRank("concatenate", Args);
@@ -206,7 +206,7 @@ Type concatenateRel(const std::vector<Type> &Args, const Attrs &A) {
 
 Type stackRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("stack", A);
-  int64_t Axis = optInt(A, "axis").value_or(0);
+  int64_t Axis = OpAttrs("stack", A).getInt("axis");
   if (anyUndecided(Args))
     return nullptr;
   int64_t Rank = commonRank("stack", Args);
@@ -249,7 +249,7 @@ int64_t clampIndex(int64_t I, int64_t N) {
 Type splitRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("split", A);
   checkArity("split", Args, 1);
-  int64_t Axis = optInt(A, "axis").value_or(0);
+  int64_t Axis = OpAttrs("split", A).getInt("axis");
   std::optional<int64_t> Sections = optInt(A, "sections");
   std::optional<std::vector<int64_t>> Indices = optInts(A, "indices");
   if (Sections.has_value() == Indices.has_value())
@@ -422,7 +422,7 @@ Type reshapeDynRel(const std::vector<Type> &Args, const Attrs &A) {
 Type splitDynRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("split_dyn", A);
   checkArity("split_dyn", Args, 2);
-  int64_t Axis = optInt(A, "axis").value_or(0);
+  int64_t Axis = OpAttrs("split_dyn", A).getInt("axis");
   int64_t N = *optInt(A, "num_outputs");
   if (N < 1)
     fail("split_dyn: attribute 'num_outputs' must be positive, got {}", N);
@@ -569,7 +569,7 @@ Dim dimProduct(const std::vector<Dim> &Dims, size_t Begin, size_t End) {
 Type flattenRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("flatten", A);
   checkArity("flatten", Args, 1);
-  int64_t Axis = optInt(A, "axis").value_or(1);
+  int64_t Axis = OpAttrs("flatten", A).getInt("axis");
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg("flatten", Args, 0);
@@ -675,7 +675,7 @@ Type tileDynRel(const std::vector<Type> &Args, const Attrs &A) {
 }
 
 void checkPadMode(std::string_view Op, const Attrs &A) {
-  std::string Mode = optString(A, "mode").value_or("constant");
+  std::string Mode = OpAttrs(Op, A).getString("mode");
   if (Mode != "constant" && Mode != "reflect" && Mode != "edge")
     fail("{}: attribute 'mode' must be constant, reflect or edge, got '{}'", Op,
          Mode);
@@ -761,7 +761,7 @@ Type spaceRel(const std::vector<Type> &Args, const Attrs &A) {
   if (B <= 0)
     fail("{}: attribute 'blocksize' must be positive, got {}", Op, B);
   if (ToSpace) {
-    std::string Mode = optString(A, "mode").value_or("DCR");
+    std::string Mode = OpAttrs(Op, A).getString("mode");
     if (Mode != "DCR" && Mode != "CRD")
       fail("{}: attribute 'mode' must be DCR or CRD, got '{}'", Op, Mode);
   }

@@ -19,6 +19,7 @@
 #include "ir/Visitor.h"
 #include "ir/transforms/LayoutPreference.h"
 #include "ir/transforms/Pass.h"
+#include "kernels/AttrSchema.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -268,7 +269,7 @@ std::optional<ConvLayout> ChainRewriter::convChoice(const CallNode &Call) {
     // (with one block for its input and output); other grouped convs stay
     // NCHW.
     int64_t C = channels(*X), M = (*W->shape)[0].value;
-    int64_t G = Call.attrs.getInt("group", 1);
+    int64_t G = OpAttrs("conv", Call.attrs).getInt("group");
     if (L && (L->inputBlock < 1 || L->outputBlock < 1))
       L.reset();
     bool Pads = L && (C % L->inputBlock != 0 || M % L->outputBlock != 0);
@@ -283,7 +284,7 @@ std::optional<ConvLayout> ChainRewriter::convChoice(const CallNode &Call) {
 /// The input block of a blocked conv's weights: the data's, or 1 for a
 /// grouped conv (its weights have C / group input channels).
 int64_t kernelInputBlock(const CallNode &Call, const ConvLayout &L) {
-  return Call.attrs.getInt("group", 1) == 1 ? L.inputBlock : 1;
+  return OpAttrs("conv", Call.attrs).getInt("group") == 1 ? L.inputBlock : 1;
 }
 
 int64_t ChainRewriter::convBlock(const CallNode &Call) {
@@ -296,8 +297,10 @@ bool isPool(const CallNode &Call) {
 }
 
 int64_t ChainRewriter::poolBlock(const CallNode &Call) {
+  // Only max_pool has with_indices (a second result, which stays NCHW).
+  OpAttrs A(Call.callee->as<OpNode>()->name(), Call.attrs);
   if (Call.args.size() != 1 || !isNchw(tensorTypeOf(Call.args[0])) ||
-      Call.attrs.getInt("with_indices", 0) != 0)
+      (A.has("with_indices") && A.getInt("with_indices") != 0))
     return 0;
   for (const char *Name : {"kernel_shape", "strides", "dilations"})
     if (Call.attrs.has(Name) && Call.attrs.getInts(Name).size() != 2)
@@ -391,7 +394,7 @@ Expr ChainRewriter::buildCall(const CallNode &Call) {
     std::string KernelLayout = fmt::format("OIHW{}i{}o", KI, L.outputBlock);
     int64_t C = channels(*tensorTypeOf(Call.args[0]));
     int64_t M = (*tensorTypeOf(Call.args[1])->shape)[0].value;
-    int64_t G = Call.attrs.getInt("group", 1);
+    int64_t G = OpAttrs("conv", Call.attrs).getInt("group");
     int64_t ExtraIn = paddedChannels(C, L.inputBlock) - C;
     int64_t ExtraOut = paddedChannels(M, L.outputBlock) - M;
     Attrs A;
@@ -475,7 +478,8 @@ Expr ChainRewriter::buildCall(const CallNode &Call) {
 /// source a blocked version of its result (a second run adds nothing).
 void ChainRewriter::noteTransform(const Var &V, const CallNode &Call) {
   if (!Call.args[0]->as<VarNode>() || !Call.attrs.has("src_layout") ||
-      Call.attrs.getString("dst_layout", "") != "NCHW")
+      !Call.attrs.has("dst_layout") ||
+      Call.attrs.getString("dst_layout") != "NCHW")
     return;
   const std::string &Src = Call.attrs.getString("src_layout");
   if (Src.size() < 6 || Src.compare(0, 4, "NCHW") != 0 || Src.back() != 'c')

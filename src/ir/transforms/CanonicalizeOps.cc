@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PatternUtil.h"
+#include "kernels/AttrSchema.h"
 
 #include <algorithm>
 #include <unordered_set>
@@ -101,14 +102,15 @@ private:
     if (!Out || !isFloat(Out->dtype))
       return nullptr;
     DType T = Out->dtype;
-    double Alpha = New.attrs.getFloat("alpha", 1.0);
-    double Beta = New.attrs.getFloat("beta", 1.0);
+    OpAttrs Gemm("gemm", New.attrs);
+    double Alpha = Gemm.getFloat("alpha");
+    double Beta = Gemm.getFloat("beta");
     Expr A = New.args[0], B = New.args[1];
     const Attrs Swap{{"axes", std::vector<int64_t>{1, 0}}};
-    if (New.attrs.getInt("trans_a", 0) != 0)
+    if (Gemm.getInt("trans_a") != 0)
       A = callOp("transpose", {A}, Swap);
     Expr Product;
-    if (New.attrs.getInt("trans_b", 0) != 0)
+    if (Gemm.getInt("trans_b") != 0)
       Product = callOp("dense", {A, B});
     else if (D.constantOf(B))
       Product = callOp("dense", {A, callOp("transpose", {B}, Swap)});
@@ -135,7 +137,7 @@ private:
     if (!X || X->shape->empty())
       return nullptr;
     int64_t Rank = (int64_t)X->shape->size();
-    int64_t Axis = New.attrs.getInt("axis", 0);
+    int64_t Axis = OpAttrs("split", New.attrs).getInt("axis");
     if (Axis < -Rank || Axis >= Rank)
       return nullptr;
     if (Axis < 0)
@@ -148,7 +150,7 @@ private:
     // Transform.cc): equal sections, or NumPy array_split's clamped points.
     std::vector<std::pair<int64_t, int64_t>> Pieces;
     if (HasSections) {
-      int64_t N = New.attrs.getInt("sections", 0);
+      int64_t N = New.attrs.getInt("sections");
       if (N <= 0 || Extent % N != 0)
         return nullptr;
       for (int64_t I = 0; I < N; ++I)

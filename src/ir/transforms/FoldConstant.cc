@@ -11,6 +11,7 @@
 #include "ir/Op.h"
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PassUtil.h"
+#include "kernels/AttrSchema.h"
 
 #include <algorithm>
 #include <optional>
@@ -171,7 +172,8 @@ private:
         auto Clamp = [R](int64_t I) {
           return std::clamp<int64_t>(I < 0 ? I + R : I, 0, R);
         };
-        int64_t Start = Clamp(C.attrs.getInt("start", 0));
+        int64_t Start = Clamp(OpAttrs("shape_of", C.attrs).getInt("start"));
+        // An absent end is the rank, which the schema cannot know.
         int64_t End = std::max(Start, Clamp(C.attrs.getInt("end", R)));
         std::optional<Shape> S = Window(Start, End);
         if (!S)

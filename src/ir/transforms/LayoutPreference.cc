@@ -1,6 +1,7 @@
 //===- LayoutPreference.cc - Which layouts a target wants -----------------===//
 #include "ir/transforms/LayoutPreference.h"
 
+#include "kernels/AttrSchema.h"
 #include "kernels/Error.h"
 #include "kernels/dnnl/DnnlConfig.h"
 
@@ -17,7 +18,8 @@ UniformBlockPreferences::UniformBlockPreferences(int64_t Block) : Block(Block) {
 std::optional<ConvLayout> UniformBlockPreferences::preferredConvLayout(
     const CallNode &Conv, const TensorTypeNode &Data,
     const TensorTypeNode &Weight, int64_t) const {
-  if (Conv.attrs.getInt("group", 1) != 1 || !Data.shape || !Weight.shape)
+  if (OpAttrs("conv", Conv.attrs).getInt("group") != 1 || !Data.shape ||
+      !Weight.shape)
     return std::nullopt;
   const Dim &C = (*Data.shape)[1], &M = (*Weight.shape)[0];
   if (!C.isConst() || !M.isConst() || C.value % Block != 0 ||
@@ -52,7 +54,7 @@ std::optional<ConvLayout> DnnlCpuPreferences::preferredConvLayout(
   const Dim &C = (*Data.shape)[1], &M = (*Weight.shape)[0];
   if (!C.isConst() || !M.isConst())
     return std::nullopt;
-  int64_t G = Conv.attrs.getInt("group", 1);
+  int64_t G = OpAttrs("conv", Conv.attrs).getInt("group");
   bool Depthwise = G == C.value && G == M.value;
   // A depthwise conv is memory-bound: converting its input costs more than
   // the wider block gains (mobilenet_v2's 24-channel stage, 8c on AVX-512,

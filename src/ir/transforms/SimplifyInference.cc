@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PassUtil.h"
+#include "kernels/AttrSchema.h"
 
 #include <unordered_map>
 
@@ -60,7 +61,8 @@ private:
   /// The inference form of batch_norm, or null for the training form or
   /// when the types do not say enough (rank and dtype of x).
   static Expr batchNorm(const CallNode &C, const CallNode &Orig) {
-    if (C.attrs.getInt("training", 0) != 0 || C.args.size() != 5)
+    if (OpAttrs("batch_norm", C.attrs).getInt("training") != 0 ||
+        C.args.size() != 5)
       return nullptr;
     TensorTypeRef X = tensorTypeOf(Orig.args[0]);
     if (!X || !X->shape || X->shape->size() < 2)
@@ -70,7 +72,7 @@ private:
       if (!P || P->dtype != X->dtype)
         return nullptr;
     }
-    double Eps = C.attrs.getFloat("epsilon", 1e-5);
+    double Eps = OpAttrs("batch_norm", C.attrs).getFloat("epsilon");
     Expr EpsC = constant(Tensor::scalar<double>(Eps).cast(X->dtype));
     const Expr &Gamma = C.args[1], &Beta = C.args[2], &Mean = C.args[3],
                &Var = C.args[4];

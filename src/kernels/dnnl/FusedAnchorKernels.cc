@@ -100,14 +100,18 @@ void fusedReference(const KernelInfo &K, const std::vector<Tensor> &Anchor,
 
 /// Explicit conv geometry from the conv attributes (auto_pad resolved by
 /// WindowGeometry.h, as in the reference kernel). The R spatial
-/// axes of X, W and Out are 2..R+1 (also in the blocked layouts).
-ConvParams convParams(const Shape &X, const Shape &W, const Shape &Out,
-                      const Attrs &A, size_t R) {
+/// axes of X, W and Out are 2..R+1 (also in the blocked layouts). Anchor
+/// is the operator whose attributes A are (conv or conv2d_nchwc): its
+/// schema gives the defaults.
+ConvParams convParams(const char *Anchor, const Shape &X, const Shape &W,
+                      const Shape &Out, const Attrs &A, size_t R) {
   ConvParams P;
+  // The window's default steps and pads depend on the rank: not schema
+  // defaults.
   P.strides = A.getInts("strides", std::vector<int64_t>(R, 1));
   P.dilations = A.getInts("dilations", std::vector<int64_t>(R, 1));
   std::vector<int64_t> Pads = A.getInts("pads", std::vector<int64_t>(2 * R, 0));
-  OpAttrs Conv("conv", A);
+  OpAttrs Conv(Anchor, A);
   P.group = Conv.getInt("group");
   P.constantWeights = A.getInt(ConstantWeightsAttr, 0) != 0;
   std::optional<AutoPad> Mode = parseAutoPad(Conv.getString("auto_pad"));
@@ -132,7 +136,7 @@ bool convDnnl(const std::vector<Tensor> &X, const Attrs &A, const PostOps &P,
   if (X[0].rank() < 3)
     return false;
   return dnnlConv(X[0], X[1], Bias,
-                  convParams(X[0].shape(), X[1].shape(), Out.shape(), A,
+                  convParams("conv", X[0].shape(), X[1].shape(), Out.shape(), A,
                              (size_t)X[0].rank() - 2),
                   P, Out);
 }
@@ -149,7 +153,8 @@ bool convNchwcDnnl(const std::vector<Tensor> &X, const Attrs &A,
     return false;
   return dnnlConvBlocked(
       X[0], X[1], Bias,
-      convParams(X[0].shape(), X[1].shape(), Out.shape(), A, 2), L, P, Out);
+      convParams("conv2d_nchwc", X[0].shape(), X[1].shape(), Out.shape(), A, 2),
+      L, P, Out);
 }
 
 bool matmulDnnl(const std::vector<Tensor> &X, const Attrs &, const PostOps &P,
@@ -267,10 +272,12 @@ bool convChainFused(const ConvChainCalls &C, Tensor &Out) {
   const Shape &Mid = X2[0].shape();
   return pointwiseDepthwiseBlocked(
       X1[0], X1[1], X1.size() == 3 ? &X1[2] : nullptr,
-      convParams(X1[0].shape(), X1[1].shape(), Mid, C.firstAttrs, 2),
+      convParams("conv2d_nchwc", X1[0].shape(), X1[1].shape(), Mid,
+                 C.firstAttrs, 2),
       decodePostOps(C.firstAttrs, Ops1), X2[1],
       X2.size() == 3 ? &X2[2] : nullptr,
-      convParams(Mid, X2[1].shape(), Out.shape(), C.secondAttrs, 2),
+      convParams("conv2d_nchwc", Mid, X2[1].shape(), Out.shape(), C.secondAttrs,
+                 2),
       decodePostOps(C.secondAttrs, Ops2), Out);
 }
 

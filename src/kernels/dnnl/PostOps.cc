@@ -65,6 +65,7 @@ PostOp makePostOp(PostOp::Kind K, const Attrs &OpAttrs, Tensor Operand) {
   PostOp P;
   P.kind = K;
   if (K == PostOp::Kind::Clip) {
+    // An absent bound is no bound: the float range's limit, not a default.
     P.lo = OpAttrs.getFloat("min", std::numeric_limits<float>::lowest());
     P.hi = OpAttrs.getFloat("max", std::numeric_limits<float>::max());
   }

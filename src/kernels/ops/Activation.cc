@@ -160,8 +160,10 @@ std::vector<TensorMeta> clipShape(const std::vector<Tensor> &In,
                                   const Attrs &A) {
   checkArity("clip", In, 1);
   checkDType("clip", "x", In[0].dtype(), DTypeClass::Numeric);
-  attrFloat("clip", A, "min", 0);
-  attrFloat("clip", A, "max", 0);
+  // A bound the call leaves out is no bound; check the kinds of the others.
+  for (const char *Bound : {"min", "max"})
+    if (A.has(Bound))
+      attrFloat("clip", A, Bound);
   return {{In[0].shape(), In[0].dtype()}};
 }
 

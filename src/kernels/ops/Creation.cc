@@ -21,8 +21,9 @@ std::pair<int64_t, int64_t> shapeWindow(const Tensor &X, const Attrs &A) {
       I += R;
     return std::clamp<int64_t>(I, 0, R);
   };
-  int64_t Start = Clamp(attrInt("shape_of", A, "start", 0));
-  int64_t End = Clamp(attrInt("shape_of", A, "end", R));
+  int64_t Start = Clamp(attrInt("shape_of", A, "start"));
+  // An absent end is the rank, which the schema cannot know.
+  int64_t End = A.has("end") ? Clamp(attrInt("shape_of", A, "end")) : R;
   return {Start, std::max(Start, End)};
 }
 
@@ -94,7 +95,7 @@ std::vector<TensorMeta> fillShape(const std::vector<Tensor> &In,
                                   const Attrs &A) {
   const char *Op = FillOp<Value>::Name;
   checkArity(Op, In, 0);
-  return {{shapeAttr(Op, A), *attrDType(Op, A, "dtype", DType::Float32)}};
+  return {{shapeAttr(Op, A), *attrDType(Op, A, "dtype")}};
 }
 
 template <int Value>
@@ -245,13 +246,13 @@ std::vector<TensorMeta> eyeLikeShape(const std::vector<Tensor> &In,
   if (In[0].rank() != 2)
     fail("eye_like: input must be 2-D, got shape {}",
          shapeToString(In[0].shape()));
-  attrInt("eye_like", A, "k", 0);
+  attrInt("eye_like", A, "k");
   return {{In[0].shape(), *attrDType("eye_like", A, "dtype", In[0].dtype())}};
 }
 
 void eyeLikeKernel(const std::vector<Tensor> &, std::vector<Tensor> &Out,
                    const Attrs &A) {
-  int64_t K = attrInt("eye_like", A, "k", 0);
+  int64_t K = attrInt("eye_like", A, "k");
   int64_t Rows = Out[0].shape()[0], Cols = Out[0].shape()[1];
   fillWith(Out[0], 0.0);
   dispatchDType(Out[0].dtype(), [&](auto Tag) {
@@ -279,13 +280,13 @@ std::vector<TensorMeta> triluShape(const std::vector<Tensor> &In,
       fail("trilu: input 'k' must have one element, got shape {}",
            shapeToString(In[1].shape()));
   }
-  attrFlag("trilu", A, "upper", true);
+  attrFlag("trilu", A, "upper");
   return {{In[0].shape(), In[0].dtype()}};
 }
 
 void triluKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                  const Attrs &A) {
-  bool Upper = attrFlag("trilu", A, "upper", true);
+  bool Upper = attrFlag("trilu", A, "upper");
   int64_t K = In.size() == 2 && In[1].defined() ? In[1].elementAsInt(0) : 0;
   const Shape &S = In[0].shape();
   int64_t Rows = S[S.size() - 2], Cols = S[S.size() - 1];
@@ -346,11 +347,11 @@ RIVET_REGISTER_ATTRS("arange", {{"dtype", AttrKind::String, false,
 RIVET_REGISTER_ATTRS("constant_of_shape",
                      {{"value", AttrKind::Tensor, false,
                        "one-element fill value (default float32 0)"}});
-RIVET_REGISTER_ATTRS(
-    "eye_like",
-    {{"k", AttrKind::Int, false, "the diagonal (default 0; positive is above)"},
-     {"dtype", AttrKind::String, false, "the dtype (default x's)"}});
+RIVET_REGISTER_ATTRS("eye_like", {{"k", AttrKind::Int, false,
+                                   "the diagonal (positive is above)", 0},
+                                  {"dtype", AttrKind::String, false,
+                                   "the dtype (default x's)"}});
 RIVET_REGISTER_ATTRS("trilu", {{"upper", AttrKind::Int, false,
-                                "1 (default): upper triangle; 0: lower"}});
+                                "1: upper triangle; 0: lower", 1}});
 
 } // namespace rivet::kernels

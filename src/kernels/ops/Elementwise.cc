@@ -137,7 +137,7 @@ struct ModOp {
   static constexpr bool OutBool = false;
   bool Fmod = false; // true: the sign of the dividend (C fmod)
   ModOp() = default;
-  explicit ModOp(const Attrs &A) : Fmod(attrFlag(Name, A, "fmod", false)) {}
+  explicit ModOp(const Attrs &A) : Fmod(attrFlag(Name, A, "fmod")) {}
   template <typename T> T apply(T A, T B) const {
     if constexpr (std::is_integral_v<T>) {
       if (B == 0)
@@ -345,8 +345,8 @@ struct IsInfOp {
   bool Negative = true, Positive = true;
   IsInfOp() = default;
   explicit IsInfOp(const Attrs &A)
-      : Negative(attrFlag(Name, A, "detect_negative", true)),
-        Positive(attrFlag(Name, A, "detect_positive", true)) {}
+      : Negative(attrFlag(Name, A, "detect_negative")),
+        Positive(attrFlag(Name, A, "detect_positive")) {}
   template <typename T> bool apply(T X) const {
     return std::isinf(X) && (X < T(0) ? Negative : Positive);
   }
@@ -554,7 +554,7 @@ void whereKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 std::vector<TensorMeta> castShape(const std::vector<Tensor> &In,
                                   const Attrs &A) {
   checkArity("cast", In, 1);
-  std::optional<DType> To = attrDType("cast", A, "dtype", std::nullopt);
+  std::optional<DType> To = attrDType("cast", A, "dtype");
   if (!To)
     fail("cast: attribute 'dtype' is missing");
   return {{In[0].shape(), *To}};

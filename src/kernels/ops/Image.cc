@@ -17,10 +17,6 @@
 namespace rivet::kernels {
 namespace {
 
-std::string attrStr(const char *Op, const Attrs &A, const std::string &N,
-                    const std::string &Default) {
-  return withOp(Op, [&] { return A.getString(N, Default); });
-}
 std::vector<double> attrFloats(const char *Op, const Attrs &A,
                                const std::string &N) {
   if (!A.has(N))
@@ -60,14 +56,14 @@ struct ResizeParams {
 
 ResizeParams resizeParams(const char *Op, const Attrs &A) {
   ResizeParams P;
-  P.Mode = attrStr(Op, A, "mode", "nearest");
-  P.CoordMode = attrStr(Op, A, "coordinate_transformation_mode", "half_pixel");
-  P.NearestMode = attrStr(Op, A, "nearest_mode", "round_prefer_floor");
-  P.KeepPolicy = attrStr(Op, A, "keep_aspect_ratio_policy", "stretch");
-  P.CubicA = attrFloat(Op, A, "cubic_coeff_a", -0.75);
-  P.ExcludeOutside = attrFlag(Op, A, "exclude_outside", false);
-  P.Extrapolation = attrFloat(Op, A, "extrapolation_value", 0.0);
-  P.Axes = attrInts(Op, A, "axes", {});
+  P.Mode = attrString(Op, A, "mode");
+  P.CoordMode = attrString(Op, A, "coordinate_transformation_mode");
+  P.NearestMode = attrString(Op, A, "nearest_mode");
+  P.KeepPolicy = attrString(Op, A, "keep_aspect_ratio_policy");
+  P.CubicA = attrFloat(Op, A, "cubic_coeff_a");
+  P.ExcludeOutside = attrFlag(Op, A, "exclude_outside");
+  P.Extrapolation = attrFloat(Op, A, "extrapolation_value");
+  P.Axes = attrInts(Op, A, "axes");
   if (P.Mode != "nearest" && P.Mode != "linear" && P.Mode != "cubic")
     fail("{}: unknown mode '{}' (expected nearest, linear or cubic)", Op,
          P.Mode);
@@ -320,7 +316,9 @@ void runResize(const char *Op, const Tensor &X, Tensor &Out,
 ResizeParams staticResizeParams(const Attrs &A) {
   ResizeParams P = resizeParams("resize", A);
   P.Scales = attrFloats("resize", A, "scales");
-  P.Sizes = attrInts("resize", A, "sizes", {});
+  // Absent sizes are no sizes: the scales give the extents.
+  if (A.has("sizes"))
+    P.Sizes = attrInts("resize", A, "sizes");
   P.Roi = attrFloats("resize", A, "roi");
   return P;
 }
@@ -380,8 +378,8 @@ struct GridParams {
 GridParams gridParams(const Attrs &A) {
   const char *Op = "grid_sample";
   GridParams G;
-  std::string M = attrStr(Op, A, "mode", "bilinear");
-  std::string Pad = attrStr(Op, A, "padding_mode", "zeros");
+  std::string M = attrString(Op, A, "mode");
+  std::string Pad = attrString(Op, A, "padding_mode");
   if (M == "bilinear" || M == "linear")
     G.Mode = 0;
   else if (M == "nearest")
@@ -401,7 +399,7 @@ GridParams gridParams(const Attrs &A) {
     fail("{}: unknown padding_mode '{}' (expected zeros, border or "
          "reflection)",
          Op, Pad);
-  G.AlignCorners = attrFlag(Op, A, "align_corners", false);
+  G.AlignCorners = attrFlag(Op, A, "align_corners");
   return G;
 }
 
@@ -552,18 +550,17 @@ std::vector<TensorMeta> roiAlignShape(const std::vector<Tensor> &In,
   if (X.shape()[2] == 0 || X.shape()[3] == 0)
     fail("{}: the input has an empty spatial extent: {}", Op,
          shapeToString(X.shape()));
-  int64_t OH = attrInt(Op, A, "output_height", 1),
-          OW = attrInt(Op, A, "output_width", 1);
+  int64_t OH = attrInt(Op, A, "output_height"),
+          OW = attrInt(Op, A, "output_width");
   if (OH <= 0 || OW <= 0)
     fail("{}: output_height and output_width must be positive, got {} and {}",
          Op, OH, OW);
-  if (attrInt(Op, A, "sampling_ratio", 0) < 0)
+  if (attrInt(Op, A, "sampling_ratio") < 0)
     fail("{}: sampling_ratio must be non-negative", Op);
-  std::string Mode = attrStr(Op, A, "mode", "avg");
+  std::string Mode = attrString(Op, A, "mode");
   if (Mode != "avg" && Mode != "max")
     fail("{}: unknown mode '{}' (expected avg or max)", Op, Mode);
-  std::string Coord =
-      attrStr(Op, A, "coordinate_transformation_mode", "half_pixel");
+  std::string Coord = attrString(Op, A, "coordinate_transformation_mode");
   if (Coord != "half_pixel" && Coord != "output_half_pixel")
     fail("{}: unknown coordinate_transformation_mode '{}'", Op, Coord);
   return {{{Rois.shape()[0], X.shape()[1], OH, OW}, X.dtype()}};
@@ -576,15 +573,14 @@ void roiAlignKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   int64_t N = X.shape()[0], C = X.shape()[1], H = X.shape()[2],
           W = X.shape()[3];
   int64_t NR = Rois.shape()[0];
-  int64_t OH = attrInt(Op, A, "output_height", 1),
-          OW = attrInt(Op, A, "output_width", 1);
-  int64_t Ratio = attrInt(Op, A, "sampling_ratio", 0);
-  double Scale = attrFloat(Op, A, "spatial_scale", 1.0);
-  bool Max = attrStr(Op, A, "mode", "avg") == "max";
-  double Offset = attrStr(Op, A, "coordinate_transformation_mode",
-                          "half_pixel") == "half_pixel"
-                      ? 0.5
-                      : 0.0;
+  int64_t OH = attrInt(Op, A, "output_height"),
+          OW = attrInt(Op, A, "output_width");
+  int64_t Ratio = attrInt(Op, A, "sampling_ratio");
+  double Scale = attrFloat(Op, A, "spatial_scale");
+  bool Max = attrString(Op, A, "mode") == "max";
+  double Offset =
+      attrString(Op, A, "coordinate_transformation_mode") == "half_pixel" ? 0.5
+                                                                          : 0.0;
   std::vector<int64_t> Batch = In[2].toIntVector();
   std::vector<double> R = Rois.toDoubleVector();
   dispatchDType(X.dtype(), [&](auto Tag) {
@@ -704,7 +700,7 @@ NmsPlan planNms(const std::vector<Tensor> &In, const Attrs &A) {
     if (In[I].numel() > 1)
       fail("{}: input {} must be a scalar or have one element, got {}", Op,
            I + 1, shapeToString(In[I].shape()));
-  int64_t CenterBox = attrInt(Op, A, "center_point_box", 0);
+  int64_t CenterBox = attrInt(Op, A, "center_point_box");
   if (CenterBox != 0 && CenterBox != 1)
     fail("{}: center_point_box must be 0 or 1, got {}", Op, CenterBox);
   int64_t MaxOut = In[2].numel() ? In[2].elementAsInt(0) : 0;
@@ -807,20 +803,23 @@ RIVET_REGISTER_KERNEL("non_max_suppression", nmsKernel, nmsShape, true);
 namespace {
 std::vector<AttrSpec> resizeCommonAttrs() {
   return {
-      {"mode", AttrKind::String, false, "nearest (default), linear or cubic"},
+      {"mode", AttrKind::String, false, "nearest, linear or cubic", "nearest"},
       {"coordinate_transformation_mode", AttrKind::String, false,
-       "half_pixel (default), pytorch_half_pixel, align_corners, asymmetric, "
-       "tf_half_pixel_for_nn, tf_crop_and_resize, half_pixel_symmetric"},
+       "half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
+       "tf_half_pixel_for_nn, tf_crop_and_resize, half_pixel_symmetric",
+       "half_pixel"},
       {"nearest_mode", AttrKind::String, false,
-       "round_prefer_floor (default), round_prefer_ceil, floor, ceil"},
+       "round_prefer_floor, round_prefer_ceil, floor or ceil",
+       "round_prefer_floor"},
       {"cubic_coeff_a", AttrKind::Float, false, "cubic coefficient", -0.75},
       {"exclude_outside", AttrKind::Int, false,
        "1: zero the weights of taps outside the input", 0},
       {"extrapolation_value", AttrKind::Float, false,
        "value outside the roi for tf_crop_and_resize", 0.0},
-      {"axes", AttrKind::Ints, false, "the resized axes (default all)"},
+      {"axes", AttrKind::Ints, false, "the resized axes; empty: all",
+       std::vector<int64_t>{}},
       {"keep_aspect_ratio_policy", AttrKind::String, false,
-       "stretch (default), not_larger, not_smaller (with sizes)"},
+       "stretch, not_larger or not_smaller (with sizes)", "stretch"},
   };
 }
 std::vector<AttrSpec> resizeStaticAttrs() {
@@ -835,22 +834,23 @@ std::vector<AttrSpec> resizeStaticAttrs() {
 } // namespace
 RIVET_REGISTER_ATTRS("resize", resizeStaticAttrs());
 RIVET_REGISTER_ATTRS("resize_dynamic", resizeCommonAttrs());
-RIVET_REGISTER_ATTRS("grid_sample", {{"mode", AttrKind::String, false,
-                                      "bilinear (default), nearest, bicubic"},
-                                     {"padding_mode", AttrKind::String, false,
-                                      "zeros (default), border, reflection"},
-                                     {"align_corners", AttrKind::Int, false,
-                                      "1: -1/1 are pixel centers", 0}});
+RIVET_REGISTER_ATTRS("grid_sample",
+                     {{"mode", AttrKind::String, false,
+                       "bilinear, nearest or bicubic", "bilinear"},
+                      {"padding_mode", AttrKind::String, false,
+                       "zeros, border or reflection", "zeros"},
+                      {"align_corners", AttrKind::Int, false,
+                       "1: -1/1 are pixel centers", 0}});
 RIVET_REGISTER_ATTRS(
     "roi_align",
-    {{"mode", AttrKind::String, false, "avg (default) or max"},
+    {{"mode", AttrKind::String, false, "avg or max", "avg"},
      {"output_height", AttrKind::Int, false, "bins per roi height", 1},
      {"output_width", AttrKind::Int, false, "bins per roi width", 1},
      {"sampling_ratio", AttrKind::Int, false,
       "samples per bin side (0: adaptive)", 0},
      {"spatial_scale", AttrKind::Float, false, "roi to input scale", 1.0},
      {"coordinate_transformation_mode", AttrKind::String, false,
-      "half_pixel (default) or output_half_pixel"}});
+      "half_pixel or output_half_pixel", "half_pixel"}});
 RIVET_REGISTER_ATTRS("non_max_suppression",
                      {{"center_point_box", AttrKind::Int, false,
                        "0: [y1, x1, y2, x2], 1: [x_c, y_c, w, h]", 0}});

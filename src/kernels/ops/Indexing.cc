@@ -44,7 +44,7 @@ int64_t elementsAxis(const char *Op, const Tensor &Data, const Tensor &Idx,
   if (Idx.rank() != Data.rank())
     fail("{}: indices {} must have the rank of data {}", Op,
          shapeToString(Idx.shape()), shapeToString(Data.shape()));
-  return opAxis(Op, attrInt(Op, A, "axis", 0), Data.rank());
+  return opAxis(Op, attrInt(Op, A, "axis"), Data.rank());
 }
 
 std::vector<TensorMeta> gatherElementsShape(const std::vector<Tensor> &In,
@@ -137,14 +137,14 @@ std::vector<TensorMeta> gatherNdShape(const std::vector<Tensor> &In,
                                       const Attrs &A) {
   checkArity("gather_nd", In, 2);
   NdPlan P = planNd("gather_nd", In[0].shape(), In[1],
-                    attrInt("gather_nd", A, "batch_dims", 0));
+                    attrInt("gather_nd", A, "batch_dims"));
   return {{P.Out, In[0].dtype()}};
 }
 
 void gatherNdKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                     const Attrs &A) {
   NdPlan P = planNd("gather_nd", In[0].shape(), In[1],
-                    attrInt("gather_nd", A, "batch_dims", 0));
+                    attrInt("gather_nd", A, "batch_dims"));
   size_t Row = (size_t)P.Slice * dtypeSize(In[0].dtype());
   const char *Src = static_cast<const char *>(In[0].rawData());
   char *Dst = static_cast<char *>(Out[0].rawData());
@@ -162,7 +162,7 @@ void gatherNdKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 enum class Reduction { None, Add, Mul, Max, Min };
 
 Reduction reductionAttr(const char *Op, const Attrs &A) {
-  std::string R = withOp(Op, [&] { return A.getString("reduction", "none"); });
+  std::string R = attrString(Op, A, "reduction");
   if (R == "none")
     return Reduction::None;
   if (R == "add")
@@ -274,7 +274,7 @@ Shape oneHotShapeFor(const char *Op, const Tensor &Idx, const Tensor &Values,
          shapeToString(Values.shape()));
   if (Depth < 1)
     fail("{}: depth must be positive, got {}", Op, Depth);
-  int64_t R = Idx.rank() + 1, Axis = attrInt(Op, A, "axis", -1);
+  int64_t R = Idx.rank() + 1, Axis = attrInt(Op, A, "axis");
   Axis = opAxis(Op, Axis, R);
   Shape Out = Idx.shape();
   Out.insert(Out.begin() + Axis, Depth);
@@ -285,7 +285,7 @@ Shape oneHotShapeFor(const char *Op, const Tensor &Idx, const Tensor &Values,
 void oneHotInto(const char *Op, const Tensor &Idx, const Tensor &Values,
                 Tensor &Out, int64_t Depth, const Attrs &A) {
   int64_t R = Idx.rank() + 1;
-  int64_t Axis = opAxis(Op, attrInt(Op, A, "axis", -1), R);
+  int64_t Axis = opAxis(Op, attrInt(Op, A, "axis"), R);
   int64_t Outer = prodRange(Idx.shape(), 0, Axis);
   int64_t Inner = prodRange(Idx.shape(), Axis, Idx.shape().size());
   std::vector<double> I = Idx.toDoubleVector();
@@ -456,8 +456,8 @@ std::pair<int64_t, int64_t> sequenceAxes(const std::vector<Tensor> &In,
   if (X.rank() < 2)
     fail("{}: input must have rank >= 2, got shape {}", Op,
          shapeToString(X.shape()));
-  int64_t B = opAxis(Op, attrInt(Op, A, "batch_axis", 1), X.rank());
-  int64_t T = opAxis(Op, attrInt(Op, A, "time_axis", 0), X.rank());
+  int64_t B = opAxis(Op, attrInt(Op, A, "batch_axis"), X.rank());
+  int64_t T = opAxis(Op, attrInt(Op, A, "time_axis"), X.rank());
   if (B == T)
     fail("{}: batch_axis and time_axis must differ, both are {}", Op, B);
   checkDType(Op, "sequence_lens", In[1].dtype(), DTypeClass::Index);
@@ -518,7 +518,7 @@ RIVET_REGISTER_ATTRS("gather_elements",
                      {{"axis", AttrKind::Int, false, "the gathered axis", 0}});
 RIVET_REGISTER_ATTRS("gather_nd",
                      {{"batch_dims", AttrKind::Int, false,
-                       "leading batch axes shared by data and indices"}});
+                       "leading batch axes shared by data and indices", 0}});
 RIVET_REGISTER_ATTRS("scatter_elements",
                      {{"axis", AttrKind::Int, false, "the scattered axis", 0},
                       {"reduction", AttrKind::String, false,

@@ -111,34 +111,14 @@ inline std::vector<int64_t> attrInts(const char *Op, const Attrs &A,
                                      const std::string &N) {
   return withOp(Op, [&] { return OpAttrs(Op, A).getInts(N); });
 }
-/// Getters with a literal default, for the operators whose schema does not
-/// have the default yet.
-inline int64_t attrInt(const char *Op, const Attrs &A, const std::string &N,
-                       int64_t Default) {
-  return withOp(Op, [&] { return A.getInt(N, Default); });
-}
-inline double attrFloat(const char *Op, const Attrs &A, const std::string &N,
-                        double Default) {
-  return withOp(Op, [&] { return A.getFloat(N, Default); });
-}
-inline std::vector<int64_t> attrInts(const char *Op, const Attrs &A,
-                                     const std::string &N,
-                                     const std::vector<int64_t> &Default) {
-  return withOp(Op, [&] { return A.getInts(N, Default); });
-}
+/// A dtype attribute whose default is not the schema's but the input's
+/// (full, arange, eye_like, full_like: the dtype of x or of the value).
 inline std::optional<DType> attrDType(const char *Op, const Attrs &A,
                                       const std::string &N,
                                       std::optional<DType> Default) {
   if (!A.has(N))
     return Default;
   return withOp(Op, [&] { return parseDType(A.getString(N)); });
-}
-inline bool attrFlag(const char *Op, const Attrs &A, const std::string &N,
-                     bool Default) {
-  int64_t V = attrInt(Op, A, N, Default ? 1 : 0);
-  if (V != 0 && V != 1)
-    fail("{}: attribute '{}' must be 0 or 1, got {}", Op, N, V);
-  return V == 1;
 }
 /// A dtype attribute (a string naming a dtype); none when the call leaves
 /// it out and the schema has no default.

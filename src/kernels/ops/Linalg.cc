@@ -190,8 +190,8 @@ GemmPlan planGemm(const std::vector<Tensor> &In, const Attrs &A) {
     fail("{}: operands must have rank 2, got {} and {}", Op,
          shapeToString(TA.shape()), shapeToString(TB.shape()));
   GemmPlan P;
-  P.TA = attrFlag(Op, A, "trans_a", false);
-  P.TB = attrFlag(Op, A, "trans_b", false);
+  P.TA = attrFlag(Op, A, "trans_a");
+  P.TB = attrFlag(Op, A, "trans_b");
   P.M = TA.shape()[P.TA ? 1 : 0];
   P.K = TA.shape()[P.TA ? 0 : 1];
   int64_t KB = TB.shape()[P.TB ? 1 : 0];
@@ -226,8 +226,8 @@ std::vector<TensorMeta> gemmShape(const std::vector<Tensor> &In,
 void gemmKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                 const Attrs &A) {
   GemmPlan P = planGemm(In, A);
-  double Alpha = withOp("gemm", [&] { return A.getFloat("alpha", 1.0); });
-  double Beta = withOp("gemm", [&] { return A.getFloat("beta", 1.0); });
+  double Alpha = attrFloat("gemm", A, "alpha");
+  double Beta = attrFloat("gemm", A, "beta");
   if (dnnlGemm(In[0], In[1], In.size() == 3 ? &In[2] : nullptr, P.TA, P.TB,
                Alpha, Beta, Out[0])) // float32 on oneDNN when it can
     return;

@@ -10,13 +10,13 @@ namespace rivet::kernels {
 namespace {
 
 const KernelInfo &joinKernel(const Attrs &A) {
-  bool NewAxis = attrInt("concat_list", A, "new_axis", 0) != 0;
+  bool NewAxis = attrInt("concat_list", A, "new_axis") != 0;
   return KernelRegistry::global().get(NewAxis ? "stack" : "concatenate");
 }
 
 /// concat_list delegates to concatenate/stack with the same axis.
 Attrs joinAttrs(const Attrs &A) {
-  return Attrs{{"axis", attrInt("concat_list", A, "axis", 0)}};
+  return Attrs{{"axis", attrInt("concat_list", A, "axis")}};
 }
 
 std::vector<TensorMeta> concatListShape(const std::vector<Tensor> &In,
@@ -66,9 +66,8 @@ std::vector<TensorMeta> splitToListShape(const std::vector<Tensor> &In,
   const Tensor &X = In[0];
   if (X.rank() == 0)
     fail("split_to_list: cannot split a scalar");
-  int64_t Axis =
-      normalizeAxis(attrInt("split_to_list", A, "axis", 0), X.rank());
-  bool KeepDims = In.size() == 2 || attrInt("split_to_list", A, "keepdims", 1);
+  int64_t Axis = normalizeAxis(attrInt("split_to_list", A, "axis"), X.rank());
+  bool KeepDims = In.size() == 2 || attrInt("split_to_list", A, "keepdims");
   std::vector<TensorMeta> R;
   for (int64_t Size : pieceSizes(In, X.dim(Axis))) {
     Shape S = X.shape();
@@ -84,8 +83,7 @@ std::vector<TensorMeta> splitToListShape(const std::vector<Tensor> &In,
 void splitToListKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                        const Attrs &A) {
   const Tensor &X = In[0];
-  int64_t Axis =
-      normalizeAxis(attrInt("split_to_list", A, "axis", 0), X.rank());
+  int64_t Axis = normalizeAxis(attrInt("split_to_list", A, "axis"), X.rank());
   int64_t Outer = 1, Inner = (int64_t)dtypeSize(X.dtype());
   for (int64_t I = 0; I < Axis; ++I)
     Outer *= X.dim(I);
@@ -116,12 +114,12 @@ RIVET_REGISTER_KERNEL("split_to_list", splitToListKernel, splitToListShape,
 //===----------------------------------------------------------------------===//
 
 RIVET_REGISTER_ATTRS("concat_list",
-                     {{"axis", AttrKind::Int, false, "the axis (default 0)"},
+                     {{"axis", AttrKind::Int, false, "the axis", 0},
                       {"new_axis", AttrKind::Int, false,
-                       "1: stack along a new axis"}});
+                       "1: stack along a new axis", 0}});
 RIVET_REGISTER_ATTRS("split_to_list",
-                     {{"axis", AttrKind::Int, false, "the axis (default 0)"},
-                      {"keepdims", AttrKind::Int, false,
-                       "keep the split axis (default 1)"}});
+                     {{"axis", AttrKind::Int, false, "the axis", 0},
+                      {"keepdims", AttrKind::Int, false, "keep the split axis",
+                       1}});
 
 } // namespace rivet::kernels

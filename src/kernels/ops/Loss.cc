@@ -17,7 +17,7 @@ namespace {
 enum class Reduction { None, Sum, Mean };
 
 Reduction reductionAttr(const char *Op, const Attrs &A) {
-  std::string R = withOp(Op, [&] { return A.getString("reduction", "mean"); });
+  std::string R = attrString(Op, A, "reduction");
   if (R == "none")
     return Reduction::None;
   if (R == "sum")

@@ -527,10 +527,10 @@ TransposeGeom convTransposeGeom(const Tensor &X, const Tensor &Wt,
   std::vector<int64_t> Pads = windowInts(Op, A, "pads", 2 * T.Rank, 0, 0);
   std::vector<int64_t> OutPad =
       windowInts(Op, A, "output_padding", T.Rank, 0, 0);
-  std::string AutoPad = attrString(Op, A, "auto_pad");
-  if (AutoPad != "NOTSET" && AutoPad != "SAME_UPPER" &&
-      AutoPad != "SAME_LOWER" && AutoPad != "VALID")
-    fail("{}: unknown auto_pad '{}'", Op, AutoPad);
+  std::string AutoPadName = attrString(Op, A, "auto_pad");
+  if (AutoPadName != "NOTSET" && AutoPadName != "SAME_UPPER" &&
+      AutoPadName != "SAME_LOWER" && AutoPadName != "VALID")
+    fail("{}: unknown auto_pad '{}'", Op, AutoPadName);
   std::vector<int64_t> OutShape;
   if (A.has("output_shape")) {
     OutShape = attrInts(Op, A, "output_shape");
@@ -540,33 +540,22 @@ TransposeGeom convTransposeGeom(const Tensor &X, const Tensor &Wt,
       fail("{}: attribute 'output_shape' must have {} entries, got {}", Op,
            T.Rank, OutShape.size());
   }
+  AutoPad Mode = *parseAutoPad(AutoPadName);
+  bool Given = !OutShape.empty() || Mode == AutoPad::SameUpper ||
+               Mode == AutoPad::SameLower;
   for (size_t I = 0; I < T.Rank; ++I) {
-    int64_t Eff = (T.Kernel[I] - 1) * T.Dilations[I] + 1;
-    int64_t Full = T.Strides[I] * (T.In[I] - 1) + OutPad[I] + Eff;
-    int64_t PB = Pads[I], PE = Pads[I + T.Rank], O;
-    if (!OutShape.empty() || AutoPad == "SAME_UPPER" ||
-        AutoPad == "SAME_LOWER") {
-      O = !OutShape.empty() ? OutShape[I] : T.In[I] * T.Strides[I];
-      if (O < 0)
-        fail("{}: negative output extent {} along spatial axis {}", Op, O, I);
-      int64_t Total = Full - O;
-      // ONNX: SAME_UPPER puts the extra padding at the end. An output larger
-      // than the full one is extended with zeros at the end.
-      PB = Total < 0                 ? 0
-           : AutoPad == "SAME_UPPER" ? Total / 2
-                                     : Total - Total / 2;
-      PE = Total - PB;
-    } else {
-      if (AutoPad == "VALID")
-        PB = PE = 0;
-      O = Full - PB - PE;
-      if (O < 0)
-        fail("{}: pads make the output extent negative along spatial axis {}",
-             Op, I);
-    }
-    T.PadBegin.push_back(PB);
-    T.PadEnd.push_back(PE);
-    T.Out.push_back(O);
+    TransposedWindowAxis G = transposedWindowAxis(
+        T.In[I], T.Kernel[I], T.Strides[I], T.Dilations[I], OutPad[I], Pads[I],
+        Pads[I + T.Rank], Mode,
+        OutShape.empty() ? std::nullopt : std::optional(OutShape[I]));
+    if (G.out < 0 && Given)
+      fail("{}: negative output extent {} along spatial axis {}", Op, G.out, I);
+    if (G.out < 0)
+      fail("{}: pads make the output extent negative along spatial axis {}", Op,
+           I);
+    T.PadBegin.push_back(G.padBegin);
+    T.PadEnd.push_back(G.padEnd);
+    T.Out.push_back(G.out);
   }
   return T;
 }
@@ -704,9 +693,9 @@ std::vector<TensorMeta> maxPoolShape(const std::vector<Tensor> &In,
     fail("max_pool: input 'x' must be a float dtype, int8 or uint8, got {}",
          dtypeName(T));
   Window W = poolWindow("max_pool", In[0], A);
-  attrFlag("max_pool", A, "storage_order", false);
+  attrFlag("max_pool", A, "storage_order");
   Shape S = poolOutShape(In[0], W);
-  if (attrFlag("max_pool", A, "with_indices", false))
+  if (attrFlag("max_pool", A, "with_indices"))
     return {{S, T}, {S, DType::Int64}};
   return {{S, T}};
 }
@@ -715,7 +704,7 @@ void maxPoolKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                    const Attrs &A) {
   const Tensor &X = In[0];
   Window W = poolWindow("max_pool", X, A);
-  bool ColMajor = attrFlag("max_pool", A, "storage_order", false);
+  bool ColMajor = attrFlag("max_pool", A, "storage_order");
   bool WithIdx = Out.size() == 2;
   int64_t NC = X.shape()[0] * X.shape()[1], I = W.inSize(), O = W.outSize();
   std::vector<int64_t> InStride = contiguousStrides(W.In);
@@ -767,7 +756,7 @@ std::vector<TensorMeta> avgPoolShape(const std::vector<Tensor> &In,
   checkArity("avg_pool", In, 1);
   checkDType("avg_pool", "x", In[0].dtype(), DTypeClass::Float);
   Window W = poolWindow("avg_pool", In[0], A);
-  attrFlag("avg_pool", A, "count_include_pad", false);
+  attrFlag("avg_pool", A, "count_include_pad");
   return {{poolOutShape(In[0], W), In[0].dtype()}};
 }
 
@@ -775,7 +764,7 @@ void avgPoolKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                    const Attrs &A) {
   const Tensor &X = In[0];
   Window W = poolWindow("avg_pool", X, A);
-  bool IncludePad = attrFlag("avg_pool", A, "count_include_pad", false);
+  bool IncludePad = attrFlag("avg_pool", A, "count_include_pad");
   int64_t NC = X.shape()[0] * X.shape()[1], I = W.inSize(), O = W.outSize();
   // Divisor per output position: the window positions inside the padded
   // input (count_include_pad) or inside the input.
@@ -819,9 +808,9 @@ std::vector<TensorMeta> lpPoolShape(const std::vector<Tensor> &In,
   checkArity("lp_pool", In, 1);
   checkDType("lp_pool", "x", In[0].dtype(), DTypeClass::Float);
   Window W = poolWindow("lp_pool", In[0], A);
-  if (attrInt("lp_pool", A, "p", 2) < 1)
+  if (attrInt("lp_pool", A, "p") < 1)
     fail("lp_pool: attribute 'p' must be >= 1, got {}",
-         attrInt("lp_pool", A, "p", 2));
+         attrInt("lp_pool", A, "p"));
   return {{poolOutShape(In[0], W), In[0].dtype()}};
 }
 
@@ -829,7 +818,7 @@ void lpPoolKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                   const Attrs &A) {
   const Tensor &X = In[0];
   Window W = poolWindow("lp_pool", X, A);
-  double P = (double)attrInt("lp_pool", A, "p", 2);
+  double P = (double)attrInt("lp_pool", A, "p");
   int64_t NC = X.shape()[0] * X.shape()[1], I = W.inSize(), O = W.outSize();
   dispatchDType(X.dtype(), [&](auto Tag) {
     using E = decltype(Tag);
@@ -1122,7 +1111,7 @@ void instanceNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 /// The dtype of layer_norm's Mean/InvStdDev (ONNX stash_type, a TensorProto
 /// data type: 1 float, 10 float16, 11 double, 16 bfloat16).
 DType stashDType(const Attrs &A) {
-  int64_t T = attrInt("layer_norm", A, "stash_type", 1);
+  int64_t T = attrInt("layer_norm", A, "stash_type");
   switch (T) {
   case 1: return DType::Float32;
   case 10: return DType::Float16;
@@ -1161,7 +1150,7 @@ std::vector<TensorMeta> layerNormShape(const std::vector<Tensor> &In,
                                        const Attrs &A) {
   int64_t Axis = layerNormAxis(In, A);
   DType SD = stashDType(A);
-  if (!attrFlag("layer_norm", A, "with_stats", false))
+  if (!attrFlag("layer_norm", A, "with_stats"))
     return {{In[0].shape(), In[0].dtype()}};
   Shape Stat = In[0].shape();
   std::fill(Stat.begin() + Axis, Stat.end(), 1);
@@ -1261,8 +1250,7 @@ void lrnKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 
 /// The reduced axes of mean_variance_norm, normalized.
 std::vector<bool> mvnAxes(const Tensor &X, const Attrs &A) {
-  std::vector<int64_t> Axes =
-      attrInts("mean_variance_norm", A, "axes", {0, 2, 3});
+  std::vector<int64_t> Axes = attrInts("mean_variance_norm", A, "axes");
   std::vector<bool> Red((size_t)X.rank(), false);
   for (int64_t Ax : Axes) {
     int64_t N = opAxis("mean_variance_norm", Ax, X.rank());
@@ -1423,8 +1411,9 @@ RIVET_REGISTER_ATTRS(
     {{"axis", AttrKind::Int, false, "first normalized axis", -1},
      {"epsilon", AttrKind::Float, false, "added to the variance", 1e-5},
      {"stash_type", AttrKind::Int, false,
-      "dtype of the statistics (ONNX code, default 1 = float32)"},
-     {"with_stats", AttrKind::Int, false, "1: return (y, mean, inv_std_dev)"}});
+      "dtype of the statistics (ONNX code; 1 is float32)", 1},
+     {"with_stats", AttrKind::Int, false, "1: return (y, mean, inv_std_dev)",
+      0}});
 RIVET_REGISTER_ATTRS(
     "lrn",
     {{"size", AttrKind::Int, true, "number of channels summed over"},

@@ -37,7 +37,7 @@ QuantAxis quantAxis(const char *Op, const std::vector<Tensor> &In,
     if (S.rank() != 1)
       fail("{}: 'scale' must be a scalar or 1-D, got {}", Op,
            shapeToString(S.shape()));
-    int64_t Axis = opAxis(Op, attrInt(Op, A, "axis", 1), X.rank());
+    int64_t Axis = opAxis(Op, attrInt(Op, A, "axis"), X.rank());
     if (X.shape()[(size_t)Axis] != S.numel())
       fail("{}: 'scale' has {} elements but axis {} of x {} has extent {}", Op,
            S.numel(), Axis, shapeToString(X.shape()), X.shape()[(size_t)Axis]);

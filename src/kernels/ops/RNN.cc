@@ -249,20 +249,20 @@ void parseActivations(const char *Op, const Attrs &A, RnnKind K, RnnParams &P) {
 RnnParams rnnParams(RnnKind K, const Attrs &A) {
   const char *Op = kindOp(K);
   RnnParams P;
-  if (A.find("direction")) {
-    const std::string &Dir = withOp(
-        Op, [&]() -> const std::string & { return A.getString("direction"); });
-    if (Dir == "forward")
-      P.NumDir = 1;
-    else if (Dir == "reverse")
-      P.NumDir = 1, P.Reverse = true;
-    else if (Dir == "bidirectional")
-      P.NumDir = 2;
-    else
-      fail("{}: direction must be forward, reverse or bidirectional, got '{}'",
-           Op, Dir);
-  }
-  P.Hidden = attrInt(Op, A, "hidden_size", 0);
+  std::string Dir = attrString(Op, A, "direction");
+  if (Dir == "forward")
+    P.NumDir = 1;
+  else if (Dir == "reverse")
+    P.NumDir = 1, P.Reverse = true;
+  else if (Dir == "bidirectional")
+    P.NumDir = 2;
+  else
+    fail("{}: direction must be forward, reverse or bidirectional, got '{}'",
+         Op, Dir);
+  // An absent hidden_size is r's extent, which the schema cannot know (0
+  // stands for it here; the relation rejects an explicit 0).
+  if (A.has("hidden_size"))
+    P.Hidden = attrInt(Op, A, "hidden_size");
   if (P.Hidden < 0)
     fail("{}: hidden_size must be positive, got {}", Op, P.Hidden);
   if (A.find("clip")) {
@@ -270,9 +270,11 @@ RnnParams rnnParams(RnnKind K, const Attrs &A) {
     if (!(P.Clip > 0))
       fail("{}: clip must be positive, got {}", Op, P.Clip);
   }
-  P.Layout = attrFlag(Op, A, "layout", false);
-  P.InputForget = attrFlag(Op, A, "input_forget", false);
-  P.LinearBeforeReset = attrFlag(Op, A, "linear_before_reset", false);
+  P.Layout = attrFlag(Op, A, "layout");
+  // Each flag belongs to one kind's schema; the others do not have it.
+  P.InputForget = K == RnnKind::Lstm && attrFlag(Op, A, "input_forget");
+  P.LinearBeforeReset =
+      K == RnnKind::Gru && attrFlag(Op, A, "linear_before_reset");
   parseActivations(Op, A, K, P);
   return P;
 }
@@ -702,7 +704,7 @@ std::vector<AttrSpec> recurrentAttrs(const char *Extra, const char *ExtraDoc) {
   std::vector<AttrSpec> S = {
       {"hidden_size", AttrKind::Int, false, "hidden units (default from r)"},
       {"direction", AttrKind::String, false,
-       "forward (default), reverse or bidirectional"},
+       "forward, reverse or bidirectional", "forward"},
       {"activations", AttrKind::Strings, false,
        "activation functions per direction (ONNX names)"},
       {"activation_alpha", AttrKind::Floats, false, "alphas, in order"},

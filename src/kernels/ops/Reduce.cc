@@ -32,8 +32,8 @@ struct ReducePlan {
 
 ReducePlan planReduce(const char *Op, const Tensor &X, const Attrs &A) {
   int64_t R = X.rank();
-  std::vector<int64_t> Axes = attrInts(Op, A, "axis", {});
-  bool KeepDims = attrFlag(Op, A, "keepdims", false);
+  std::vector<int64_t> Axes = attrInts(Op, A, "axis");
+  bool KeepDims = attrFlag(Op, A, "keepdims");
   std::vector<bool> Reduced(R, Axes.empty());
   for (int64_t Ax : Axes) {
     int64_t N = opAxis(Op, Ax, R);
@@ -247,11 +247,11 @@ std::optional<Attrs> dynReduceAttrs(const std::vector<Tensor> &In,
   if (!K || std::find(std::begin(Known), std::end(Known), R) == std::end(Known))
     fail("{}: unknown reduction '{}'", Op, R);
   std::vector<int64_t> Axes = In[1].toIntVector();
-  if (Axes.empty() && attrFlag(Op, A, "noop_with_empty_axes", false))
+  if (Axes.empty() && attrFlag(Op, A, "noop_with_empty_axes"))
     return std::nullopt;
   Attrs S;
   S.set("axis", Axes);
-  S.set("keepdims", int64_t(attrFlag(Op, A, "keepdims", false)));
+  S.set("keepdims", int64_t(attrFlag(Op, A, "keepdims")));
   return S;
 }
 
@@ -288,8 +288,8 @@ struct ArgPlan {
 };
 
 ArgPlan planArg(const char *Op, const Tensor &X, const Attrs &A) {
-  bool KeepDims = attrFlag(Op, A, "keepdims", false);
-  attrFlag(Op, A, "select_last_index", false);
+  bool KeepDims = attrFlag(Op, A, "keepdims");
+  attrFlag(Op, A, "select_last_index");
   ArgPlan P;
   if (!A.has("axis")) {
     P.D = X.numel();
@@ -336,7 +336,7 @@ void argKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                const Attrs &A) {
   const Tensor &X = In[0];
   ArgPlan P = planArg(Op::Name, X, A);
-  bool Last = attrFlag(Op::Name, A, "select_last_index", false);
+  bool Last = attrFlag(Op::Name, A, "select_last_index");
   if (P.D == 0)
     return;
   int64_t *R = Out[0].data<int64_t>();
@@ -389,8 +389,8 @@ struct SoftPlan {
 };
 
 SoftPlan planSoft(const char *Op, const Tensor &X, const Attrs &A) {
-  bool Coerce = attrFlag(Op, A, "coerce_2d", false);
-  int64_t Axis = attrInt(Op, A, "axis", -1);
+  bool Coerce = attrFlag(Op, A, "coerce_2d");
+  int64_t Axis = attrInt(Op, A, "axis");
   SoftPlan P;
   if (Coerce) {
     // Axis == rank is allowed: the second factor is then 1.
@@ -500,8 +500,8 @@ std::vector<TensorMeta> cumsumShape(const std::vector<Tensor> &In,
                                     const Attrs &A) {
   cumsumAxis(In, A);
   checkDType("cumsum", "x", In[0].dtype(), DTypeClass::Numeric);
-  attrFlag("cumsum", A, "exclusive", false);
-  attrFlag("cumsum", A, "reverse", false);
+  attrFlag("cumsum", A, "exclusive");
+  attrFlag("cumsum", A, "reverse");
   return {{In[0].shape(), In[0].dtype()}};
 }
 
@@ -509,8 +509,8 @@ void cumsumKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                   const Attrs &A) {
   const Tensor &X = In[0];
   int64_t Axis = cumsumAxis(In, A);
-  bool Exclusive = attrFlag("cumsum", A, "exclusive", false);
-  bool Reverse = attrFlag("cumsum", A, "reverse", false);
+  bool Exclusive = attrFlag("cumsum", A, "exclusive");
+  bool Reverse = attrFlag("cumsum", A, "reverse");
   // A scalar is treated as a 1-element vector.
   int64_t Outer = X.rank() ? prodRange(X.shape(), 0, Axis) : 1;
   int64_t D = X.rank() ? X.shape()[Axis] : 1;
@@ -595,7 +595,7 @@ const std::vector<AttrSpec> ArgReduceAttrs = {
 const std::vector<AttrSpec> SoftAttrs = {
     {"axis", AttrKind::Int, false, "the normalized axis", -1},
     {"coerce_2d", AttrKind::Int, false,
-     "1 (ONNX opset < 13): normalize over all axes from 'axis' on"}};
+     "1 (ONNX opset < 13): normalize over all axes from 'axis' on", 0}};
 } // namespace
 RIVET_REGISTER_ATTRS("sum", ReduceAttrs);
 RIVET_REGISTER_ATTRS("mean", ReduceAttrs);

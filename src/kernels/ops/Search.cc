@@ -29,9 +29,9 @@ struct TopKPlan {
 TopKPlan planTopK(const char *Op, const Tensor &X, int64_t K, const Attrs &A) {
   if (X.rank() == 0)
     fail("{}: input 'x' must have rank >= 1, got a scalar", Op);
-  int64_t Axis = opAxis(Op, attrInt(Op, A, "axis", -1), X.rank());
-  attrFlag(Op, A, "largest", true);
-  attrFlag(Op, A, "sorted", true);
+  int64_t Axis = opAxis(Op, attrInt(Op, A, "axis"), X.rank());
+  attrFlag(Op, A, "largest");
+  attrFlag(Op, A, "sorted");
   TopKPlan P;
   P.D = X.shape()[Axis];
   if (K < 0 || K > P.D)
@@ -55,7 +55,7 @@ int64_t dynK(const std::vector<Tensor> &In) {
 
 void topkCompute(const char *Op, const Tensor &X, const TopKPlan &P,
                  const Attrs &A, std::vector<Tensor> &Out) {
-  bool Largest = attrFlag(Op, A, "largest", true);
+  bool Largest = attrFlag(Op, A, "largest");
   int64_t *PI = Out[1].data<int64_t>();
   dispatchDType(X.dtype(), [&](auto Tag) {
     using E = decltype(Tag);
@@ -142,7 +142,7 @@ struct UniqueResult {
 
 UniqueResult computeUnique(const Tensor &X, const Attrs &A) {
   const char *Op = "unique";
-  bool Sorted = attrFlag(Op, A, "sorted", true);
+  bool Sorted = attrFlag(Op, A, "sorted");
   UniqueResult R;
   if (A.has("axis")) {
     if (X.rank() == 0)

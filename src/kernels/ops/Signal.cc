@@ -73,14 +73,14 @@ DftPlan planDft(const char *Op, const Tensor &X, std::optional<int64_t> Len,
          "got {}",
          Op, shapeToString(X.shape()));
   DftPlan P;
-  int64_t Axis = attrInt(Op, A, "axis", 1);
+  int64_t Axis = attrInt(Op, A, "axis");
   if (Axis < -R || Axis >= R - 1 || Axis == -1)
     fail("{}: axis {} is out of range for rank {} (the last axis holds the "
          "complex parts)",
          Op, Axis, R);
   P.Axis = Axis < 0 ? Axis + R : Axis;
-  P.Inverse = attrFlag(Op, A, "inverse", false);
-  P.Onesided = attrFlag(Op, A, "onesided", false);
+  P.Inverse = attrFlag(Op, A, "inverse");
+  P.Onesided = attrFlag(Op, A, "onesided");
   P.Length = Len.value_or(X.shape()[(size_t)P.Axis]);
   if (P.Length <= 0)
     fail("{}: dft_length must be positive, got {}", Op, P.Length);
@@ -218,7 +218,7 @@ StftPlan planStft(const char *Op, const Tensor &X, const Tensor &Window,
   if (P.FrameLen <= 0 || P.FrameLen > Len)
     fail("{}: frame_length {} must be in [1, {}] (the signal length)", Op,
          P.FrameLen, Len);
-  bool Onesided = attrFlag(Op, A, "onesided", true);
+  bool Onesided = attrFlag(Op, A, "onesided");
   if (Onesided && X.shape()[2] == 2)
     fail("{}: onesided output needs a real signal", Op);
   P.Frames = (Len - P.FrameLen) / P.Step + 1;
@@ -308,7 +308,7 @@ template <WindowKind W> constexpr const char *windowOp(bool Dynamic) {
 }
 
 DType windowDType(const char *Op, const Attrs &A) {
-  DType T = attrDType(Op, A, "dtype", DType::Float32).value_or(DType::Float32);
+  DType T = *attrDType(Op, A, "dtype");
   if (T == DType::Bool)
     fail("{}: the output dtype must be numeric, got bool", Op);
   return T;
@@ -352,7 +352,7 @@ void windowKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                   const Attrs &A) {
   const char *Op = windowOp<W>(false);
   storeDoubles(windowValues<W>(windowSize(Op, optAttrInt(Op, A, "size")),
-                               attrFlag(Op, A, "periodic", true)),
+                               attrFlag(Op, A, "periodic")),
                Out[0]);
 }
 template <WindowKind W>
@@ -367,7 +367,7 @@ void windowDynamicKernel(const std::vector<Tensor> &In,
                          std::vector<Tensor> &Out, const Attrs &A) {
   const char *Op = windowOp<W>(true);
   storeDoubles(windowValues<W>(windowSize(Op, scalarInt(Op, "size", In[0])),
-                               attrFlag(Op, A, "periodic", true)),
+                               attrFlag(Op, A, "periodic")),
                Out[0]);
 }
 
@@ -455,7 +455,7 @@ std::vector<double> melValues(const MelParams &P) {
 }
 
 DType melDType(const char *Op, const Attrs &A) {
-  DType T = attrDType(Op, A, "dtype", DType::Float32).value_or(DType::Float32);
+  DType T = *attrDType(Op, A, "dtype");
   if (T == DType::Bool)
     fail("{}: the output dtype must be numeric, got bool", Op);
   return T;

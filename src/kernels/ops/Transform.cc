@@ -135,7 +135,7 @@ std::vector<TensorMeta> concatenateShape(const std::vector<Tensor> &In,
   if (F.rank() == 0)
     fail("concatenate: inputs must have rank >= 1, got a scalar");
   int64_t Axis =
-      opAxis("concatenate", attrInt("concatenate", A, "axis", 0), F.rank());
+      opAxis("concatenate", attrInt("concatenate", A, "axis"), F.rank());
   Shape S = F.shape();
   for (size_t I = 1; I < In.size(); ++I) {
     const Tensor &T = In[I];
@@ -179,13 +179,13 @@ void joinAlong(const std::vector<Tensor> &In, Tensor &Out, int64_t Axis,
 void concatenateKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                        const Attrs &A) {
   int64_t Axis =
-      opAxis("concatenate", attrInt("concatenate", A, "axis", 0), In[0].rank());
+      opAxis("concatenate", attrInt("concatenate", A, "axis"), In[0].rank());
   joinAlong(In, Out[0], Axis, [&](size_t I) { return In[I].shape()[Axis]; });
 }
 
 int64_t stackAxis(const std::vector<Tensor> &In, const Attrs &A) {
   int64_t R = In[0].rank();
-  int64_t Axis = attrInt("stack", A, "axis", 0);
+  int64_t Axis = attrInt("stack", A, "axis");
   if (Axis < -(R + 1) || Axis > R)
     fail("stack: axis {} is out of range [{}, {}] for inputs of rank {}", Axis,
          -(R + 1), R, R);
@@ -220,7 +220,7 @@ std::vector<std::pair<int64_t, int64_t>>
 splitRanges(const Tensor &X, const Attrs &A, int64_t &Axis) {
   if (X.rank() == 0)
     fail("split: input must have rank >= 1, got a scalar");
-  Axis = opAxis("split", attrInt("split", A, "axis", 0), X.rank());
+  Axis = opAxis("split", attrInt("split", A, "axis"), X.rank());
   int64_t D = X.shape()[Axis];
   bool HasSections = A.has("sections"), HasIndices = A.has("indices");
   if (HasSections == HasIndices)
@@ -531,7 +531,7 @@ std::vector<TensorMeta> reshapeDynShape(const std::vector<Tensor> &In,
   std::vector<int64_t> Buf;
   std::span<const int64_t> New =
       intListView("reshape_dyn", "shape", In[1], Buf);
-  bool AllowZero = attrFlag("reshape_dyn", A, "allowzero", false);
+  bool AllowZero = attrFlag("reshape_dyn", A, "allowzero");
   Shape Out = AllowZero ? reshapeLiteral(In[0].shape(), New)
                         : withOp("reshape_dyn", [&] {
                             return reshapeTarget(In[0].shape(), New);
@@ -645,7 +645,7 @@ std::vector<TensorMeta> flattenShape(const std::vector<Tensor> &In,
                                      const Attrs &A) {
   checkArity("flatten", In, 1);
   const Shape &S = In[0].shape();
-  int64_t R = (int64_t)S.size(), Axis = attrInt("flatten", A, "axis", 1);
+  int64_t R = (int64_t)S.size(), Axis = attrInt("flatten", A, "axis");
   if (Axis < -R || Axis > R)
     fail("flatten: axis {} is out of range [{}, {}] for rank {}", Axis, -R, R,
          R);
@@ -852,17 +852,16 @@ std::optional<std::vector<int64_t>> optAxesAttr(const char *Op,
 std::vector<TensorMeta> padShape(const std::vector<Tensor> &In,
                                  const Attrs &A) {
   checkArity("pad", In, 1);
-  PadPlan P = planPad(
-      "pad", In[0].shape(), attrInts("pad", A, "pads"), optAxesAttr("pad", A),
-      withOp("pad", [&] { return A.getString("mode", "constant"); }));
+  PadPlan P = planPad("pad", In[0].shape(), attrInts("pad", A, "pads"),
+                      optAxesAttr("pad", A), attrString("pad", A, "mode"));
   return {{P.Out, In[0].dtype()}};
 }
 
 void padKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                const Attrs &A) {
   PadPlan P = planPad("pad", In[0].shape(), attrInts("pad", A, "pads"),
-                      optAxesAttr("pad", A), A.getString("mode", "constant"));
-  double V = withOp("pad", [&] { return A.getFloat("value", 0.0); });
+                      optAxesAttr("pad", A), attrString("pad", A, "mode"));
+  double V = attrFloat("pad", A, "value");
   padInto(In[0], Out[0], P, Tensor::scalar<double>(V));
 }
 
@@ -877,7 +876,7 @@ PadPlan planPadDyn(const std::vector<Tensor> &In, const Attrs &A) {
     fail("pad_dyn: input 'value' must have one element, got shape {}",
          shapeToString(In[2].shape()));
   return planPad(Op, In[0].shape(), intListInput(Op, "pads", In[1]), Axes,
-                 withOp(Op, [&] { return A.getString("mode", "constant"); }));
+                 attrString(Op, A, "mode"));
 }
 
 std::vector<TensorMeta> padDynShape(const std::vector<Tensor> &In,
@@ -913,7 +912,7 @@ SpacePlan planSpace(const char *Op, const Tensor &X, const Attrs &A,
   int64_t N = X.dim(0), C = X.dim(1), H = X.dim(2), W = X.dim(3);
   SpacePlan P;
   if (ToSpace) {
-    std::string Mode = withOp(Op, [&] { return A.getString("mode", "DCR"); });
+    std::string Mode = attrString(Op, A, "mode");
     if (Mode != "DCR" && Mode != "CRD")
       fail("{}: mode must be DCR or CRD, got '{}'", Op, Mode);
     if (C % (B * B) != 0)
@@ -968,8 +967,7 @@ Attrs splitDynAttrs(const std::vector<Tensor> &In, const Attrs &A) {
   const Tensor &X = In[0];
   if (X.rank() == 0)
     fail("split_dyn: input must have rank >= 1, got a scalar");
-  int64_t Axis =
-      opAxis("split_dyn", attrInt("split_dyn", A, "axis", 0), X.rank());
+  int64_t Axis = opAxis("split_dyn", attrInt("split_dyn", A, "axis"), X.rank());
   std::vector<int64_t> Sizes = intListInput("split_dyn", "split", In[1]);
   int64_t N = attrInt("split_dyn", A, "num_outputs");
   if ((int64_t)Sizes.size() != N)
@@ -1034,12 +1032,11 @@ RIVET_REGISTER_KERNEL("space_to_depth", spaceKernel<false>, spaceShape<false>,
 // Attribute schemas
 //===----------------------------------------------------------------------===//
 
-RIVET_REGISTER_ATTRS("cumsum", {{"axis", AttrKind::Int, false,
-                                 "the axis, when not given as an argument"},
-                                {"exclusive", AttrKind::Int, false,
-                                 "1 excludes the element itself (default 0)"},
-                                {"reverse", AttrKind::Int, false,
-                                 "1 sums from the end (default 0)"}});
+RIVET_REGISTER_ATTRS(
+    "cumsum",
+    {{"axis", AttrKind::Int, false, "the axis, when not given as an argument"},
+     {"exclusive", AttrKind::Int, false, "1 excludes the element itself", 0},
+     {"reverse", AttrKind::Int, false, "1 sums from the end", 0}});
 RIVET_REGISTER_ATTRS(
     "reshape",
     {{"newshape", AttrKind::Ints, true,
@@ -1049,9 +1046,9 @@ RIVET_REGISTER_ATTRS("transpose",
                        "the permutation; default reverses the axes"}});
 RIVET_REGISTER_ATTRS("concatenate", {{"axis", AttrKind::Int, false,
                                       "the axis to join along", 0}});
-RIVET_REGISTER_ATTRS(
-    "stack", {{"axis", AttrKind::Int, false,
-               "position of the new axis, in [-(r+1), r] (default 0)"}});
+RIVET_REGISTER_ATTRS("stack",
+                     {{"axis", AttrKind::Int, false,
+                       "position of the new axis, in [-(r+1), r]", 0}});
 RIVET_REGISTER_ATTRS("split",
                      {{"axis", AttrKind::Int, false, "the axis to split", 0},
                       {"sections", AttrKind::Int, false,
@@ -1080,8 +1077,8 @@ RIVET_REGISTER_ATTRS("squeeze", {{"axes", AttrKind::Ints, false,
 RIVET_REGISTER_ATTRS("unsqueeze",
                      {{"axes", AttrKind::Ints, true,
                        "positions of the new axes in the output"}});
-RIVET_REGISTER_ATTRS("flatten", {{"axis", AttrKind::Int, false,
-                                  "the split point (default 1)"}});
+RIVET_REGISTER_ATTRS("flatten",
+                     {{"axis", AttrKind::Int, false, "the split point", 1}});
 RIVET_REGISTER_ATTRS("expand", {{"shape", AttrKind::Ints, true,
                                  "the shape to broadcast with"}});
 RIVET_REGISTER_ATTRS("tile", {{"repeats", AttrKind::Ints, true,

@@ -15,6 +15,7 @@
 #include "ir/Visitor.h"
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PassUtil.h"
+#include "kernels/AttrSchema.h"
 #include "kernels/cpu/ConvChain.h"
 
 #include <unordered_map>
@@ -24,6 +25,8 @@ namespace rivet::vm::compiler {
 namespace {
 
 constexpr const char *kConvCall = "dnnl.conv2d_nchwc_fused";
+/// The operator whose attributes (and schema defaults) kConvCall carries.
+constexpr const char *kAnchorOp = "conv2d_nchwc";
 
 /// References to each node from its parents (a node shared by two parents,
 /// or a variable used twice, counts twice).
@@ -113,9 +116,9 @@ bool isBlockedConvCall(const ir::CallNode &C, const char *KernelLayout,
 bool isPointwise(const ir::CallNode &C) {
   std::vector<int64_t> W;
   return isBlockedConvCall(C, "OIHW16i16o", W) && W[2] == 1 && W[3] == 1 &&
-         C.attrs.getInt("group", 1) == 1 && intsAre(C.attrs, "strides", 1) &&
-         intsAre(C.attrs, "pads", 0) &&
-         (C.attrs.getString("auto_pad", "NOTSET") == "NOTSET" ||
+         OpAttrs(kAnchorOp, C.attrs).getInt("group") == 1 &&
+         intsAre(C.attrs, "strides", 1) && intsAre(C.attrs, "pads", 0) &&
+         (OpAttrs(kAnchorOp, C.attrs).getString("auto_pad") == "NOTSET" ||
           attrIs(C.attrs, "auto_pad", "VALID"));
 }
 
@@ -123,7 +126,7 @@ bool isPointwise(const ir::CallNode &C) {
 bool isDepthwise(const ir::CallNode &C) {
   std::vector<int64_t> W;
   return isBlockedConvCall(C, "OIHW1i16o", W) && W[1] == 1 && W[4] == 1 &&
-         C.attrs.getInt("group", 1) == W[0] * W[5];
+         OpAttrs(kAnchorOp, C.attrs).getInt("group") == W[0] * W[5];
 }
 
 class ChainFuser : public ir::ExprMutator {

@@ -371,3 +371,44 @@ TEST(OnnxImport, InitializerDataMustMatchItsShape) {
   std::string E = importError(M);
   EXPECT_NE(E.find("initializer 'w'"), std::string::npos) << E;
 }
+
+// Issue 23, item 7: models the ONNX checker rejects are refused, not read
+// with a guess.
+TEST(OnnxImport, MalformedDeclarationsAreErrors) {
+  auto Relu = [](onnx::ModelProto &M) {
+    GraphBuilder G{M.mutable_graph()};
+    G.input("x", onnx::TensorProto::FLOAT, {"2"});
+    G.node("Relu", {"x"}, {"y"});
+    G.output("y", onnx::TensorProto::FLOAT, {"2"});
+    return G;
+  };
+  onnx::ModelProto Ok = newModel();
+  Relu(Ok);
+  EXPECT_EQ(importError(Ok), "<no error>");
+
+  onnx::ModelProto NoOpset = Ok;
+  NoOpset.clear_opset_import();
+  EXPECT_NE(importError(NoOpset).find("imports no operator set"),
+            std::string::npos);
+  onnx::ModelProto Negative = newModel(-3);
+  Relu(Negative);
+  EXPECT_NE(importError(Negative).find("imported at version -3"),
+            std::string::npos);
+
+  onnx::ModelProto Twice = Ok;
+  GraphBuilder{Twice.mutable_graph()}.input("x", onnx::TensorProto::FLOAT,
+                                            {"2"});
+  EXPECT_NE(importError(Twice).find("declares input 'x' twice"),
+            std::string::npos);
+
+  onnx::ModelProto NegDim = Ok;
+  NegDim.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(-2);
+  EXPECT_NE(importError(NegDim).find("declared dimension -2 is negative"),
+            std::string::npos);
+}

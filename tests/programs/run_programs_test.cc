@@ -307,3 +307,19 @@ TEST_F(CliErrors, OutputTargetsAreCheckedAndWrittenWhole) {
   EXPECT_TRUE(fs::exists(Out / "output_0.npy"));
   EXPECT_TRUE(fs::exists(Out / "output_1.npy"));
 }
+
+// Issue 23, item 7: a .rvx under another name is recognized by its magic;
+// check --expected with a folder that does not exist is an error.
+TEST_F(CliErrors, ExecutablesWithoutTheirExtensionAndMissingExpectedDirs) {
+  std::string Rvx = (Dir / "model.rvx").string();
+  ASSERT_EQ(runRivet({"compile", simpleProgram(), "-o", Rvx}).exitCode, 0);
+  std::string Plain = (Dir / "model").string();
+  fs::copy_file(Rvx, Plain);
+  std::string In = npy("x.npy", Tensor::zeros({2, 3}, DType::Float32));
+  RunResult R = runRivet({"run", Plain, "--input", "x=" + In, "--output-dir",
+                          (Dir / "out").string()});
+  EXPECT_EQ(R.exitCode, 0) << R.output;
+  expectError({"check", simpleProgram(), "--random-inputs", "--expected",
+               (Dir / "missing").string()},
+              1, "not a directory");
+}

@@ -141,6 +141,11 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
          "needs the model (.onnx or .rvir), not a .rvx file",
          P.positional[0]);
 
+  if (P.has("expected")) {
+    std::error_code EC;
+    if (!std::filesystem::is_directory(P.get("expected", ""), EC))
+      fail("check: --expected {}: not a directory", P.get("expected", ""));
+  }
   Program Prog = loadProgram(P.positional[0]);
   std::vector<Tensor> Inputs = prepareProgramInputs(Prog, Opts);
   compileProgram(Prog, CO);

@@ -5,13 +5,16 @@
 #include "kernels/Npy.h"
 #include "kernels/Random.h"
 #include "kernels/Threading.h"
+#include "vm/RvxFormat.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 namespace rivet::cli {
@@ -20,7 +23,17 @@ bool isRvxPath(const std::string &Path) {
   std::string Ext = std::filesystem::path(Path).extension().string();
   std::transform(Ext.begin(), Ext.end(), Ext.begin(),
                  [](unsigned char C) { return std::tolower(C); });
-  return Ext == ".rvx";
+  if (Ext == ".rvx")
+    return true;
+  // A .rvx under another name is known by its magic, not parsed as text
+  // (only a regular file is opened: a FIFO would block).
+  std::error_code EC;
+  if (!std::filesystem::is_regular_file(Path, EC))
+    return false;
+  std::ifstream In(Path, std::ios::binary);
+  char Head[sizeof(vm::rvx::kMagic)] = {};
+  return In.read(Head, sizeof(Head)) &&
+         std::memcmp(Head, vm::rvx::kMagic, sizeof(Head)) == 0;
 }
 
 size_t Program::numResults() const {

@@ -1,7 +1,8 @@
 //===- GraphImporter.cc - ONNX graphs to IR let-chains --------------------===//
 #include "frontend/onnx/GraphImporter.h"
-
 #include "frontend/onnx/OnnxTensor.h"
+
+#include <set>
 
 namespace rivet::frontend {
 
@@ -54,6 +55,11 @@ ir::Expr GraphImporter::importGraph(
     const std::function<ir::Expr(std::vector<ir::Expr>)> &Finish) {
   std::string GraphName =
       G.name().empty() ? "graph" : "graph '" + G.name() + "'";
+  std::set<std::string> InputNames;
+  for (const auto &VI : G.input())
+    if (!InputNames.insert(VI.name()).second)
+      fail("{}: {} declares input '{}' twice", State.what, GraphName,
+           VI.name());
   for (const auto &VI : G.input())
     if (VI.has_type())
       if (ir::Type T = typeFromProto(VI.type(), State.what + ": " + VI.name()))

@@ -15,10 +15,16 @@ namespace rivet::frontend {
 namespace {
 
 int64_t modelOpset(const onnx::ModelProto &M, const std::string &What) {
+  if (M.opset_import().empty())
+    fail("{}: the model imports no operator set (opset_import is empty)", What);
   int64_t Opset = -1;
-  for (const auto &O : M.opset_import())
+  for (const auto &O : M.opset_import()) {
+    if (O.version() < 1)
+      fail("{}: operator set '{}' is imported at version {}", What,
+           O.domain().empty() ? "ai.onnx" : O.domain(), O.version());
     if (O.domain().empty() || O.domain() == "ai.onnx")
       Opset = O.version();
+  }
   if (Opset < 0) {
     // Only other domains imported: any ai.onnx node is reported by the
     // importer as an unsupported domain/opset.

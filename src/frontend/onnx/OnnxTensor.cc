@@ -178,7 +178,9 @@ ir::Type typeFromProto(const onnx::TypeProto &T, const std::string &What) {
       return ir::tensorTypeUnknownRank(DT);
     std::vector<ir::Dim> Dims;
     for (const auto &D : TT.shape().dim()) {
-      if (D.has_dim_value() && D.dim_value() >= 0)
+      if (D.has_dim_value() && D.dim_value() < 0)
+        fail("{}: declared dimension {} is negative", What, D.dim_value());
+      if (D.has_dim_value())
         Dims.push_back(ir::Dim::constant(D.dim_value()));
       else if (D.has_dim_param() && !D.dim_param().empty())
         Dims.push_back(ir::Dim::symbol(D.dim_param()));

@@ -87,25 +87,38 @@ Value Value::closure(Expr Fn,
 ValueNode::~ValueNode() {
   if (fields.empty() && captured.empty())
     return;
-  std::vector<Value> Work = std::move(fields);
+  // Iterative (a long list must not recurse once per element) and never
+  // throwing: a value that has fields of its own goes on the work list,
+  // others are released at once; if the list cannot grow (out of memory),
+  // that value is released by its own destructor instead.
+  std::vector<Value> Work = std::move(fields); // its capacity, reused
+  auto Take = [&Work](Value &V) {
+    if (V.defined() && V.useCount() == 1 &&
+        (!V.node().fields.empty() || !V.node().captured.empty())) {
+      try {
+        Work.push_back(std::move(V));
+      } catch (const std::bad_alloc &) {
+      }
+    }
+    V = Value();
+  };
+  fields.clear();
   for (auto &[_, V] : captured)
-    Work.push_back(std::move(V));
+    Take(V);
   captured.clear();
   while (!Work.empty()) {
     Value V = std::move(Work.back());
     Work.pop_back();
-    if (!V.defined())
-      continue;
-    auto &N = const_cast<ValueNode &>(V.node());
     // Only the node we are about to free is taken apart; a shared one is
     // still alive elsewhere.
-    if (V.useCount() != 1)
+    if (!V.defined() || V.useCount() != 1)
       continue;
+    auto &N = const_cast<ValueNode &>(V.node());
     for (Value &F : N.fields)
-      Work.push_back(std::move(F));
+      Take(F);
     N.fields.clear();
     for (auto &[_, C] : N.captured)
-      Work.push_back(std::move(C));
+      Take(C);
     N.captured.clear();
   }
 }

@@ -649,6 +649,14 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
 #undef VM_NEXT
   } catch (const std::exception &Err) {
     Executed += Count;
+    // Release the frames' values before building the message: when the
+    // error is running out of memory, they hold what the message needs.
+    Regs.clear();
+    ArgScratch.clear();
+    for (KernelSlot &K : Kernels) {
+      K.Ins.clear();
+      K.Outs.clear();
+    }
     const Instruction &I = Code[Pc - 1];
     std::string Where = fmt::format("in @{}, instruction {} ({}", F->name,
                                     Pc - 1, opcodeName(I.op));
@@ -665,12 +673,8 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
     if (Frames.size() > 1 + Shown)
       Where += fmt::format(" ({} more callers)", Frames.size() - 1 - Shown);
     Frames.clear();
-    Regs.clear();
-    ArgScratch.clear();
-    for (KernelSlot &K : Kernels) {
-      K.Ins.clear();
-      K.Outs.clear();
-    }
+    if (dynamic_cast<const std::bad_alloc *>(&Err))
+      throw Error(fmt::format("{}: out of memory", Where));
     throw Error(fmt::format("{}: {}", Where, Err.what()));
   }
 }

@@ -32,15 +32,20 @@ inline std::string shellQuote(const std::string &S) {
 
 /// Runs `rivet Args...`; stderr joins the output unless WithStderr is false.
 /// Stdin, where given, is what the command reads on its standard input.
+/// MemoryLimitKB, when nonzero, is the address-space limit (ulimit -v) of
+/// the command.
 inline RunResult runRivet(const std::vector<std::string> &Args,
                           bool WithStderr = true,
-                          const std::string *Stdin = nullptr) {
+                          const std::string *Stdin = nullptr,
+                          long MemoryLimitKB = 0) {
   std::string Cmd = shellQuote(RivetBin);
-  if (Stdin)
-    Cmd = "printf '%s' " + shellQuote(*Stdin) + " | " + Cmd;
   for (const std::string &A : Args)
     Cmd += " " + shellQuote(A);
   Cmd += WithStderr ? " 2>&1" : " 2>/dev/null";
+  if (MemoryLimitKB)
+    Cmd = "ulimit -v " + std::to_string(MemoryLimitKB) + "; exec " + Cmd;
+  if (Stdin)
+    Cmd = "printf '%s' " + shellQuote(*Stdin) + " | (" + Cmd + ")";
   RunResult R;
   FILE *P = popen(Cmd.c_str(), "r");
   if (!P)

@@ -11,6 +11,9 @@
 #include "codegen/ComputeRule.h"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
 
 namespace rivet::codegen {
 namespace {
@@ -178,15 +181,56 @@ LoopExpr whereRule(ComputeContext &Ctx, const Ix &Out) {
   return select(C, arg(Ctx, 1, Out), arg(Ctx, 2, Out));
 }
 
+/// Converts V to To as the reference kernels do (kernels/ElementConvert.h):
+/// float -> integer gives 0 for NaN and saturates beyond the target's range,
+/// where a bare fptosi/fptoui gives poison (INT_MIN on x86).
+LoopExpr convertLikeKernels(LoopExpr V, DType To) {
+  DType From = V->dtype;
+  if (!isFloat(From) || !isInteger(To))
+    return cast(V, To);
+  int64_t Min = 0, Max = 0;
+  dispatchDType(To, [&](auto Tag) {
+    using T = decltype(Tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      Min = static_cast<int64_t>(std::numeric_limits<T>::min());
+      // uint64's maximum keeps its bit pattern (-1), as constants do.
+      Max = static_cast<int64_t>(std::numeric_limits<T>::max());
+    }
+  });
+  double Lo = isSigned(To) ? (double)Min : 0.0;
+  double Hi = isSigned(To) ? (double)Max : (double)(uint64_t)Max;
+  // The bounds in From round to the nearest value: Lo is a power of two (or
+  // 0) and exact; a Hi that rounds up to 2^k leaves no value of From between
+  // the true maximum and 2^k, so comparing V (untruncated) with the rounded
+  // bounds picks exactly the values the reference saturates.
+  if (V->isConst()) {
+    // Fold here: LoopIR's constant cast would convert out-of-range values
+    // with undefined behaviour.
+    double X = V->floatValue;
+    if (std::isnan(X))
+      return intConst(0, To);
+    if (X >= Hi)
+      return intConst(Max, To);
+    if (X <= Lo)
+      return intConst(Min, To);
+    X = std::trunc(X);
+    return intConst(isSigned(To) ? (int64_t)X : (int64_t)(uint64_t)X, To);
+  }
+  LoopExpr R = cast(V, To);
+  R = select(compare(LoopOp::GE, V, constOf(Hi, From)), intConst(Max, To), R);
+  R = select(compare(LoopOp::LE, V, constOf(Lo, From)), intConst(Min, To), R);
+  return select(opExpr(LoopOp::IsNan, DType::Bool, {V}), intConst(0, To), R);
+}
+
 LoopExpr castRule(ComputeContext &Ctx, const Ix &Out) {
   requireCodegenDType("cast", Ctx.output().dtype);
-  return cast(arg(Ctx, 0, Out), Ctx.output().dtype);
+  return convertLikeKernels(arg(Ctx, 0, Out), Ctx.output().dtype);
 }
 
 LoopExpr castLikeRule(ComputeContext &Ctx, const Ix &Out) {
   requireCodegenDType("cast_like", Ctx.output().dtype);
   requireCodegenDType("cast_like", Ctx.input(0).dtype);
-  return cast(Ctx.read(0, Out), Ctx.output().dtype);
+  return convertLikeKernels(Ctx.read(0, Out), Ctx.output().dtype);
 }
 
 LoopExpr fullLikeRule(ComputeContext &Ctx, const Ix &) {

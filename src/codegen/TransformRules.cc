@@ -190,10 +190,16 @@ LoopExpr takeRule(ComputeContext &Ctx, const Ix &Out) {
   size_t RI = Idx.rank();
   auto IndexAt = [&](const Ix &IdxIx, LoopExpr Extent) {
     LoopExpr I = cast(Ctx.read(1, IdxIx), DType::Int64);
-    // Negative indices count from the end; clamp keeps the load in bounds
-    // (an out-of-range index is an error in the reference kernel).
-    I = select(lt(I, ic(0)), add(I, Extent), I);
-    return clampIndex(I, Extent);
+    // An out-of-range index is an error in the reference kernel, which a
+    // generated kernel cannot report: only an index known (a constant, and
+    // a constant extent) to be in range is generated; indices from data
+    // keep the builtin kernel, which checks them.
+    if (!I->isConst() || !Extent->isConst())
+      unsupported("take: indices from data (range checked at run time)");
+    int64_t V = I->intValue, N = Extent->intValue;
+    if (V < -N || V >= N)
+      unsupported("take: index {} out of range for extent {}", V, N);
+    return ic(V < 0 ? V + N : V);
   };
   if (!Ctx.attrs().has("axis")) {
     LoopExpr Flat = IndexAt(Out, numElements(X.shape));

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/ops/RelationUtil.h"
+#include "kernels/SliceBounds.h"
 
 #include <limits>
 #include <set>
@@ -289,24 +290,10 @@ Type splitRel(const std::vector<Type> &Args, const Attrs &A) {
   return tupleType(std::move(Fields));
 }
 
-// The number of elements ONNX Slice selects from an axis of extent N.
+// The number of elements ONNX Slice selects from an axis of extent N: the
+// reference kernel's own arithmetic (kernels/SliceBounds.h).
 int64_t sliceLength(int64_t N, int64_t Begin, int64_t End, int64_t Step) {
-  auto Adjust = [N](int64_t I) {
-    // Avoid overflow on the INT64 extremes that mean "to the end".
-    if (I < 0)
-      return I < std::numeric_limits<int64_t>::min() + N ? I : I + N;
-    return I;
-  };
-  Begin = Adjust(Begin);
-  End = Adjust(End);
-  if (Step > 0) {
-    Begin = std::min(std::max<int64_t>(Begin, 0), N);
-    End = std::min(std::max<int64_t>(End, 0), N);
-    return End <= Begin ? 0 : (End - Begin + Step - 1) / Step;
-  }
-  Begin = std::min(std::max<int64_t>(Begin, 0), N - 1);
-  End = std::min(std::max<int64_t>(End, -1), N - 1);
-  return Begin <= End ? 0 : (Begin - End + (-Step) - 1) / (-Step);
+  return sliceBounds(N, Begin, End, Step).count;
 }
 
 Type stridedSliceRel(const std::vector<Type> &Args, const Attrs &A) {

@@ -8,6 +8,7 @@
 // element sizes rather than dtypes.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/SliceBounds.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <algorithm>
@@ -333,29 +334,10 @@ SlicePlan planSlice(const Shape &In, const SliceLists &L) {
     int64_t D = In[Ax], S = L.strides ? (*L.strides)[I] : 1;
     if (S == 0)
       fail("strided_slice: stride 0 on axis {}", Ax);
-    int64_t B = L.begin[I], E = L.end[I];
-    if (B < 0)
-      B = B < -D ? -1 : B + D; // stays negative when far below: clamps below
-    if (E < 0)
-      E = E < -D ? -1 : E + D;
-    int64_t Count = 0;
-    if (D == 0) {
-      B = 0;
-    } else if (S > 0) {
-      B = std::clamp<int64_t>(B, 0, D);
-      E = std::clamp<int64_t>(E, 0, D);
-      // Unsigned arithmetic: a huge stride must not overflow the rounding.
-      if (E > B)
-        Count = (int64_t)(((uint64_t)(E - B) + (uint64_t)S - 1) / (uint64_t)S);
-    } else {
-      B = std::clamp<int64_t>(B, 0, D - 1);
-      E = std::clamp<int64_t>(E, -1, D - 1);
-      uint64_t NS = 0 - (uint64_t)S; // |S|, also for INT64_MIN
-      if (B > E)
-        Count = (int64_t)(((uint64_t)(B - E) + NS - 1) / NS);
-    }
+    SliceBounds SB = sliceBounds(D, L.begin[I], L.end[I], S);
+    int64_t Count = SB.count;
     P.Out[Ax] = Count;
-    P.Start[Ax] = B;
+    P.Start[Ax] = SB.start;
     // With at most one element the step is never taken; 1 avoids overflow
     // of huge steps in the stride arithmetic.
     P.Step[Ax] = Count <= 1 ? 1 : S;

@@ -11,6 +11,9 @@
 #include "frontend/onnx/OnnxHelpers.h"
 #include "ir/ops/StaticForms.h"
 
+#include <limits>
+#include <optional>
+
 namespace rivet::frontend {
 namespace {
 
@@ -211,6 +214,27 @@ std::vector<Expr> convertPad11(NodeContext &C) {
 // Split (split attribute < 13, input >= 13, num_outputs >= 18)
 //===----------------------------------------------------------------------===//
 
+/// Sizes computed at run time: split_dyn checks them against the extent.
+std::vector<Expr> splitDyn(NodeContext &C, int64_t Axis, Expr Sizes) {
+  size_t N = C.numOutputs();
+  Expr S = ir::callOp("split_dyn", {C.input(0), std::move(Sizes)},
+                      Attrs{{"axis", Axis}, {"num_outputs", (int64_t)N}});
+  return C.bindTuple(S, N);
+}
+
+/// The extent of input 0's axis Axis when its declared type states it.
+std::optional<int64_t> declaredExtent(NodeContext &C, int64_t Axis) {
+  ir::Type T = C.declaredInputType(0);
+  const auto *TT = T ? T->as<ir::TensorTypeNode>() : nullptr;
+  if (!TT || !TT->shape)
+    return std::nullopt;
+  int64_t Rank = (int64_t)TT->shape->size();
+  if (Axis < -Rank || Axis >= Rank)
+    return std::nullopt; // the relation reports the bad axis
+  const ir::Dim &D = (*TT->shape)[Axis < 0 ? Axis + Rank : Axis];
+  return D.isConst() ? std::optional<int64_t>(D.value) : std::nullopt;
+}
+
 std::vector<Expr> splitBySizes(NodeContext &C, int64_t Axis,
                                const std::optional<Ints> &Sizes) {
   size_t N = C.numOutputs();
@@ -221,25 +245,32 @@ std::vector<Expr> splitBySizes(NodeContext &C, int64_t Axis,
               Sizes->size(), N);
     Ints Points;
     int64_t Sum = 0;
-    for (size_t I = 0; I + 1 < Sizes->size(); ++I) {
+    for (size_t I = 0; I < Sizes->size(); ++I) {
       if ((*Sizes)[I] < 0)
         C.error("'split' has a negative size {}", (*Sizes)[I]);
+      if (Sum > std::numeric_limits<int64_t>::max() - (*Sizes)[I])
+        C.error("'split' sizes overflow");
       Sum += (*Sizes)[I];
-      Points.push_back(Sum);
+      if (I + 1 < Sizes->size())
+        Points.push_back(Sum);
     }
+    // split's last part is the remainder of the axis, so the sizes must add
+    // up to its extent: checked here when the declared type knows the
+    // extent, else by split_dyn at run time (which becomes this static split
+    // once the inferred type proves the sum).
+    std::optional<int64_t> Extent = declaredExtent(C, Axis);
+    if (!Extent)
+      return splitDyn(
+          C, Axis,
+          ir::constant(Tensor::fromVector(*Sizes, {(int64_t)Sizes->size()})));
+    if (Sum != *Extent)
+      C.error("'split' sizes add up to {}, but axis {} has extent {}", Sum,
+              Axis, *Extent);
     A.set("indices", Points);
   } else {
     A.set("sections", (int64_t)N);
   }
   Expr S = ir::callOp("split", {C.input(0)}, A);
-  return C.bindTuple(S, N);
-}
-
-/// Sizes computed at run time: split_dyn checks them against the extent.
-std::vector<Expr> splitDyn(NodeContext &C, int64_t Axis) {
-  size_t N = C.numOutputs();
-  Expr S = ir::callOp("split_dyn", {C.input(0), C.input(1)},
-                      Attrs{{"axis", Axis}, {"num_outputs", (int64_t)N}});
   return C.bindTuple(S, N);
 }
 
@@ -250,7 +281,7 @@ std::vector<Expr> convertSplit1(NodeContext &C) {
   if (C.hasInput(1)) {
     std::optional<Ints> Sizes = constantInts(C, 1, "split");
     if (!Sizes)
-      return splitDyn(C, Axis);
+      return splitDyn(C, Axis, C.input(1));
     return splitBySizes(C, Axis, Sizes);
   }
   return splitBySizes(C, Axis, std::nullopt);
@@ -267,7 +298,7 @@ std::vector<Expr> convertSplit13(NodeContext &C) {
   }
   std::optional<Ints> Sizes = constantInts(C, 1, "split");
   if (!Sizes)
-    return splitDyn(C, Axis);
+    return splitDyn(C, Axis, C.input(1));
   return splitBySizes(C, Axis, Sizes);
 }
 

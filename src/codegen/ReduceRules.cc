@@ -105,14 +105,6 @@ template <Fold F> LoopExpr reduceRule(ComputeContext &Ctx, const Ix &Out) {
     unsupported("{}: dtype {} has no generated code", Ctx.opName(),
                 dtypeName(T));
   ReducePlan P = planReduce(Ctx);
-  // The reference kernel fails on a max, min or integer mean over zero
-  // elements (with a nonempty result); a generated kernel cannot, so such a
-  // reduction keeps the builtin kernel unless its extents are known nonzero.
-  if (F == Fold::Max || F == Fold::Min || (F == Fold::Mean && !isFloat(T)))
-    for (const LoopExpr &E : P.extents)
-      if (!E->isConst() || E->intValue == 0)
-        unsupported("{}: a reduced extent that may be 0 (a run-time error)",
-                    Ctx.opName());
   // Integer means accumulate in int64, as the reference.
   DType Acc = (F == Fold::Mean && !isFloat(T)) ? DType::Int64 : T;
   ReduceCombiner C = F == Fold::Max    ? ReduceCombiner::Max

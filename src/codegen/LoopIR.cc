@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <unordered_map>
+
 namespace rivet::codegen {
 
 const char *loopOpName(LoopOp Op) {
@@ -234,7 +237,14 @@ LoopExpr cast(LoopExpr A, DType T) {
   return opExpr(LoopOp::Cast, T, {std::move(A)});
 }
 
-bool sameExpr(const LoopExpr &A, const LoopExpr &B) {
+namespace {
+
+/// Pairs of distinct nodes already found equal: two equal DAGs built apart
+/// share subexpressions in the same places, and each pair is compared once.
+using EqualPairs =
+    std::set<std::pair<const LoopExprNode *, const LoopExprNode *>>;
+
+bool sameExprIn(const LoopExpr &A, const LoopExpr &B, EqualPairs &Equal) {
   if (A == B)
     return true;
   if (A->kind != B->kind || A->dtype != B->dtype || A->op != B->op ||
@@ -244,10 +254,45 @@ bool sameExpr(const LoopExpr &A, const LoopExpr &B) {
   if (A->kind == LoopExprKind::Const && isFloat(A->dtype) &&
       A->floatValue != B->floatValue)
     return false;
+  if (A->args.empty() || Equal.count({A.get(), B.get()}))
+    return true;
   for (size_t I = 0; I < A->args.size(); ++I)
-    if (!sameExpr(A->args[I], B->args[I]))
+    if (!sameExprIn(A->args[I], B->args[I], Equal))
       return false;
+  Equal.insert({A.get(), B.get()});
   return true;
+}
+
+} // namespace
+
+bool sameExpr(const LoopExpr &A, const LoopExpr &B) {
+  EqualPairs Equal;
+  return sameExprIn(A, B, Equal);
+}
+
+void forEachNode(const LoopExpr &E,
+                 const std::function<bool(const LoopExprNode &)> &Visit,
+                 std::unordered_set<const LoopExprNode *> &Seen) {
+  if (!Seen.insert(E.get()).second)
+    return;
+  if (!Visit(*E))
+    return;
+  for (const LoopExpr &A : E->args)
+    forEachNode(A, Visit, Seen);
+}
+
+void forEachNode(const LoopExpr &E,
+                 const std::function<bool(const LoopExprNode &)> &Visit) {
+  std::unordered_set<const LoopExprNode *> Seen;
+  forEachNode(E, Visit, Seen);
+}
+
+size_t countNodes(const std::vector<LoopExpr> &Roots) {
+  std::unordered_set<const LoopExprNode *> Seen;
+  for (const LoopExpr &R : Roots)
+    forEachNode(
+        R, [](const LoopExprNode &) { return true; }, Seen);
+  return Seen.size();
 }
 
 LoopStmt forLoop(int Var, std::string Name, LoopExpr Extent, LoopKind Kind,
@@ -292,30 +337,38 @@ LoopStmt assignLocal(int Local, LoopExpr Value, bool Reassociable,
 
 namespace {
 
+/// The operations of E, each shared node once: the backend emits a node
+/// once per statement.
 int64_t exprWork(const LoopExpr &E) {
   int64_t W = 0;
-  if (E->kind == LoopExprKind::Load)
-    W = 1;
-  else if (E->kind == LoopExprKind::Op)
-    W = E->op >= LoopOp::Exp && E->op != LoopOp::Floor &&
-                E->op != LoopOp::Ceil && E->op != LoopOp::Round
-            ? 8
-            : 1;
-  for (const LoopExpr &A : E->args)
-    if (E->kind != LoopExprKind::Load) // index arithmetic is not counted
-      W += exprWork(A);
+  forEachNode(E, [&](const LoopExprNode &N) {
+    if (N.kind == LoopExprKind::Load) {
+      ++W;
+      return false; // index arithmetic is not counted
+    }
+    if (N.kind == LoopExprKind::Op)
+      W += N.op >= LoopOp::Exp && N.op != LoopOp::Floor &&
+                   N.op != LoopOp::Ceil && N.op != LoopOp::Round
+               ? 8
+               : 1;
+    return true;
+  });
   return W;
 }
 
 } // namespace
 
 void LoopUses::expr(const LoopExpr &E) {
-  if (E->kind == LoopExprKind::Var)
-    vars.insert(E->id);
-  else if (E->kind == LoopExprKind::Local)
-    locals.insert(E->id);
-  for (const LoopExpr &A : E->args)
-    expr(A);
+  forEachNode(
+      E,
+      [&](const LoopExprNode &N) {
+        if (N.kind == LoopExprKind::Var)
+          vars.insert(N.id);
+        else if (N.kind == LoopExprKind::Local)
+          locals.insert(N.id);
+        return true;
+      },
+      seen);
 }
 
 void LoopUses::stmt(const LoopStmt &S) {
@@ -361,78 +414,167 @@ std::string bufferName(const LoopKernel *K, int Id) {
   return fmt::format("buf{}", Id);
 }
 
-std::string printIndices(const std::vector<LoopExpr> &Ix, const LoopKernel *K) {
-  std::string S = "[";
-  for (size_t I = 0; I < Ix.size(); ++I)
-    S += (I ? ", " : "") + printLoopExpr(Ix[I], K);
-  return S + "]";
-}
+/// Prints the expressions of one statement. A subexpression used more than
+/// once whose text would exceed kInlineNodes nodes gets a name: it is
+/// printed once, as a `let`, and referred to by name, so that a DAG's text
+/// stays linear in its size (printed as a tree, a chain of relus doubles
+/// per op). Small shared ones stay inline, as they read best.
+class ExprPrinter {
+public:
+  ExprPrinter(const LoopKernel *K, int &Counter) : K(K), Counter(Counter) {}
 
-void printStmt(const LoopStmt &S, const LoopKernel &K, int Indent,
+  /// Finds the subexpressions of Roots to name (call before print).
+  void plan(const std::vector<LoopExpr> &Roots) {
+    std::unordered_map<const LoopExprNode *, int> Uses;
+    std::unordered_set<const LoopExprNode *> Seen;
+    for (const LoopExpr &R : Roots) {
+      ++Uses[R.get()];
+      forEachNode(
+          R,
+          [&](const LoopExprNode &N) {
+            for (const LoopExpr &A : N.args)
+              ++Uses[A.get()];
+            return true;
+          },
+          Seen);
+    }
+    for (auto &[N, Count] : Uses)
+      if (Count > 1 && treeSize(N) > kInlineNodes)
+        Named.insert(N);
+  }
+
+  std::string print(const LoopExpr &E) {
+    auto It = Names.find(E.get());
+    if (It != Names.end())
+      return It->second;
+    std::string Text = printNode(*E);
+    if (!Named.count(E.get()))
+      return Text;
+    std::string Name = fmt::format("t{}", Counter++);
+    Lets.push_back(fmt::format("let {} = {}", Name, Text));
+    Names.emplace(E.get(), Name);
+    return Name;
+  }
+
+  std::string printIndices(const std::vector<LoopExpr> &Ix) {
+    std::string S = "[";
+    for (size_t I = 0; I < Ix.size(); ++I)
+      S += (I ? ", " : "") + print(Ix[I]);
+    return S + "]";
+  }
+
+  /// The `let`s of the named subexpressions printed so far, operands first.
+  std::vector<std::string> Lets;
+
+private:
+  static constexpr size_t kInlineNodes = 24;
+
+  const LoopKernel *K;
+  int &Counter;
+  std::unordered_set<const LoopExprNode *> Named;
+  std::unordered_map<const LoopExprNode *, std::string> Names;
+  std::unordered_map<const LoopExprNode *, size_t> Sizes;
+
+  /// The node count of N printed as a tree (saturating).
+  size_t treeSize(const LoopExprNode *N) {
+    auto It = Sizes.find(N);
+    if (It != Sizes.end())
+      return It->second;
+    size_t S = 1;
+    for (const LoopExpr &A : N->args)
+      S = std::min(S + treeSize(A.get()), (size_t)1 << 40);
+    Sizes.emplace(N, S);
+    return S;
+  }
+
+  std::string printNode(const LoopExprNode &E) {
+    switch (E.kind) {
+    case LoopExprKind::Const:
+      if (isFloat(E.dtype))
+        return fmt::format("{}{}", E.floatValue,
+                           E.dtype == DType::Float32 ? "f" : "");
+      if (E.dtype == DType::Bool)
+        return E.intValue ? "true" : "false";
+      if (E.dtype == DType::Int64)
+        return fmt::format("{}", E.intValue);
+      return fmt::format("{}:{}", E.intValue, dtypeName(E.dtype));
+    case LoopExprKind::Var:
+    case LoopExprKind::SizeParam: return E.name;
+    case LoopExprKind::Load: return bufferName(K, E.id) + printIndices(E.args);
+    case LoopExprKind::Local: return fmt::format("acc{}", E.id);
+    case LoopExprKind::Op: {
+      std::string S = loopOpName(E.op);
+      if (E.op == LoopOp::Cast)
+        S += fmt::format("<{}>", dtypeName(E.dtype));
+      S += "(";
+      for (size_t I = 0; I < E.args.size(); ++I)
+        S += (I ? ", " : "") + print(E.args[I]);
+      return S + ")";
+    }
+    }
+    return "?";
+  }
+};
+
+void printStmt(const LoopStmt &S, const LoopKernel &K, int Indent, int &Temps,
                std::string &Out) {
   std::string Pad((size_t)Indent * 2, ' ');
+  ExprPrinter P(&K, Temps);
+  std::vector<LoopExpr> Roots = S->indices;
+  for (const LoopExpr &E : {S->extent, S->value})
+    if (E)
+      Roots.push_back(E);
+  P.plan(Roots);
+  std::string Line;
   switch (S->kind) {
   case LoopStmtKind::For: {
     const char *Kind = S->loopKind == LoopKind::Parallel     ? " parallel"
                        : S->loopKind == LoopKind::Vectorized ? " vectorized"
                        : S->loopKind == LoopKind::Unrolled   ? " unrolled"
                                                              : "";
-    Out += fmt::format("{}for {} in [0, {}){} {{\n", Pad, S->name,
-                       printLoopExpr(S->extent, &K), Kind);
-    for (const LoopStmt &B : S->body)
-      printStmt(B, K, Indent + 1, Out);
-    Out += Pad + "}\n";
-    return;
+    Line = fmt::format("{}for {} in [0, {}){} {{\n", Pad, S->name,
+                       P.print(S->extent), Kind);
+    break;
   }
-  case LoopStmtKind::Store:
-    Out +=
-        fmt::format("{}{}{} = {}{}\n", Pad, bufferName(&K, S->id),
-                    printIndices(S->indices, &K), printLoopExpr(S->value, &K),
-                    S->streaming ? "  // streaming" : "");
-    return;
+  case LoopStmtKind::Store: {
+    std::string Value = P.print(S->value);
+    Line = fmt::format("{}{}{} = {}{}\n", Pad, bufferName(&K, S->id),
+                       P.printIndices(S->indices), Value,
+                       S->streaming ? "  // streaming" : "");
+    break;
+  }
   case LoopStmtKind::Declare:
-    Out += fmt::format("{}local acc{}: {} = {}\n", Pad, S->id,
-                       dtypeName(S->value->dtype), printLoopExpr(S->value, &K));
-    return;
+    Line = fmt::format("{}local acc{}: {} = {}\n", Pad, S->id,
+                       dtypeName(S->value->dtype), P.print(S->value));
+    break;
   case LoopStmtKind::Assign:
-    Out +=
-        fmt::format("{}acc{} = {}{}\n", Pad, S->id, printLoopExpr(S->value, &K),
-                    S->nanFree        ? "  // reduction, no NaN"
-                    : S->reassociable ? "  // reduction"
-                                      : "");
-    return;
+    Line = fmt::format("{}acc{} = {}{}\n", Pad, S->id, P.print(S->value),
+                       S->nanFree        ? "  // reduction, no NaN"
+                       : S->reassociable ? "  // reduction"
+                                         : "");
+    break;
+  }
+  for (const std::string &Let : P.Lets)
+    Out += Pad + Let + "\n";
+  Out += Line;
+  if (S->kind == LoopStmtKind::For) {
+    for (const LoopStmt &B : S->body)
+      printStmt(B, K, Indent + 1, Temps, Out);
+    Out += Pad + "}\n";
   }
 }
 
 } // namespace
 
 std::string printLoopExpr(const LoopExpr &E, const LoopKernel *K) {
-  switch (E->kind) {
-  case LoopExprKind::Const:
-    if (isFloat(E->dtype))
-      return fmt::format("{}{}", E->floatValue,
-                         E->dtype == DType::Float32 ? "f" : "");
-    if (E->dtype == DType::Bool)
-      return E->intValue ? "true" : "false";
-    if (E->dtype == DType::Int64)
-      return fmt::format("{}", E->intValue);
-    return fmt::format("{}:{}", E->intValue, dtypeName(E->dtype));
-  case LoopExprKind::Var:
-  case LoopExprKind::SizeParam: return E->name;
-  case LoopExprKind::Load:
-    return bufferName(K, E->id) + printIndices(E->args, K);
-  case LoopExprKind::Local: return fmt::format("acc{}", E->id);
-  case LoopExprKind::Op: {
-    std::string S = loopOpName(E->op);
-    if (E->op == LoopOp::Cast)
-      S += fmt::format("<{}>", dtypeName(E->dtype));
-    S += "(";
-    for (size_t I = 0; I < E->args.size(); ++I)
-      S += (I ? ", " : "") + printLoopExpr(E->args[I], K);
-    return S + ")";
-  }
-  }
-  return "?";
+  int Temps = 0;
+  ExprPrinter P(K, Temps);
+  P.plan({E});
+  std::string Text = P.print(E);
+  std::string Out;
+  for (const std::string &Let : P.Lets)
+    Out += Let + "; ";
+  return Out + Text;
 }
 
 std::string printLoopKernel(const LoopKernel &K) {
@@ -453,8 +595,9 @@ std::string printLoopKernel(const LoopKernel &K) {
     Out += ")";
   }
   Out += " {\n";
+  int Temps = 0;
   for (const LoopStmt &S : K.body)
-    printStmt(S, K, 1, Out);
+    printStmt(S, K, 1, Temps, Out);
   return Out + "}\n";
 }
 

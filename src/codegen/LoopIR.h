@@ -14,9 +14,11 @@
 #include "kernels/DType.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace rivet::codegen {
@@ -129,6 +131,24 @@ LoopExpr cast(LoopExpr A, DType T);
 
 /// True when A and B are the same expression (structurally).
 bool sameExpr(const LoopExpr &A, const LoopExpr &B);
+
+// Expressions are DAGs: builders and compute rules share subexpressions (a
+// fused chain of relus reads its producer twice per op), so a walk that
+// recursed into every operand as if the expression were a tree would take
+// time exponential in the chain's length. Walkers visit each node once.
+
+/// Calls Visit once on each distinct node reachable from E (by pointer),
+/// before its operands; Visit returns whether to walk the node's operands
+/// (false: a Load's index arithmetic, say, is skipped). Seen holds the nodes
+/// already visited and may be shared across calls, so that a walk over
+/// several roots visits a node shared between them once.
+void forEachNode(const LoopExpr &E,
+                 const std::function<bool(const LoopExprNode &)> &Visit,
+                 std::unordered_set<const LoopExprNode *> &Seen);
+void forEachNode(const LoopExpr &E,
+                 const std::function<bool(const LoopExprNode &)> &Visit);
+/// The distinct nodes (by pointer) reachable from Roots.
+size_t countNodes(const std::vector<LoopExpr> &Roots);
 /// The value of an int64 constant expression.
 inline bool isIntConst(const LoopExpr &E, int64_t V) {
   return E->kind == LoopExprKind::Const && E->intValue == V;
@@ -226,12 +246,17 @@ LoopExpr loopWork(const std::vector<LoopStmt> &Body);
 struct LoopUses {
   std::set<int> vars, locals, declared;
   bool hasLoop = false;
+  /// The expression nodes walked so far (each is walked once).
+  std::unordered_set<const LoopExprNode *> seen;
   void expr(const LoopExpr &E);
   void stmt(const LoopStmt &S);
   void stmts(const std::vector<LoopStmt> &Ss);
 };
 
-/// Human-readable text of a kernel (tests, `rivet dump`).
+/// Human-readable text of a kernel (tests, `rivet dump`). A large
+/// subexpression that a statement uses more than once is printed once, as
+/// `let tN = ...` before the statement, so that the text stays linear in
+/// the expression's (DAG) size.
 std::string printLoopKernel(const LoopKernel &K);
 std::string printLoopExpr(const LoopExpr &E, const LoopKernel *K = nullptr);
 

@@ -96,6 +96,7 @@ public:
 
   // Used by CallContext.
   LoopExpr valueAt(const ir::Expr &E, const Ix &Indices);
+  LoopExpr compute(const ir::Expr &E, const Ix &Indices);
   LoopExpr reduce(ReduceCombiner C, LoopExpr Init, const Ix &Extents,
                   const std::function<LoopExpr(const Ix &Vars)> &Body);
   bool canStoreResult(bool IsResult, size_t Axis) const {
@@ -137,6 +138,20 @@ private:
   int RuleDepth = 0;
   /// The output axis whose loop may be parallel (OutRank: none).
   size_t ParallelDepth = 0;
+  /// The values computed so far, by value of the group, for valueAt: a
+  /// value read several times at the same index (x * sigmoid(x) reads x
+  /// twice) is computed once and its expression shared; computed per read,
+  /// a chain of such layers doubles per layer. An entry holds only in the
+  /// reduction body it was computed in (it may read that body's locals).
+  struct Computed {
+    int scope;
+    Ix indices;
+    LoopExpr value;
+  };
+  std::unordered_map<const ir::ExprNode *, std::vector<Computed>> Values;
+  /// The reduction bodies being built, as ids (0: outside any reduction).
+  std::vector<int> ScopeIds{0};
+  int NumScopes = 1;
 
   int newVar() { return K.kernel.numLoopVars++; }
 
@@ -441,7 +456,9 @@ LoopExpr Lowering::reduce(ReduceCombiner C, LoopExpr Init, const Ix &Extents,
         loopVar(newVar(), fmt::format("r{}", K.kernel.numLoopVars - 1)));
   std::vector<LoopStmt> Inner;
   ReduceScopes.push_back(&Inner);
+  ScopeIds.push_back(NumScopes++);
   LoopExpr X = cast(Body(Vars), T);
+  ScopeIds.pop_back();
   ReduceScopes.pop_back();
   LoopExpr Acc = localRef(Local, T);
   LoopOp Op = C == ReduceCombiner::Sum    ? LoopOp::Add
@@ -493,6 +510,21 @@ LoopExpr Lowering::reduce(ReduceCombiner C, LoopExpr Init, const Ix &Extents,
 
 LoopExpr Lowering::valueAt(const ir::Expr &E0, const Ix &Indices) {
   ir::Expr E = resolve(E0);
+  auto SameIndices = [&](const Computed &C) {
+    return C.scope == ScopeIds.back() &&
+           std::equal(Indices.begin(), Indices.end(), C.indices.begin(),
+                      C.indices.end(), sameExpr);
+  };
+  std::vector<Computed> &Known = Values[E.get()];
+  for (const Computed &C : Known)
+    if (SameIndices(C))
+      return C.value;
+  LoopExpr V = compute(E, Indices);
+  Values[E.get()].push_back({ScopeIds.back(), Indices, V});
+  return V;
+}
+
+LoopExpr Lowering::compute(const ir::Expr &E, const Ix &Indices) {
   if (const auto *V = E->as<ir::VarNode>()) {
     auto It = Params.find(V);
     if (It == Params.end())

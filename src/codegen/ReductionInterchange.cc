@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 namespace rivet::codegen {
 namespace {
@@ -34,12 +35,12 @@ bool usesAnyVar(const LoopExpr &E, const std::set<int> &Vars) {
 }
 
 bool loadsBuffer(const LoopExpr &E, int Buffer) {
-  if (E->kind == LoopExprKind::Load && E->id == Buffer)
-    return true;
-  for (const LoopExpr &A : E->args)
-    if (loadsBuffer(A, Buffer))
-      return true;
-  return false;
+  bool Loads = false;
+  forEachNode(E, [&](const LoopExprNode &N) {
+    Loads |= N.kind == LoopExprKind::Load && N.id == Buffer;
+    return !Loads;
+  });
+  return Loads;
 }
 
 bool isVar(const LoopExpr &E, int Var) {
@@ -64,30 +65,44 @@ struct SummandLoads {
   bool acrossRows = false;
 
   void expr(const LoopExpr &E, int I, const std::set<int> &Reduced) {
-    if (E->kind == LoopExprKind::Load)
-      for (size_t K = 0; K < E->args.size(); ++K) {
-        const LoopExpr &Ix = E->args[K];
-        bool Last = K + 1 == E->args.size();
-        if (usesVar(Ix, I) && !(Last && isRowIndex(Ix, I)))
-          rowContiguous = false;
-        if (!Last && usesAnyVar(Ix, Reduced))
-          acrossRows = true;
-      }
-    for (const LoopExpr &A : E->args)
-      expr(A, I, Reduced);
+    forEachNode(E, [&](const LoopExprNode &N) {
+      if (N.kind == LoopExprKind::Load)
+        for (size_t K = 0; K < N.args.size(); ++K) {
+          const LoopExpr &Ix = N.args[K];
+          bool Last = K + 1 == N.args.size();
+          if (usesVar(Ix, I) && !(Last && isRowIndex(Ix, I)))
+            rowContiguous = false;
+          if (!Last && usesAnyVar(Ix, Reduced))
+            acrossRows = true;
+        }
+      return true;
+    });
   }
 };
 
 /// E with every read of Local replaced by With.
-LoopExpr replaceLocal(const LoopExpr &E, int Local, const LoopExpr &With) {
+/// E with the local replaced; Done maps each node rewritten so far to its
+/// rewrite, so that a shared node is rewritten once and stays shared.
+LoopExpr
+replaceLocal(const LoopExpr &E, int Local, const LoopExpr &With,
+             std::unordered_map<const LoopExprNode *, LoopExpr> &Done) {
   if (E->kind == LoopExprKind::Local && E->id == Local)
     return With;
   if (E->args.empty())
     return E;
+  auto It = Done.find(E.get());
+  if (It != Done.end())
+    return It->second;
   auto N = std::make_shared<LoopExprNode>(*E);
   for (LoopExpr &A : N->args)
-    A = replaceLocal(A, Local, With);
+    A = replaceLocal(A, Local, With, Done);
+  Done.emplace(E.get(), N);
   return N;
+}
+
+LoopExpr replaceLocal(const LoopExpr &E, int Local, const LoopExpr &With) {
+  std::unordered_map<const LoopExprNode *, LoopExpr> Done;
+  return replaceLocal(E, Local, With, Done);
 }
 
 /// The interchanged form of Loop (see interchangeReductions), or nothing.

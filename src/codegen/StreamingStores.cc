@@ -9,19 +9,27 @@
 #include "codegen/StreamingStores.h"
 
 #include <map>
+#include <unordered_set>
 
 namespace rivet::codegen {
 namespace {
 
 /// How often each buffer is stored into and loaded from.
 struct BufferAccesses {
+  /// Stores by statement; loads by distinct node (only whether a buffer is
+  /// loaded at all matters).
   std::map<int, int> stores, loads;
+  std::unordered_set<const LoopExprNode *> seen;
 
   void expr(const LoopExpr &E) {
-    if (E->kind == LoopExprKind::Load)
-      ++loads[E->id];
-    for (const LoopExpr &A : E->args)
-      expr(A);
+    forEachNode(
+        E,
+        [&](const LoopExprNode &N) {
+          if (N.kind == LoopExprKind::Load)
+            ++loads[N.id];
+          return true;
+        },
+        seen);
   }
   void stmts(const std::vector<LoopStmt> &Body) {
     for (const LoopStmt &S : Body) {

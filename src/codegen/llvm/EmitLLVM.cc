@@ -138,6 +138,29 @@ private:
   Value *Runtime = nullptr;
   std::unordered_map<int, Value *> Vars;
   std::vector<Value *> Locals;
+  /// The values of the nodes of the statement being emitted (null: none):
+  /// an expression is a DAG, and a node shared by several operands is
+  /// emitted once (emitted per use, a chain of relus doubles per op). A
+  /// statement's expressions are straight-line code in one block, reading
+  /// memory the statement writes only after them, so each value dominates
+  /// the statement's later uses; the map lives for one statement.
+  std::unordered_map<const LoopExprNode *, Value *> *Emitted = nullptr;
+
+  /// Installs a fresh map of emitted values for one statement.
+  class StatementScope {
+  public:
+    explicit StatementScope(KernelEmitter &E) : E(E), Outer(E.Emitted) {
+      E.Emitted = &Values;
+    }
+    ~StatementScope() { E.Emitted = Outer; }
+    StatementScope(const StatementScope &) = delete;
+    StatementScope &operator=(const StatementScope &) = delete;
+
+  private:
+    KernelEmitter &E;
+    std::unordered_map<const LoopExprNode *, Value *> *Outer;
+    std::unordered_map<const LoopExprNode *, Value *> Values;
+  };
 
   /// Starts an internal function (ptr noalias buf0, ..., i64 size0, ...,
   /// Extra...) and makes it the one being emitted, with fresh allocas for
@@ -214,8 +237,11 @@ private:
   }
 
   void emitStmt(const LoopStmt &S) {
+    if (S->kind == LoopStmtKind::For)
+      return emitFor(*S);
+    StatementScope Scope(*this);
     switch (S->kind) {
-    case LoopStmtKind::For: return emitFor(*S);
+    case LoopStmtKind::For: break;
     case LoopStmtKind::Store: {
       DType T = K.buffers.at((size_t)S->id).dtype;
       Value *V = emit(S->value);
@@ -614,6 +640,17 @@ private:
   }
 
   Value *emit(const LoopExpr &E) {
+    if (!Emitted || E->args.empty())
+      return emitNode(E);
+    auto It = Emitted->find(E.get());
+    if (It != Emitted->end())
+      return It->second;
+    Value *V = emitNode(E);
+    Emitted->emplace(E.get(), V);
+    return V;
+  }
+
+  Value *emitNode(const LoopExpr &E) {
     switch (E->kind) {
     case LoopExprKind::Const: return constant(*E);
     case LoopExprKind::Var: {

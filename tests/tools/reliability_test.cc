@@ -106,3 +106,18 @@ TEST(Reliability, InputsThatAreNotFilesAreRefused) {
   EXPECT_EQ(R.exitCode, 1) << R.output;
   EXPECT_TRUE(contains(R.output, "not a regular file")) << R.output;
 }
+
+TEST(Reliability, LongElementwiseChainsCompileAndAgree) {
+  // Once exponential in the chain's length (codegen built the fused group's
+  // expression as a tree); check compares the VM with the interpreter.
+  for (const char *Model : {"chain_Relu_24.onnx", "chain_Sigmoid_24.onnx",
+                            "silu_12.onnx", "relu_let_chain_22.rvir"}) {
+    for (const char *Level : {"-O0", "-O3"}) {
+      RunResult R = runRivet(
+          {"check", Dir + Model, "--input", "x=" + Dir + "x23.npy", Level},
+          true, nullptr, kMemoryLimitKB);
+      EXPECT_EQ(R.signal, 0) << Model << ": " << R.output;
+      EXPECT_EQ(R.exitCode, 0) << Model << " " << Level << ": " << R.output;
+    }
+  }
+}

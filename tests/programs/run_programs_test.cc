@@ -34,14 +34,6 @@ namespace {
 
 const fs::path ProgramsDir = RIVET_SOURCE_DIR "/tests/programs";
 
-fs::path freshTempDir(const std::string &Name) {
-  fs::path D = fs::temp_directory_path() /
-               ("rivet_programs_" + Name + "_" + std::to_string(getpid()));
-  fs::remove_all(D);
-  fs::create_directories(D);
-  return D;
-}
-
 std::vector<std::string> programNames() {
   std::vector<std::string> Names;
   std::error_code EC;
@@ -66,7 +58,7 @@ class Program : public ::testing::TestWithParam<std::string> {};
 TEST_P(Program, MatchesNumPy) {
   const std::string Name = GetParam();
   fs::path Dir = ProgramsDir / Name;
-  fs::path Out = freshTempDir(Name);
+  fs::path Out = freshTempDir("programs", Name);
   std::vector<std::string> Args = {"run", (Dir / "program.rvir").string(),
                                    "--output-dir", Out.string()};
   for (const std::string &In : npyFiles(Dir / "inputs"))
@@ -113,6 +105,7 @@ class CliErrors : public ::testing::Test {
 protected:
   void SetUp() override {
     Dir = freshTempDir(
+        "programs",
         ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
   void TearDown() override { fs::remove_all(Dir); }

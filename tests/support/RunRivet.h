@@ -8,8 +8,11 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <gtest/gtest.h>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 namespace rivet::testing {
@@ -60,6 +63,31 @@ inline RunResult runRivet(const std::vector<std::string> &Args,
   else if (WIFSIGNALED(Status))
     R.signal = WTERMSIG(Status);
   return R;
+}
+
+/// An empty folder rivet_<Prefix>_<Name>_<pid> in the temporary directory.
+inline std::filesystem::path freshTempDir(const std::string &Prefix,
+                                          const std::string &Name) {
+  std::filesystem::path D =
+      std::filesystem::temp_directory_path() /
+      ("rivet_" + Prefix + "_" + Name + "_" + std::to_string(getpid()));
+  std::filesystem::remove_all(D);
+  std::filesystem::create_directories(D);
+  return D;
+}
+
+/// The name of the running GoogleTest test (for per-test folders).
+inline std::string currentTestName() {
+  return ::testing::UnitTest::GetInstance()->current_test_info()->name();
+}
+
+/// Whether this CPU has the x86-64-v4 level (AVX-512 F/BW/CD/DQ/VL).
+inline bool hostHasX86_64V4() {
+  return __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512cd") &&
+         __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl");
 }
 
 inline bool contains(const std::string &S, const std::string &Sub) {

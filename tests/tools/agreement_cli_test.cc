@@ -36,16 +36,7 @@ struct Outcome {
 
 class Agreement : public ::testing::Test {
 protected:
-  void SetUp() override {
-    Dir =
-        fs::temp_directory_path() /
-        ("rivet_agreement_" +
-         std::string(
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-         "_" + std::to_string(getpid()));
-    fs::remove_all(Dir);
-    fs::create_directories(Dir);
-  }
+  void SetUp() override { Dir = freshTempDir("agreement", currentTestName()); }
   void TearDown() override { fs::remove_all(Dir); }
 
   /// Runs Model with Inputs ("name=file" in Models) under Flags; a flag of

@@ -31,16 +31,7 @@ const fs::path Fixtures = RIVET_SOURCE_DIR "/tests/models/cli";
 
 class OnnxCli : public ::testing::Test {
 protected:
-  void SetUp() override {
-    Dir =
-        fs::temp_directory_path() /
-        ("rivet_onnx_cli_" +
-         std::string(
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-         "_" + std::to_string(getpid()));
-    fs::remove_all(Dir);
-    fs::create_directories(Dir);
-  }
+  void SetUp() override { Dir = freshTempDir("onnx_cli", currentTestName()); }
   void TearDown() override { fs::remove_all(Dir); }
 
   std::string npy(const std::string &Name, const Tensor &T) {

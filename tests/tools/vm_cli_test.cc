@@ -81,16 +81,7 @@ void expectSameOutputs(const fs::path &VmDir, const fs::path &RefDir,
 
 class VmCli : public ::testing::Test {
 protected:
-  void SetUp() override {
-    Dir =
-        fs::temp_directory_path() /
-        ("rivet_vm_cli_" +
-         std::string(
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-         "_" + std::to_string(getpid()));
-    fs::remove_all(Dir);
-    fs::create_directories(Dir);
-  }
+  void SetUp() override { Dir = freshTempDir("vm_cli", currentTestName()); }
   void TearDown() override { fs::remove_all(Dir); }
 
   std::string npy(const std::string &Name, const Tensor &T) {

@@ -2,6 +2,7 @@
 #include "kernels/OutputFiles.h"
 #include "kernels/Error.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -33,8 +34,19 @@ OutputFiles::~OutputFiles() {
 
 void OutputFiles::add(const std::string &Path, const void *Bytes, size_t Size) {
   checkOutputTarget(Path);
-  std::string Temp = Path + ".tmp.XXXXXX";
-  int Fd = ::mkstemp(Temp.data());
+  // A name of our own beside the target, created with mode 0666 so that the
+  // umask applies as to any new file (mkstemp's 0600 would need the umask,
+  // which can only be read by changing it: not thread-safe).
+  static std::atomic<uint64_t> Counter{0};
+  std::string Temp;
+  int Fd = -1;
+  for (int Try = 0; Fd < 0 && Try < 100; ++Try) {
+    Temp = Path + ".tmp." + std::to_string(::getpid()) + "." +
+           std::to_string(Counter++);
+    Fd = ::open(Temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (Fd < 0 && errno != EEXIST)
+      break;
+  }
   if (Fd < 0)
     fail("{}: cannot write: {}", Path, std::strerror(errno));
   Files.push_back({Path, Temp});
@@ -51,10 +63,6 @@ void OutputFiles::add(const std::string &Path, const void *Bytes, size_t Size) {
     }
     Done += (size_t)N;
   }
-  // mkstemp makes the file 0600; give it what a new file would get.
-  mode_t Mask = ::umask(0);
-  ::umask(Mask);
-  ::fchmod(Fd, 0666 & ~Mask);
   if (::close(Fd) != 0)
     fail("{}: cannot write: {}", Path, std::strerror(errno));
 }

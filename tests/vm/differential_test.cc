@@ -21,6 +21,7 @@
 #include "ir/Type.h"
 #include "ir/TypeInference.h"
 #include "kernels/Error.h"
+#include "support/Executors.h"
 #include "vm/VirtualMachine.h"
 #include "vm/compiler/Compiler.h"
 #include "vm/compiler/ValueConversion.h"
@@ -375,14 +376,6 @@ Tensor randomInput(Rng &R, const Val &V) {
   return T;
 }
 
-void flatten(const Value &V, std::vector<Tensor> &Out) {
-  if (V.isTensor())
-    Out.push_back(V.tensor());
-  else
-    for (const Value &F : V.fields())
-      flatten(F, Out);
-}
-
 /// Outputs, or the error message (prefixed "error: ").
 struct Outcome {
   std::vector<Tensor> Out;
@@ -400,29 +393,12 @@ template <typename Fn> Outcome outcomeOf(Fn F) {
 }
 
 Outcome onInterpreter(const Module &M, const std::vector<Tensor> &In) {
-  return outcomeOf([&] {
-    Interpreter I(M);
-    std::vector<Tensor> Out;
-    flatten(I.call("main", std::vector<Value>(In.begin(), In.end())), Out);
-    return Out;
-  });
+  return outcomeOf([&] { return rivet::testing::runOnInterpreter(M, In); });
 }
 
 Outcome onVM(const Module &M, int Level, vm::NativeCode Mode,
              const std::vector<Tensor> &In) {
-  return outcomeOf([&] {
-    vm::CompileOptions O;
-    O.optLevel = Level;
-    O.codegen.mode = Mode;
-    std::shared_ptr<vm::Executable> Exe = vm::compile(M, O);
-    vm::VirtualMachine VM(Exe);
-    std::vector<vm::ObjectRef> Args;
-    for (const Tensor &T : In)
-      Args.push_back(vm::makeTensor(T));
-    std::vector<Tensor> Out;
-    flatten(vm::toValue(VM.invoke("main", std::move(Args)), *Exe, M), Out);
-    return Out;
-  });
+  return outcomeOf([&] { return rivet::testing::runOnVM(M, Level, Mode, In); });
 }
 
 /// Why Got differs from Want, or "" when they agree.

@@ -16,6 +16,7 @@
 #include "ir/transforms/Pass.h"
 #include "kernels/Error.h"
 #include "kernels/Random.h"
+#include "support/Executors.h"
 #include "vm/VirtualMachine.h"
 #include "vm/compiler/Compiler.h"
 #include "vm/compiler/ValueConversion.h"
@@ -29,35 +30,14 @@ using namespace rivet::ir;
 
 namespace {
 
-void flatten(const Value &V, std::vector<Tensor> &Out) {
-  if (V.isTensor())
-    Out.push_back(V.tensor());
-  else
-    for (const Value &F : V.fields())
-      flatten(F, Out);
-}
-
 std::vector<Tensor> onInterpreter(const Module &M,
                                   const std::vector<Tensor> &In) {
-  Interpreter I(M);
-  std::vector<Tensor> Out;
-  flatten(I.call("main", std::vector<Value>(In.begin(), In.end())), Out);
-  return Out;
+  return rivet::testing::runOnInterpreter(M, In);
 }
 
 std::vector<Tensor> onVM(const Module &M, int Level,
                          const std::vector<Tensor> &In) {
-  vm::CompileOptions O;
-  O.optLevel = Level;
-  O.codegen.mode = vm::NativeCode::Jit;
-  std::shared_ptr<vm::Executable> Exe = vm::compile(M, O);
-  vm::VirtualMachine VM(Exe);
-  std::vector<vm::ObjectRef> Args;
-  for (const Tensor &T : In)
-    Args.push_back(vm::makeTensor(T));
-  std::vector<Tensor> Out;
-  flatten(vm::toValue(VM.invoke("main", std::move(Args)), *Exe, M), Out);
-  return Out;
+  return rivet::testing::runOnVM(M, Level, vm::NativeCode::Jit, In);
 }
 
 template <typename Fn> std::string errorOf(Fn F) {

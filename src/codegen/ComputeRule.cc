@@ -2,6 +2,7 @@
 
 #include "codegen/ComputeRule.h"
 
+#include <algorithm>
 #include <map>
 
 namespace rivet::codegen {
@@ -50,14 +51,41 @@ ShapeRule ComputeRuleRegistry::findShapeRule(std::string_view Name) const {
 }
 
 namespace {
-thread_local BroadcastCheckScope *ActiveChecks = nullptr;
+thread_local RunTimeCheckScope *ActiveChecks = nullptr;
 } // namespace
 
-BroadcastCheckScope::BroadcastCheckScope() : Outer(ActiveChecks) {
+RunTimeCheckScope::RunTimeCheckScope() : Outer(ActiveChecks) {
   ActiveChecks = this;
 }
 
-BroadcastCheckScope::~BroadcastCheckScope() { ActiveChecks = Outer; }
+RunTimeCheckScope::~RunTimeCheckScope() { ActiveChecks = Outer; }
+
+void requireNonEmptyReduction(const std::string &Op,
+                              const std::vector<LoopExpr> &Reduced,
+                              const std::vector<LoopExpr> &Kept) {
+  auto AllConst = [](const std::vector<LoopExpr> &V) {
+    return std::all_of(V.begin(), V.end(),
+                       [](const LoopExpr &E) { return E->isConst(); });
+  };
+  auto AnyZero = [](const std::vector<LoopExpr> &V) {
+    return std::any_of(V.begin(), V.end(),
+                       [](const LoopExpr &E) { return isIntConst(E, 0); });
+  };
+  // Decided statically: nothing is reduced over an empty result, or no
+  // reduced extent can be 0.
+  if (AnyZero(Kept))
+    return;
+  bool ReducedNonZero = std::all_of(
+      Reduced.begin(), Reduced.end(),
+      [](const LoopExpr &E) { return E->isConst() && E->intValue != 0; });
+  if (ReducedNonZero)
+    return;
+  if (AllConst(Reduced) && AllConst(Kept))
+    unsupported("{}: reduction over zero elements", Op);
+  if (!ActiveChecks)
+    unsupported("{}: a reduction that may be empty, outside lowering", Op);
+  ActiveChecks->emptyReductions.push_back({Op, Reduced, Kept});
+}
 
 std::vector<LoopExpr> broadcastIndex(const TensorDesc &In,
                                      const TensorDesc &Out,
@@ -75,7 +103,7 @@ std::vector<LoopExpr> broadcastIndex(const TensorDesc &In,
       continue;
     }
     if (ActiveChecks && !(E->isConst() && O->isConst()))
-      ActiveChecks->checks.push_back({O, E});
+      ActiveChecks->broadcasts.push_back({O, E});
     if (E->isConst())
       Ix.push_back(I); // a static extent other than 1 equals the output's
     else

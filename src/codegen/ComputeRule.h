@@ -120,24 +120,44 @@ struct ShapeRuleRegistrar {
 /// output index OutIndices (of shape Out) to: leading axes drop, an extent-1
 /// axis reads index 0, and an extent not known to equal the output's reads
 /// index 0 at run time when it is 1. Each such extent is recorded with the
-/// output's in the innermost BroadcastCheckScope of this thread: the read
+/// output's in the innermost RunTimeCheckScope of this thread: the read
 /// stays in bounds only when the two broadcast together.
 std::vector<LoopExpr> broadcastIndex(const TensorDesc &In,
                                      const TensorDesc &Out,
                                      const std::vector<LoopExpr> &OutIndices);
-/// While alive, collects (on its thread) the pairs {output extent, argument
-/// extent} that broadcastIndex reads assume broadcast together; lowering
-/// hands them to the kernel's caller, which checks them at run time.
-class BroadcastCheckScope {
+
+/// A reduction that has no identity (max, min, argmax, an integer mean):
+/// an error when an extent of Reduced is 0 while every extent of Kept (the
+/// operator's result) is positive, as the reference kernel reports it.
+struct EmptyReductionCheck {
+  std::string op;
+  std::vector<LoopExpr> reduced, kept;
+};
+/// Records that the operator of Ctx reduces over Reduced to a result of
+/// extents Kept and has no value for an empty reduction. Decided at once
+/// when the extents are constants (Unsupported for an empty reduction: the
+/// builtin kernel reports it); else recorded in the innermost
+/// RunTimeCheckScope, for the kernel's caller to check before each call.
+void requireNonEmptyReduction(const std::string &Op,
+                              const std::vector<LoopExpr> &Reduced,
+                              const std::vector<LoopExpr> &Kept);
+
+/// While alive, collects (on its thread) what the generated code assumes
+/// of its run-time extents and does not check itself; lowering hands the
+/// conditions to the kernel's caller, which checks them before every call.
+class RunTimeCheckScope {
 public:
-  BroadcastCheckScope();
-  ~BroadcastCheckScope();
-  BroadcastCheckScope(const BroadcastCheckScope &) = delete;
-  BroadcastCheckScope &operator=(const BroadcastCheckScope &) = delete;
-  std::vector<std::vector<LoopExpr>> checks;
+  RunTimeCheckScope();
+  ~RunTimeCheckScope();
+  RunTimeCheckScope(const RunTimeCheckScope &) = delete;
+  RunTimeCheckScope &operator=(const RunTimeCheckScope &) = delete;
+  /// Extents that broadcastIndex reads assume broadcast together: {output
+  /// extent, argument extent}.
+  std::vector<std::vector<LoopExpr>> broadcasts;
+  std::vector<EmptyReductionCheck> emptyReductions;
 
 private:
-  BroadcastCheckScope *Outer;
+  RunTimeCheckScope *Outer;
 };
 
 /// The row-major flat offset of Indices in Shape, and its inverse.

@@ -573,10 +573,11 @@ LoweringResult lowerPrimitive(const ir::Expr &FnExpr, const std::string &Name,
     return R;
   }
   try {
-    BroadcastCheckScope Checks;
+    RunTimeCheckScope Checks;
     Lowering L(*Fn, Name, Opts);
     R.lowered = L.run();
-    R.lowered->broadcastChecks = std::move(Checks.checks);
+    R.lowered->broadcastChecks = std::move(Checks.broadcasts);
+    R.lowered->emptyReductionChecks = std::move(Checks.emptyReductions);
   } catch (const Unsupported &E) {
     R.unsupported = E.what();
   } catch (const Error &E) {

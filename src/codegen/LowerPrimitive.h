@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "codegen/ComputeRule.h"
 #include "codegen/LoopIR.h"
 #include "ir/Expr.h"
 
@@ -42,6 +43,9 @@ struct LoweredKernel {
   /// per broadcast axis of an operator in the group; the generated code
   /// does not check them, its caller must.
   std::vector<std::vector<LoopExpr>> broadcastChecks;
+  /// Reductions without an identity that may run over no elements; the
+  /// caller must report an error for them, as the reference does.
+  std::vector<EmptyReductionCheck> emptyReductionChecks;
 };
 
 struct LoweringOptions {

@@ -105,6 +105,10 @@ template <Fold F> LoopExpr reduceRule(ComputeContext &Ctx, const Ix &Out) {
     unsupported("{}: dtype {} has no generated code", Ctx.opName(),
                 dtypeName(T));
   ReducePlan P = planReduce(Ctx);
+  // Max and min have no value over no elements, nor has an integer mean:
+  // the reference reports an error, and so must the kernel's caller.
+  if (F == Fold::Max || F == Fold::Min || (F == Fold::Mean && !isFloat(T)))
+    requireNonEmptyReduction(Ctx.opName(), P.extents, Ctx.output().shape);
   // Integer means accumulate in int64, as the reference.
   DType Acc = (F == Fold::Mean && !isFloat(T)) ? DType::Int64 : T;
   ReduceCombiner C = F == Fold::Max    ? ReduceCombiner::Max

@@ -201,15 +201,21 @@ private:
       for (size_t P = 0; P < K.sizeSources.size(); ++P)
         Out += fmt::format("{} s{} = input {} axis {}", P ? "," : ";", P,
                            K.sizeSources[P].buffer, K.sizeSources[P].axis);
+      auto Extents = [](const std::vector<int64_t> &Dims) {
+        std::vector<std::string> S;
+        for (int64_t D : Dims)
+          S.push_back(D >= 0 ? std::to_string(D)
+                             : fmt::format("s{}", -(D + 1)));
+        return fmt::format("({})", fmt::join(S, ", "));
+      };
       for (size_t I = 0; I < K.broadcastSizes.size(); ++I) {
-        std::vector<std::string> Ops;
-        for (int64_t D : K.broadcastSizes[I].operands)
-          Ops.push_back(D >= 0 ? std::to_string(D)
-                               : fmt::format("s{}", -(D + 1)));
         size_t P = K.sizeSources.size() + I;
-        Out += fmt::format("{} s{} = broadcast({})", P ? "," : ";", P,
-                           fmt::join(Ops, ", "));
+        Out += fmt::format("{} s{} = broadcast{}", P ? "," : ";", P,
+                           Extents(K.broadcastSizes[I].operands));
       }
+      for (const NativeKernel::EmptyReduction &R : K.emptyReductions)
+        Out += fmt::format("; {} over {} to {} must not be empty", R.op,
+                           Extents(R.reduced), Extents(R.kept));
       Out += "\n";
     }
   }

@@ -92,6 +92,14 @@ struct NativeKernel {
   struct BroadcastSize {
     std::vector<int64_t> operands;
   };
+  /// A reduction of operator `op` without an identity (max, min, integer
+  /// mean) inside the kernel: the call is an error, as the reference's, when
+  /// an extent of `reduced` is 0 and every extent of `kept` (that
+  /// operator's result) is positive. Extents are coded as in `dims`.
+  struct EmptyReduction {
+    std::string op;
+    std::vector<int64_t> reduced, kept;
+  };
 
   std::string symbol;
   /// The inputs in parameter order, then the one output. The output's dims
@@ -102,6 +110,8 @@ struct NativeKernel {
   /// generated code reads only the sourced ones, but the output's extents
   /// may name these, and each is checked at every call.
   std::vector<BroadcastSize> broadcastSizes;
+  /// Checked before every call (format version 4).
+  std::vector<EmptyReduction> emptyReductions;
   /// Bound by Executable::resolve() (or by the compiler for JIT code); not
   /// serialized.
   RivetKernelFn fn = nullptr;

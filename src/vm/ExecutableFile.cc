@@ -190,18 +190,31 @@ std::vector<uint8_t> encodeEntry(const Executable &E) {
   return Out;
 }
 
-/// Whether E needs format version 3 (a native kernel with broadcast sizes).
-bool hasBroadcastSizes(const Executable &E) {
-  return std::any_of(
-      E.nativeKernels.begin(), E.nativeKernels.end(),
-      [](const NativeKernel &K) { return !K.broadcastSizes.empty(); });
+/// The oldest format version that holds E's native kernels.
+uint32_t formatVersionFor(const Executable &E) {
+  uint32_t V = 2;
+  for (const NativeKernel &K : E.nativeKernels) {
+    if (!K.emptyReductions.empty())
+      V = std::max(V, kEmptyReductionsVersion);
+    if (!K.broadcastSizes.empty())
+      V = std::max(V, kBroadcastSizesVersion);
+  }
+  return V;
+}
+
+void writeExtents(ByteWriter &W, const std::vector<int64_t> &Dims) {
+  W.pod<uint32_t>((uint32_t)Dims.size());
+  for (int64_t D : Dims)
+    W.pod<int64_t>(D);
 }
 
 /// Native code: u32 ELF machine, triple, cpu, features; u32 kernel count;
 /// each kernel: symbol, u32 buffer count, each buffer (u8 dtype, 3 zero
 /// bytes, u32 rank, i64 dims[rank]), u32 size-parameter count, each (u32
 /// buffer, u32 axis), in version 3 u32 broadcast-size count, each (u32
-/// operand count, i64 operands); then u64 offset and u64 size of the shared
+/// operand count, i64 operands), in version 4 u32 empty-reduction count,
+/// each (op, u32 count, i64 reduced extents, u32 count, i64 kept
+/// extents); then u64 offset and u64 size of the shared
 /// object, zero padding, and the shared object at that 64-byte aligned
 /// offset from the section start, ending the section.
 std::vector<uint8_t> encodeNativeCode(const Executable &E, uint32_t Version) {
@@ -232,10 +245,15 @@ std::vector<uint8_t> encodeNativeCode(const Executable &E, uint32_t Version) {
     if (Version < kBroadcastSizesVersion)
       continue;
     W.pod<uint32_t>((uint32_t)K.broadcastSizes.size());
-    for (const NativeKernel::BroadcastSize &B : K.broadcastSizes) {
-      W.pod<uint32_t>((uint32_t)B.operands.size());
-      for (int64_t D : B.operands)
-        W.pod<int64_t>(D);
+    for (const NativeKernel::BroadcastSize &B : K.broadcastSizes)
+      writeExtents(W, B.operands);
+    if (Version < kEmptyReductionsVersion)
+      continue;
+    W.pod<uint32_t>((uint32_t)K.emptyReductions.size());
+    for (const NativeKernel::EmptyReduction &R : K.emptyReductions) {
+      W.str(R.op);
+      writeExtents(W, R.reduced);
+      writeExtents(W, R.kept);
     }
   }
   uint64_t Offset = alignUp(Out.size() + 16, kAlignment);
@@ -705,6 +723,27 @@ void Loader::readNativeCode() {
       for (int64_t &D : B.operands)
         D = R.pod<int64_t>("broadcast operand");
     }
+    if (Version < kEmptyReductionsVersion)
+      continue;
+    uint32_t NumChecks = R.count(12, "empty-reduction count");
+    if (NumChecks > kMaxEmptyReductions)
+      R.error("native kernel {} ('{}') has {} empty-reduction checks (at "
+              "most {})",
+              I, K.symbol, NumChecks, kMaxEmptyReductions);
+    K.emptyReductions.resize(NumChecks);
+    for (NativeKernel::EmptyReduction &E : K.emptyReductions) {
+      E.op = R.str("empty-reduction operator", kMaxSymbol);
+      for (std::vector<int64_t> *Dims : {&E.reduced, &E.kept}) {
+        uint32_t Rank = R.count(8, "empty-reduction rank");
+        if (Rank > kMaxRank)
+          R.error("native kernel {} ('{}') has an empty-reduction check of "
+                  "rank {} (at most {})",
+                  I, K.symbol, Rank, kMaxRank);
+        Dims->resize(Rank);
+        for (int64_t &D : *Dims)
+          D = R.pod<int64_t>("empty-reduction extent");
+      }
+    }
   }
   uint64_t Offset = R.pod<uint64_t>("shared object offset");
   uint64_t SoSize = R.pod<uint64_t>("shared object size");
@@ -765,7 +804,7 @@ std::vector<uint8_t> Executable::serialize() const {
   Body.emplace_back(SectionKind::Entry, encodeEntry(*this));
   // The oldest version that holds this executable (readers of version 2
   // keep reading files without broadcast sizes).
-  uint32_t Version = hasBroadcastSizes(*this) ? kBroadcastSizesVersion : 2;
+  uint32_t Version = formatVersionFor(*this);
   if (nativeCode && !nativeKernels.empty())
     Body.emplace_back(SectionKind::NativeCode,
                       encodeNativeCode(*this, Version));

@@ -210,6 +210,14 @@ void VirtualMachine::nativeCall(KernelSlot &K, const Tensor &Out) {
   const NativeKernel &NK = *K.Native;
   nativeSizes(K);
   const int64_t *Sizes = K.Sizes.data();
+  for (const NativeKernel::EmptyReduction &R : NK.emptyReductions) {
+    auto Ext = [&](int64_t D) { return NativeKernel::extent(D, Sizes); };
+    if (std::any_of(R.reduced.begin(), R.reduced.end(),
+                    [&](int64_t D) { return Ext(D) == 0; }) &&
+        std::all_of(R.kept.begin(), R.kept.end(),
+                    [&](int64_t D) { return Ext(D) > 0; }))
+      fail("{}: reduction over zero elements", R.op);
+  }
   const NativeKernel::Buffer &OB = NK.buffers.back();
   if (!Out.defined() || Out.dtype() != OB.dtype ||
       !nativeExtentsMatch(OB, Out, Sizes))

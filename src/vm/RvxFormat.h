@@ -20,13 +20,15 @@ namespace rivet::vm::rvx {
 inline constexpr char kMagic[8] = {'R', 'I', 'V', 'E', 'T', 'R', 'V', 'X'};
 /// The newest format version; this runtime reads kOldestFormatVersion to
 /// kFormatVersion (version 1: no native code section; version 2: native
-/// kernels without broadcast sizes) and writes the oldest of 2 and 3 that
-/// holds the executable, so files without broadcast sizes stay readable by
-/// version-2 runtimes.
-inline constexpr uint32_t kFormatVersion = 3;
+/// kernels without broadcast sizes; version 3: without empty-reduction
+/// checks) and writes the oldest of 2 to 4 that holds the executable, so
+/// files that do not need the newer fields stay readable by older runtimes.
+inline constexpr uint32_t kFormatVersion = 4;
 /// Native kernels' broadcast sizes, and the header checksum covering the
 /// version field, arrived in version 3.
 inline constexpr uint32_t kBroadcastSizesVersion = 3;
+/// Native kernels' empty-reduction checks arrived in version 4.
+inline constexpr uint32_t kEmptyReductionsVersion = 4;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 /// Written into the header's producer field.
 inline constexpr const char *kProducer = "rivet 0.1.0";
@@ -76,6 +78,7 @@ inline constexpr uint32_t kMaxSections = 64;
 inline constexpr uint32_t kMaxSymbol = 256;           // native kernel symbols
 inline constexpr uint32_t kMaxKernelBuffers = 4096;   // per native kernel
 inline constexpr uint32_t kMaxBroadcastOperands = 64; // per broadcast size
+inline constexpr uint32_t kMaxEmptyReductions = 4096; // per native kernel
 
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78, initial value and
 /// final xor 0xFFFFFFFF); crc32c("123456789") == 0xE3069283.

@@ -57,6 +57,13 @@ void verifyNativeKernel(const NativeKernel &K, size_t Index) {
         Bad(fmt::format("buffer {} uses size parameter {} of {}", B, -(D + 1),
                         K.numSizes()));
   }
+  for (const NativeKernel::EmptyReduction &R : K.emptyReductions)
+    for (const std::vector<int64_t> *Dims : {&R.reduced, &R.kept})
+      for (int64_t D : *Dims)
+        if (D < 0 && (uint64_t)(-(D + 1)) >= K.numSizes())
+          Bad(fmt::format("the empty-reduction check of {} uses size "
+                          "parameter {} of {}",
+                          R.op, -(D + 1), K.numSizes()));
   for (size_t I = 0; I < K.broadcastSizes.size(); ++I) {
     size_t P = K.sizeSources.size() + I;
     const std::vector<int64_t> &Ops = K.broadcastSizes[I].operands;

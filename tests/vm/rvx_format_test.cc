@@ -228,6 +228,12 @@ void expectSameExecutable(const Executable &A, const Executable &B) {
     ASSERT_EQ(P.broadcastSizes.size(), Q.broadcastSizes.size());
     for (size_t K = 0; K < P.broadcastSizes.size(); ++K)
       EXPECT_EQ(P.broadcastSizes[K].operands, Q.broadcastSizes[K].operands);
+    ASSERT_EQ(P.emptyReductions.size(), Q.emptyReductions.size());
+    for (size_t K = 0; K < P.emptyReductions.size(); ++K) {
+      EXPECT_EQ(P.emptyReductions[K].op, Q.emptyReductions[K].op);
+      EXPECT_EQ(P.emptyReductions[K].reduced, Q.emptyReductions[K].reduced);
+      EXPECT_EQ(P.emptyReductions[K].kept, Q.emptyReductions[K].kept);
+    }
   }
   ASSERT_EQ(A.nativeCode.has_value(), B.nativeCode.has_value());
   if (A.nativeCode) {
@@ -556,7 +562,7 @@ TEST(RvxFormat, ErrorsSayWhatIsWrong) {
   writeAt<uint32_t>(B, 8, 7);
   Expect(B,
          "model.rvx: format version 7 is not supported (this runtime reads 1 "
-         "to 3)");
+         "to 4)");
   B = Good;
   B[40] ^= 1;
   Expect(B, "model.rvx: header checksum mismatch");
@@ -970,6 +976,64 @@ def @main(%x: Tensor[(?, 8), float32], %m: Tensor[(?, 1), float32])
 
   corruptAndLoad(Exe, 3, 3000, false, [&](std::shared_ptr<Executable> G) {
     expectBitwiseSame(runProgram(G, Args), Want, "broadcast sizes");
+  });
+}
+
+/// A generated max over an extent unknown until run time carries the check
+/// that the reduction is not empty (version 4): such a file round-trips,
+/// refuses an empty reduction as the reference does, is refused when
+/// labelled version 3 and when the check names a missing size parameter.
+TEST(RvxFormat, EmptyReductionChecksNeedVersion4) {
+  ir::Module M = ir::parseModule(R"(
+def @main(%x: Tensor[(?, 3), float32]) -> Tensor[(3,), float32] {
+  max(exp(%x), axis=[0])
+}
+)",
+                                 "max.rvir");
+  ir::inferTypes(M);
+  CompileOptions O;
+  O.codegen.mode = NativeCode::SharedObject;
+  auto Exe = compile(M, O);
+  ASSERT_EQ(Exe->nativeKernels.size(), 1u);
+  ASSERT_EQ(Exe->nativeKernels[0].emptyReductions.size(), 1u);
+  std::vector<uint8_t> Bytes = Exe->serialize();
+  EXPECT_EQ(readAt<uint32_t>(Bytes, 8), rvx::kEmptyReductionsVersion);
+  auto Loaded = loadBytes(Bytes, Bytes.size(), "max.rvx");
+  expectSameExecutable(*Exe, *Loaded);
+  EXPECT_EQ(Loaded->serialize(), Bytes);
+  std::vector<ir::Value> Args = {
+      Tensor::fromVector<float>({0.5f, -1, 2, 0, 1, 3}, {2, 3})};
+  std::vector<Tensor> Want = runProgram(Exe, Args);
+  expectBitwiseSame(runProgram(Loaded, Args), Want, "loaded");
+  std::vector<ir::Value> Empty = {Tensor::empty({0, 3}, DType::Float32)};
+  for (const auto &E : {Exe, Loaded}) {
+    try {
+      runProgram(E, Empty);
+      ADD_FAILURE() << "max over no elements succeeded";
+    } catch (const Error &Err) {
+      EXPECT_NE(std::string(Err.what()).find("reduction over zero elements"),
+                std::string::npos)
+          << Err.what();
+    }
+  }
+
+  // Relabelled version 3 (checksum fixed), the section is refused.
+  std::vector<uint8_t> B = Bytes;
+  writeAt<uint32_t>(B, 8, 3);
+  fixHeaderChecksum(B);
+  EXPECT_NE(errorOf(B).find("section 'native code'"), std::string::npos)
+      << errorOf(B);
+  auto Broken = compile(M, O);
+  Broken->nativeKernels[0].emptyReductions[0].reduced[0] =
+      NativeKernel::sizeParamDim(7);
+  std::string Got = errorOf(Broken->serialize());
+  EXPECT_NE(Got.find("the empty-reduction check of max uses size parameter "
+                     "7 of 1"),
+            std::string::npos)
+      << Got;
+
+  corruptAndLoad(Exe, 3, 3000, false, [&](std::shared_ptr<Executable> G) {
+    expectBitwiseSame(runProgram(G, Args), Want, "empty reductions");
   });
 }
 

@@ -198,6 +198,24 @@ std::optional<NativeKernel> describe(const codegen::LoweredKernel &L,
       return std::nullopt;
     }
   }
+  for (const codegen::EmptyReductionCheck &C : L.emptyReductionChecks) {
+    NativeKernel::EmptyReduction E{C.op, {}, {}};
+    for (auto [From, To] : {std::pair{&C.reduced, &E.reduced},
+                            std::pair{&C.kept, &E.kept}}) {
+      for (const codegen::LoopExpr &D : *From) {
+        std::string Inner;
+        std::optional<int64_t> Code = Broadcasts.extent(D, Inner);
+        if (!Code) {
+          Why = fmt::format("{} may reduce over no elements, and the VM "
+                            "cannot check it: {}",
+                            C.op, Inner);
+          return std::nullopt;
+        }
+        To->push_back(*Code);
+      }
+    }
+    NK.emptyReductions.push_back(std::move(E));
+  }
   return NK;
 }
 

@@ -75,9 +75,10 @@ void requireNonEmptyReduction(const std::string &Op,
   // reduced extent can be 0.
   if (AnyZero(Kept))
     return;
-  bool ReducedNonZero = std::all_of(
-      Reduced.begin(), Reduced.end(),
-      [](const LoopExpr &E) { return E->isConst() && E->intValue != 0; });
+  bool ReducedNonZero =
+      std::all_of(Reduced.begin(), Reduced.end(), [](const LoopExpr &E) {
+        return E->isConst() && E->intValue != 0;
+      });
   if (ReducedNonZero)
     return;
   if (AllConst(Reduced) && AllConst(Kept))

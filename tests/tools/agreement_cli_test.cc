@@ -3,7 +3,8 @@
 // Small ONNX models (tests/models/agreement/, from issue 23) on which the
 // generated kernels once answered differently from the reference
 // interpreter: a gather with an out-of-range index, split sizes that do not
-// add up, a slice with step INT64_MIN, a max over an empty axis and a cast
+// add up, a slice with step INT64_MIN, a max, min or integer mean over an
+// empty axis (of an extent known only at run time) and a cast
 // of NaN and infinities to int. Each runs on the interpreter, the VM with
 // and without generated kernels, at -O0 and -O3, and from a saved .rvx; all
 // must give the interpreter's outputs, or its error.
@@ -133,6 +134,20 @@ TEST_F(Agreement, SliceWithStepInt64MinTakesOneElement) {
   ASSERT_EQ(R.outputs.size(), 1u);
   // NumPy: x[:, 2::-2**63] on a (2, 3) input takes column 2 alone.
   EXPECT_EQ(R.outputs[0].shape(), (Shape{2, 1}));
+}
+
+TEST_F(Agreement, ReductionsWithoutIdentityOverNoElementsAreAnError) {
+  // The reduced extent is known only at run time, so the generated kernel
+  // cannot refuse it at compile time (tools/models/export_empty_reductions.py).
+  for (const char *Model :
+       {"reducemax_dynamic.onnx", "reducemin_dynamic.onnx"}) {
+    Outcome R = expectAgreement(Model, {"x=empty_rows_x.npy"});
+    EXPECT_TRUE(contains(R.run.output, "reduction over zero elements"))
+        << R.run.output;
+  }
+  Outcome R =
+      expectAgreement("reducemean_int_dynamic.onnx", {"x=empty_rows_i.npy"});
+  EXPECT_TRUE(contains(R.run.output, "over zero elements")) << R.run.output;
 }
 
 TEST_F(Agreement, CastOfNanAndInfinityToIntSaturatesEverywhere) {

@@ -200,8 +200,8 @@ std::optional<NativeKernel> describe(const codegen::LoweredKernel &L,
   }
   for (const codegen::EmptyReductionCheck &C : L.emptyReductionChecks) {
     NativeKernel::EmptyReduction E{C.op, {}, {}};
-    for (auto [From, To] : {std::pair{&C.reduced, &E.reduced},
-                            std::pair{&C.kept, &E.kept}}) {
+    for (auto [From, To] :
+         {std::pair{&C.reduced, &E.reduced}, std::pair{&C.kept, &E.kept}}) {
       for (const codegen::LoopExpr &D : *From) {
         std::string Inner;
         std::optional<int64_t> Code = Broadcasts.extent(D, Inner);

@@ -78,6 +78,7 @@ public:
     for (size_t D = 0; D < Out.rank(); ++D)
       OutIx.push_back(loopVar(newVar(), fmt::format("i{}", D)));
     LoopExpr V = cast(valueAt(Result, OutIx), Out.dtype);
+    requireEveryOperatorRead();
     // The parallel candidate: the outermost axis not statically 1.
     ParallelDepth = Out.rank();
     for (size_t D = 0; D < Out.rank() && Opts.parallel; ++D)
@@ -217,6 +218,21 @@ private:
       E = L->body;
     }
     Result = E;
+  }
+
+  /// An operator no output element reads (an extent of 0 on the way) would
+  /// never run in the kernel, nor report its errors (an out-of-range take):
+  /// such a group stays on the builtin kernels, which run every operator as
+  /// the reference does.
+  void requireEveryOperatorRead() const {
+    for (ir::Expr E = Fn.body; const auto *L = E->as<ir::LetNode>();
+         E = L->body)
+      if (const auto *C = L->value->as<ir::CallNode>())
+        if (!Values.count(L->value.get()))
+          unsupported("{} is never read (an empty extent in the group)",
+                      C->callee->as<ir::OpNode>()
+                          ? C->callee->as<ir::OpNode>()->name()
+                          : std::string("a call"));
   }
 
   ir::Expr resolve(const ir::Expr &E) const {

@@ -109,8 +109,13 @@ template <Fold F> LoopExpr reduceRule(ComputeContext &Ctx, const Ix &Out) {
   // the reference reports an error, and so must the kernel's caller.
   if (F == Fold::Max || F == Fold::Min || (F == Fold::Mean && !isFloat(T)))
     requireNonEmptyReduction(Ctx.opName(), P.extents, Ctx.output().shape);
-  // Integer means accumulate in int64, as the reference.
-  DType Acc = (F == Fold::Mean && !isFloat(T)) ? DType::Int64 : T;
+  // Accumulate as the reference does: integer means in int64, float32 in
+  // float64, so that a sum whose float32 partial sums would overflow (or
+  // drop small terms) gives the reference's value.
+  bool Wide = T == DType::Float32 && F != Fold::Max && F != Fold::Min;
+  DType Acc = Wide                               ? DType::Float64
+              : (F == Fold::Mean && !isFloat(T)) ? DType::Int64
+                                                 : T;
   ReduceCombiner C = F == Fold::Max    ? ReduceCombiner::Max
                      : F == Fold::Min  ? ReduceCombiner::Min
                      : F == Fold::Prod ? ReduceCombiner::Prod
@@ -124,7 +129,7 @@ template <Fold F> LoopExpr reduceRule(ComputeContext &Ctx, const Ix &Out) {
     switch (F) {
     case Fold::L1:
       return isSigned(T) || isFloat(T)
-                 ? select(compare(LoopOp::LT, X, constOf(0, T)),
+                 ? select(compare(LoopOp::LT, X, constOf(0, Acc)),
                           unary(LoopOp::Neg, X), X)
                  : X;
     case Fold::L2:
@@ -133,16 +138,15 @@ template <Fold F> LoopExpr reduceRule(ComputeContext &Ctx, const Ix &Out) {
     }
   });
   switch (F) {
-  case Fold::Mean: {
-    if (isFloat(T))
-      return binary(LoopOp::Div, R, cast(P.count, T));
-    LoopExpr M = binary(LoopOp::Div, cast(R, DType::Float64),
-                        cast(P.count, DType::Float64));
-    return cast(M, T);
-  }
-  case Fold::L2: return unary(LoopOp::Sqrt, R);
-  case Fold::LogSum: return unary(LoopOp::Log, R);
-  default: return R;
+  case Fold::Mean:
+    if (isFloat(Acc))
+      return cast(binary(LoopOp::Div, R, cast(P.count, Acc)), T);
+    return cast(binary(LoopOp::Div, cast(R, DType::Float64),
+                       cast(P.count, DType::Float64)),
+                T);
+  case Fold::L2: return cast(unary(LoopOp::Sqrt, R), T);
+  case Fold::LogSum: return cast(unary(LoopOp::Log, R), T);
+  default: return cast(R, T);
   }
 }
 

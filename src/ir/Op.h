@@ -94,6 +94,11 @@ struct OpInfo {
   /// A call whose result has argument 0's type returns argument 0 (expand,
   /// tile): SimplifyExpr drops such calls.
   bool identityWhenTypeKept = false;
+  /// The call's outcome depends on more than its arguments and attributes
+  /// (require_memory: on this machine's memory), so passes never evaluate it
+  /// at compile time (FoldConstant) nor merge two calls of it
+  /// (EliminateCommonSubexpr).
+  bool runTimeOnly = false;
   /// For a weighted anchor (conv, dense, matmul, gemm: a product of the data,
   /// argument 0, and the weights, argument 1, plus an optional argument 2
   /// added to it), the channel axes of a call with these

@@ -412,3 +412,79 @@ TEST(OnnxImport, MalformedDeclarationsAreErrors) {
   EXPECT_NE(importError(NegDim).find("declared dimension -2 is negative"),
             std::string::npos);
 }
+
+namespace {
+/// Loop(trips, cond, x) whose body passes cond through (or, with
+/// ComputedCond, recomputes it as i < 100) and stacks x as its scan output.
+onnx::ModelProto stackingLoop(bool ComputedCond) {
+  onnx::ModelProto M = newModel();
+  GraphBuilder G{M.mutable_graph()};
+  G.input("x", onnx::TensorProto::FLOAT, {"2", "3"});
+  G.input("trips", onnx::TensorProto::INT64, {});
+  G.input("cond", onnx::TensorProto::BOOL, {});
+  auto *L = G.node("Loop", {"trips", "cond", "x"}, {"y", "s"}, "stack");
+  GraphBuilder Body{graphAttr(L, "body")->mutable_g()};
+  Body.input("i", onnx::TensorProto::INT64, {});
+  Body.input("c", onnx::TensorProto::BOOL, {});
+  Body.input("v", onnx::TensorProto::FLOAT, {"2", "3"});
+  if (ComputedCond) {
+    Body.constant("limit", 100);
+    Body.node("Less", {"i", "limit"}, {"c_out"});
+  } else {
+    Body.node("Identity", {"c"}, {"c_out"});
+  }
+  Body.node("Identity", {"v"}, {"v_out"});
+  Body.node("Identity", {"v"}, {"scan"});
+  Body.output("c_out", onnx::TensorProto::BOOL, {});
+  Body.output("v_out", onnx::TensorProto::FLOAT, {"2", "3"});
+  Body.output("scan", onnx::TensorProto::FLOAT, {"2", "3"});
+  G.output("y", onnx::TensorProto::FLOAT, {"2", "3"});
+  G.output("s", onnx::TensorProto::FLOAT, {"?", "2", "3"});
+  return M;
+}
+} // namespace
+
+TEST(OnnxImport, LoopThatCannotStackItsScanOutputsFailsBeforeItsFirstStep) {
+  // The loop runs exactly `trips` times (its condition passes through), so
+  // its scan output will hold trips x 24 bytes: checked before it starts.
+  ir::Module Mod = import(stackingLoop(false));
+  EXPECT_NE(ir::printModule(Mod).find("require_memory("), std::string::npos)
+      << ir::printModule(Mod);
+  ir::Interpreter I(Mod);
+  Tensor X = Tensor::fromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  ir::Value R = I.call(
+      "main", {X, Tensor::scalar<int64_t>(3), Tensor::scalar<bool>(true)});
+  EXPECT_EQ(R.fields()[1].tensor().shape(), (Shape{3, 2, 3}));
+  try {
+    I.call("main", {X, Tensor::scalar<int64_t>(int64_t(1) << 60),
+                    Tensor::scalar<bool>(true)});
+    ADD_FAILURE() << "a loop stacking 2^60 x 24 bytes started";
+  } catch (const Error &E) {
+    EXPECT_NE(std::string(E.what()).find("out of memory: the scan outputs of "
+                                         "Loop 'stack' would take "
+                                         "1152921504606846976 x 24 bytes"),
+              std::string::npos)
+        << E.what();
+  }
+  // A condition false at the start runs no step: nothing to refuse.
+  try {
+    I.call("main", {X, Tensor::scalar<int64_t>(int64_t(1) << 60),
+                    Tensor::scalar<bool>(false)});
+  } catch (const Error &E) {
+    EXPECT_EQ(std::string(E.what()).find("out of memory"), std::string::npos)
+        << E.what();
+  }
+}
+
+TEST(OnnxImport, LoopWhoseBodyDecidesWhenToStopIsNotCheckedAhead) {
+  // The body may stop the loop early: its trip count is not a bound on what
+  // it stacks, so no check is made before it starts.
+  ir::Module Mod = import(stackingLoop(true));
+  EXPECT_EQ(ir::printModule(Mod).find("require_memory("), std::string::npos)
+      << ir::printModule(Mod);
+  ir::Interpreter I(Mod);
+  Tensor X = Tensor::fromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  ir::Value R = I.call("main", {X, Tensor::scalar<int64_t>(int64_t(1) << 60),
+                                Tensor::scalar<bool>(true)});
+  EXPECT_EQ(R.fields()[1].tensor().shape(), (Shape{101, 2, 3}));
+}

@@ -113,7 +113,7 @@ private:
   static bool candidate(const Expr &E) {
     const auto *C = E->as<CallNode>();
     const auto *O = C ? C->callee->as<OpNode>() : nullptr;
-    if (!O || isRandomOp(O->name()))
+    if (!O || O->info->runTimeOnly)
       return false;
     for (const Expr &A : C->args)
       if (!isAtom(A))

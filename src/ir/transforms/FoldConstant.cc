@@ -123,7 +123,7 @@ protected:
 
 private:
   static bool foldable(const OpInfo &Op) {
-    return !Op.listArgument && !Op.listResult && !isRandomOp(Op.name);
+    return !Op.listArgument && !Op.listResult && !Op.runTimeOnly;
   }
 
   /// The value of a call on constants, or the call itself when evaluation

@@ -85,11 +85,4 @@ const std::string &calledOpName(const Expr &E) {
   return O ? O->name() : None;
 }
 
-bool isRandomOp(const std::string &Name) {
-  for (const char *Word : {"random", "bernoulli", "multinomial"})
-    if (Name.find(Word) != std::string::npos)
-      return true;
-  return false;
-}
-
 } // namespace rivet::ir

@@ -56,9 +56,4 @@ bool sameKnownShape(const TensorTypeRef &A, const TensorTypeRef &B);
 /// The operator name of a call of an operator, or "" for anything else.
 const std::string &calledOpName(const Expr &E);
 
-/// True for operators whose results are drawn at random, which must not be
-/// folded or merged (no IR operator is random today; the check is by name so
-/// that one added later is covered).
-bool isRandomOp(const std::string &Name);
-
 } // namespace rivet::ir

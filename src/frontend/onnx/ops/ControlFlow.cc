@@ -107,6 +107,65 @@ ir::Type refinedType(const ir::Type &Declared, const ir::Type &Known) {
   return ir::tensorType(std::move(Dims), D->dtype);
 }
 
+/// Whether the body's condition output is its condition input passed
+/// through (Identity nodes) or the constant true: the loop then runs
+/// exactly max(M, 0) times when it starts.
+bool conditionPassesThrough(const onnx::GraphProto &Body) {
+  std::string Name = Body.output(0).name();
+  for (int Hops = 0; Hops <= Body.node_size(); ++Hops) {
+    if (Name == Body.input(1).name())
+      return true;
+    const onnx::NodeProto *Producer = nullptr;
+    for (const onnx::NodeProto &N : Body.node())
+      for (const std::string &O : N.output())
+        if (O == Name)
+          Producer = &N;
+    if (!Producer)
+      return false;
+    if (Producer->op_type() == "Identity" && Producer->input_size() == 1) {
+      Name = Producer->input(0);
+      continue;
+    }
+    if (Producer->op_type() == "Constant" && Producer->attribute_size() == 1 &&
+        Producer->attribute(0).name() == "value" &&
+        Producer->attribute(0).has_t()) {
+      const onnx::TensorProto &T = Producer->attribute(0).t();
+      return T.data_type() == onnx::TensorProto::BOOL &&
+                     T.int32_data_size() == 1
+                 ? T.int32_data(0) != 0
+                 : T.data_type() == onnx::TensorProto::BOOL &&
+                       T.raw_data().size() == 1 && T.raw_data()[0] != 0;
+    }
+    return false;
+  }
+  return false;
+}
+
+/// The bytes one step adds to the scan outputs, when the body declares
+/// their element types with constant extents.
+std::optional<int64_t> scanBytesPerStep(const onnx::GraphProto &Body,
+                                        size_t First, size_t K) {
+  int64_t Bytes = 0;
+  for (size_t I = First; I < First + K; ++I) {
+    const onnx::TypeProto &T = Body.output((int)I).type();
+    if (!T.has_tensor_type() || !T.tensor_type().has_shape())
+      return std::nullopt;
+    int64_t N = (int64_t)dtypeSize(
+        dtypeFromOnnx(T.tensor_type().elem_type(), Body.output((int)I).name()));
+    for (const onnx::TensorShapeProto::Dimension &D :
+         T.tensor_type().shape().dim()) {
+      if (!D.has_dim_value() || D.dim_value() < 0 ||
+          (D.dim_value() && N > INT64_MAX / D.dim_value()))
+        return std::nullopt;
+      N *= D.dim_value();
+    }
+    if (Bytes > INT64_MAX - N)
+      return std::nullopt;
+    Bytes += N;
+  }
+  return Bytes;
+}
+
 /// Loop(M?, cond?, v_initial...) with body(iter, cond, v...) ->
 /// (cond, v..., scan...):
 ///   let %loop = fn (%i, %cond, %v..., %acc...) {
@@ -131,6 +190,24 @@ std::vector<Expr> convertLoop(NodeContext &C) {
   Expr MaxTrip =
       C.hasInput(0) ? C.bind(toScalar(C.input(0)), "max_trip") : nullptr;
   bool HasCond = C.hasInput(1);
+  // A loop that will run exactly M times stacks M steps of its scan outputs:
+  // when that cannot fit in memory, fail before the first step rather than
+  // after filling the memory. The bound becomes 0 when cond is false at the
+  // start (the loop does not run; `i < 0` keeps it so).
+  if (MaxTrip && K > 0 && conditionPassesThrough(Body))
+    if (std::optional<int64_t> Each = scanBytesPerStep(Body, 1 + N, K)) {
+      Expr Trips = HasCond ? ir::callOp("where", {toScalar(C.input(1)), MaxTrip,
+                                                  int64Const(0)})
+                           : MaxTrip;
+      Attrs A;
+      A.set("bytes_each", *Each);
+      const onnx::NodeProto &Node = C.node();
+      A.set("what", fmt::format("the scan outputs of Loop {}",
+                                Node.name().empty()
+                                    ? "with output '" + Node.output(0) + "'"
+                                    : "'" + Node.name() + "'"));
+      MaxTrip = C.bind(ir::callOp("require_memory", {Trips}, A), "max_trip");
+    }
   ir::Var Iter = ir::var("i", ir::scalarType(DType::Int64));
   ir::Var Cond = ir::var("cond", ir::scalarType(DType::Bool));
   std::vector<ir::Var> Vs, Accs;

@@ -488,3 +488,46 @@ TEST(OnnxImport, LoopWhoseBodyDecidesWhenToStopIsNotCheckedAhead) {
                                 Tensor::scalar<bool>(true)});
   EXPECT_EQ(R.fields()[1].tensor().shape(), (Shape{101, 2, 3}));
 }
+
+namespace {
+/// If(c) nested Depth deep in then-branches; the innermost then-branch
+/// yields x, every else-branch -x.
+onnx::ModelProto nestedIfs(int Depth) {
+  onnx::ModelProto M = newModel();
+  GraphBuilder G{M.mutable_graph()};
+  G.input("x", onnx::TensorProto::FLOAT, {"2"});
+  G.input("c", onnx::TensorProto::BOOL, {});
+  onnx::GraphProto *Level = M.mutable_graph();
+  for (int D = 0; D < Depth; ++D) {
+    GraphBuilder L{Level};
+    std::string Y = "y" + std::to_string(D);
+    auto *If = L.node("If", {"c"}, {Y});
+    if (D > 0)
+      L.output(Y, onnx::TensorProto::FLOAT, {"2"});
+    GraphBuilder Else{graphAttr(If, "else_branch")->mutable_g()};
+    Else.node("Neg", {"x"}, {"e" + std::to_string(D)});
+    Else.output("e" + std::to_string(D), onnx::TensorProto::FLOAT, {"2"});
+    Level = graphAttr(If, "then_branch")->mutable_g();
+  }
+  GraphBuilder Inner{Level};
+  Inner.node("Identity", {"x"}, {"inner"});
+  Inner.output("inner", onnx::TensorProto::FLOAT, {"2"});
+  G.output("y0", onnx::TensorProto::FLOAT, {"2"});
+  return M;
+}
+} // namespace
+
+TEST(OnnxImport, DeeplyNestedSubgraphsImportUpToAStatedLimit) {
+  // Protobuf's default limit (100 nested messages) stopped at about 33
+  // nested Ifs with "protobuf parse failed".
+  ir::Module Mod = import(nestedIfs(120));
+  ir::Interpreter I(Mod);
+  ir::Value R = I.call("main", {Tensor::fromVector<float>({1, 2}, {2}),
+                                Tensor::scalar<bool>(true)});
+  EXPECT_TRUE(allClose(R.tensor(), Tensor::fromVector<float>({1, 2}, {2})));
+  EXPECT_NE(importError(nestedIfs(520)).find(
+                "nests subgraphs (If, Loop, Scan bodies) more than 1500 "
+                "protobuf messages deep"),
+            std::string::npos)
+      << importError(nestedIfs(520));
+}

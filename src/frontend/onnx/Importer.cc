@@ -5,6 +5,8 @@
 #include "frontend/onnx/OnnxTensor.h"
 #include "kernels/RegularFile.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -36,6 +38,19 @@ int64_t modelOpset(const onnx::ModelProto &M, const std::string &What) {
   return Opset;
 }
 
+/// Protobuf's default limit of nested messages is 100: about 33 nested
+/// If/Loop bodies (node, attribute, graph: three messages a level), which
+/// generated models exceed. Each level costs the parser a few hundred bytes
+/// of stack.
+constexpr int kMaxMessageDepth = 1500;
+
+bool parseModel(onnx::ModelProto &M, const void *Data, int Size, int Depth) {
+  google::protobuf::io::CodedInputStream In(
+      static_cast<const uint8_t *>(Data), Size);
+  In.SetRecursionLimit(Depth);
+  return M.ParseFromCodedStream(&In) && In.ConsumedEntireMessage();
+}
+
 } // namespace
 
 ir::Module importOnnxBytes(const void *Data, size_t Size,
@@ -44,8 +59,19 @@ ir::Module importOnnxBytes(const void *Data, size_t Size,
   onnx::ModelProto Model;
   if (Size > (size_t)INT32_MAX)
     fail("{}: model larger than 2 GiB; store weights as external data", What);
-  if (!Model.ParseFromArray(Data, (int)Size))
-    fail("{}: not a valid ONNX model (protobuf parse failed)", What);
+  if (!parseModel(Model, Data, (int)Size, kMaxMessageDepth)) {
+    // Too deeply nested, or malformed? A second parse with a deeper limit
+    // (still bounded: protobuf recurses on the native stack) tells.
+    onnx::ModelProto Deeper;
+    if (parseModel(Deeper, Data, (int)Size, 4 * kMaxMessageDepth))
+      fail("{}: the model nests subgraphs (If, Loop, Scan bodies) more than "
+           "{} protobuf messages deep, about {} levels of subgraphs; Rivet "
+           "refuses deeper models",
+           What, kMaxMessageDepth, kMaxMessageDepth / 3);
+    fail("{}: not a valid ONNX model (protobuf parse failed: malformed, or "
+         "nested more than {} messages deep)",
+         What, 4 * kMaxMessageDepth);
+  }
   if (!Model.has_graph())
     fail("{}: the model has no graph", What);
 

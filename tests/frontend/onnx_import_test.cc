@@ -525,9 +525,27 @@ TEST(OnnxImport, DeeplyNestedSubgraphsImportUpToAStatedLimit) {
   ir::Value R = I.call("main", {Tensor::fromVector<float>({1, 2}, {2}),
                                 Tensor::scalar<bool>(true)});
   EXPECT_TRUE(allClose(R.tensor(), Tensor::fromVector<float>({1, 2}, {2})));
-  EXPECT_NE(importError(nestedIfs(520)).find(
-                "nests subgraphs (If, Loop, Scan bodies) more than 1500 "
-                "protobuf messages deep"),
+  EXPECT_NE(importError(nestedIfs(520))
+                .find("nests subgraphs (If, Loop, Scan bodies) more than 1500 "
+                      "protobuf messages deep"),
             std::string::npos)
       << importError(nestedIfs(520));
+}
+
+TEST(OnnxImport, AnInputTheOperatorDoesNotHaveIsAnError) {
+  // Relu has one input: a second would be ignored without a word.
+  onnx::ModelProto M = newModel();
+  GraphBuilder G{M.mutable_graph()};
+  G.input("x", onnx::TensorProto::FLOAT, {"2"});
+  G.input("extra", onnx::TensorProto::FLOAT, {"2"});
+  G.node("Relu", {"x", "extra"}, {"y"}, "relu");
+  G.output("y", onnx::TensorProto::FLOAT, {"2"});
+  EXPECT_NE(
+      importError(M).find("node 'relu' (Relu, opset 13): input 1 "
+                          "('extra') is not an input of Relu at opset 13"),
+      std::string::npos)
+      << importError(M);
+  // An empty name is an absent optional input, not an extra one.
+  M.mutable_graph()->mutable_node(0)->set_input(1, "");
+  EXPECT_EQ(importError(M), "<no error>");
 }

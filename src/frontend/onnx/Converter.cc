@@ -24,7 +24,19 @@ std::string NodeContext::where() const {
 }
 
 bool NodeContext::hasInput(size_t I) const {
-  return I < numInputs() && !Node.input((int)I).empty();
+  if (I >= numInputs())
+    return false;
+  Considered.resize(numInputs());
+  Considered[I] = true;
+  return !Node.input((int)I).empty();
+}
+
+size_t NodeContext::firstUnconsideredInput() const {
+  Considered.resize(numInputs());
+  for (size_t I = 0; I < numInputs(); ++I)
+    if (!Considered[I] && !Node.input((int)I).empty())
+      return I;
+  return numInputs();
 }
 
 ir::Expr NodeContext::optionalInput(size_t I) const {

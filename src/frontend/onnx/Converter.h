@@ -34,7 +34,10 @@ public:
 
   /// Number of inputs as written, including empty optional ones.
   size_t numInputs() const { return (size_t)Node.input_size(); }
-  /// True when input I is present (within range and named).
+  /// True when input I is present (within range and named). This and the
+  /// accessors below mark input I as considered by the converter: after
+  /// it, an input no accessor considered is an error (an input this
+  /// version of the operator does not have would be silently ignored).
   bool hasInput(size_t I) const;
   /// Input I; an error naming the node when it is missing.
   ir::Expr input(size_t I) const;
@@ -82,6 +85,13 @@ public:
   /// The importer of the graph this node is in (for subgraphs).
   GraphImporter &graph() const { return Graph; }
 
+  /// Marks input I as considered: the operator has it, but it does not
+  /// change this translation (Dropout's ratio in inference mode).
+  void ignoreInput(size_t I) const { hasInput(I); }
+  /// Index of the first present input that no accessor considered, or
+  /// numInputs() when there is none.
+  size_t firstUnconsideredInput() const;
+
   /// "node 'conv1' (Conv, opset 13)": the prefix of every error.
   std::string where() const;
   template <typename... Args>
@@ -96,6 +106,7 @@ private:
   GraphImporter &Graph;
   const onnx::NodeProto &Node;
   int64_t OpsetVersion;
+  mutable std::vector<bool> Considered;
 };
 
 /// Translates a node to one expression per ONNX output (null for an output

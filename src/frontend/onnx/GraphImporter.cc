@@ -120,6 +120,10 @@ void GraphImporter::importNode(const onnx::NodeProto &N) {
   if (!Conv)
     C.error("unsupported operator");
   std::vector<ir::Expr> Outs = Conv->convert(C);
+  if (size_t I = C.firstUnconsideredInput(); I < C.numInputs())
+    C.error("input {} ('{}') is not an input of {} at opset {} (the operator "
+            "has fewer inputs); it would be ignored",
+            I, N.input((int)I), N.op_type(), State.opset);
   if (Outs.size() < (size_t)N.output_size()) {
     // Trailing outputs the converter does not produce must be unused.
     for (int I = (int)Outs.size(); I < N.output_size(); ++I)

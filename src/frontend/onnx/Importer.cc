@@ -45,8 +45,8 @@ int64_t modelOpset(const onnx::ModelProto &M, const std::string &What) {
 constexpr int kMaxMessageDepth = 1500;
 
 bool parseModel(onnx::ModelProto &M, const void *Data, int Size, int Depth) {
-  google::protobuf::io::CodedInputStream In(
-      static_cast<const uint8_t *>(Data), Size);
+  google::protobuf::io::CodedInputStream In(static_cast<const uint8_t *>(Data),
+                                            Size);
   In.SetRecursionLimit(Depth);
   return M.ParseFromCodedStream(&In) && In.ConsumedEntireMessage();
 }

@@ -84,14 +84,18 @@ std::vector<Expr> convertDropoutV7(NodeContext &C) {
 
 /// Opset >= 12: ratio and training_mode are optional inputs.
 std::vector<Expr> convertDropoutV12(NodeContext &C) {
-  if (!C.hasInput(2))
+  if (!C.hasInput(2)) {
+    C.ignoreInput(1); // the ratio matters only in training mode
     return inferenceDropout(C);
+  }
   if (std::optional<Tensor> T = C.constantInput(2)) {
     if (T->numel() != 1 || T->dtype() != DType::Bool)
       C.error("input 'training_mode' must be a bool scalar, got {}",
               T->typeString());
-    if (!T->data<bool>()[0])
+    if (!T->data<bool>()[0]) {
+      C.ignoreInput(1);
       return inferenceDropout(C);
+    }
     std::optional<Tensor> R = C.constantInput(1); // nullopt when absent too
     if (!C.hasInput(1) || R) {
       if (R && R->numel() != 1)

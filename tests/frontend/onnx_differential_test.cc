@@ -68,7 +68,8 @@ struct Val {
   /// Computed from an operation that may fail at run time (a Gather with
   /// out-of-range indices).
   bool MayFail = false;
-  /// Output of a Reshape, Flatten, Squeeze or Unsqueeze.
+  /// Output of a Reshape, Flatten, Squeeze or Unsqueeze (maybe through
+  /// Casts and Transposes).
   bool ReshapeLike = false;
 };
 
@@ -562,7 +563,10 @@ bool tryAdd(Graph &G, NodeSpec &S) {
       Ok = false;
       break;
     }
-    V.ReshapeLike = Reshape;
+    // The chain looks through casts and transposes that change nothing.
+    const std::string &Op = S.N.op_type();
+    V.ReshapeLike = Reshape || ((Op == "Cast" || Op == "Transpose") &&
+                                S.Reads.back()->ReshapeLike);
     // Known open disagreement (c): -O3 drops a failing operation (an
     // out-of-range Gather) when a later operation takes nothing from its
     // result. Not generated until it is fixed.

@@ -260,19 +260,33 @@ private:
         B.CreateStore(emitNanFreeMinMax(*S->value), Locals.at((size_t)S->id));
         return;
       }
-      bool Reassoc = S->reassociable && isFloat(S->value->dtype);
-      llvm::FastMathFlags Saved = B.getFastMathFlags();
-      if (Reassoc) {
-        llvm::FastMathFlags FMF;
-        FMF.setAllowReassoc();
-        B.setFastMathFlags(FMF);
-      }
-      Value *V = emit(S->value);
-      B.setFastMathFlags(Saved);
+      Value *V = S->reassociable && isFloat(S->value->dtype)
+                     ? emitReassociableUpdate(*S->value)
+                     : emit(S->value);
       B.CreateStore(V, Locals.at((size_t)S->id));
       return;
     }
     }
+  }
+
+  /// A reduction's float update (acc + x, acc * x): the operands are
+  /// emitted exactly, only the update itself may be reassociated (what the
+  /// loop vectorizer needs). Flags on the operands would let LLVM rewrite
+  /// the element's own arithmetic ((a / x) * x to a), which changes results
+  /// at the edges of the float range.
+  Value *emitReassociableUpdate(const LoopExprNode &E) {
+    bool Binary = E.kind == LoopExprKind::Op && E.args.size() == 2 &&
+                  (E.op == LoopOp::Add || E.op == LoopOp::Mul);
+    RIVET_CHECK(Binary, "codegen: a reassociable update that is not an add or "
+                        "a multiply");
+    Value *X = emit(E.args[0]), *Y = emit(E.args[1]);
+    llvm::FastMathFlags Saved = B.getFastMathFlags();
+    llvm::FastMathFlags FMF;
+    FMF.setAllowReassoc();
+    B.setFastMathFlags(FMF);
+    Value *R = E.op == LoopOp::Add ? B.CreateFAdd(X, Y) : B.CreateFMul(X, Y);
+    B.setFastMathFlags(Saved);
+    return R;
   }
 
   /// A float max/min whose operands are never NaN: the operands are

@@ -245,8 +245,11 @@ private:
     TensorTypeRef YT = tensorTypeOf(Y);
     if (sameType(YT, Out))
       return Y;
+    // newshape's 0 would copy Y's extent, not be one: a result with an
+    // empty axis keeps its chain (empty tensors cost nothing to reshape).
     Ints Static;
-    if (staticShapeOf(Out, Static))
+    if (staticShapeOf(Out, Static) &&
+        std::find(Static.begin(), Static.end(), 0) == Static.end())
       return callOp("reshape", {Y}, Attrs{{"newshape", Static}});
     // A newshape without 0s does not depend on the input's extents.
     if (Name == "reshape") {

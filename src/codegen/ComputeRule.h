@@ -167,6 +167,10 @@ std::vector<LoopExpr> unflattenIndex(LoopExpr Flat,
                                      const std::vector<LoopExpr> &Shape);
 /// Product of the extents.
 LoopExpr numElements(const std::vector<LoopExpr> &Shape);
+/// V converted to To as the reference kernels do (kernels/ElementConvert.h):
+/// float -> integer gives 0 for NaN and saturates beyond the target's range,
+/// where a bare fptosi/fptoui (LoopIR's cast) gives poison (INT_MIN on x86).
+LoopExpr convertLikeKernels(LoopExpr V, DType To);
 /// The dtypes codegen computes in (bool, integers, float32/float64).
 bool isCodegenDType(DType T);
 /// Throws Unsupported unless T is a codegen dtype.

@@ -181,9 +181,28 @@ LoopExpr whereRule(ComputeContext &Ctx, const Ix &Out) {
   return select(C, arg(Ctx, 1, Out), arg(Ctx, 2, Out));
 }
 
-/// Converts V to To as the reference kernels do (kernels/ElementConvert.h):
-/// float -> integer gives 0 for NaN and saturates beyond the target's range,
-/// where a bare fptosi/fptoui gives poison (INT_MIN on x86).
+LoopExpr castRule(ComputeContext &Ctx, const Ix &Out) {
+  requireCodegenDType("cast", Ctx.output().dtype);
+  return convertLikeKernels(arg(Ctx, 0, Out), Ctx.output().dtype);
+}
+
+LoopExpr castLikeRule(ComputeContext &Ctx, const Ix &Out) {
+  requireCodegenDType("cast_like", Ctx.output().dtype);
+  requireCodegenDType("cast_like", Ctx.input(0).dtype);
+  return convertLikeKernels(Ctx.read(0, Out), Ctx.output().dtype);
+}
+
+LoopExpr fullLikeRule(ComputeContext &Ctx, const Ix &) {
+  DType T = Ctx.output().dtype;
+  requireCodegenDType("full_like", T);
+  double V = Ctx.attrs().getFloat("value");
+  if (!isFloat(T) && T != DType::Bool)
+    V = std::trunc(V);
+  return constOf(V, T);
+}
+
+} // namespace
+
 LoopExpr convertLikeKernels(LoopExpr V, DType To) {
   DType From = V->dtype;
   if (!isFloat(From) || !isInteger(To))
@@ -221,28 +240,6 @@ LoopExpr convertLikeKernels(LoopExpr V, DType To) {
   R = select(compare(LoopOp::LE, V, constOf(Lo, From)), intConst(Min, To), R);
   return select(opExpr(LoopOp::IsNan, DType::Bool, {V}), intConst(0, To), R);
 }
-
-LoopExpr castRule(ComputeContext &Ctx, const Ix &Out) {
-  requireCodegenDType("cast", Ctx.output().dtype);
-  return convertLikeKernels(arg(Ctx, 0, Out), Ctx.output().dtype);
-}
-
-LoopExpr castLikeRule(ComputeContext &Ctx, const Ix &Out) {
-  requireCodegenDType("cast_like", Ctx.output().dtype);
-  requireCodegenDType("cast_like", Ctx.input(0).dtype);
-  return convertLikeKernels(Ctx.read(0, Out), Ctx.output().dtype);
-}
-
-LoopExpr fullLikeRule(ComputeContext &Ctx, const Ix &) {
-  DType T = Ctx.output().dtype;
-  requireCodegenDType("full_like", T);
-  double V = Ctx.attrs().getFloat("value");
-  if (!isFloat(T) && T != DType::Bool)
-    V = std::trunc(V);
-  return constOf(V, T);
-}
-
-} // namespace
 
 RIVET_REGISTER_COMPUTE_RULE("add", arithRule<LoopOp::Add>);
 RIVET_REGISTER_COMPUTE_RULE("subtract", arithRule<LoopOp::Sub>);

@@ -141,9 +141,9 @@ template <Fold F> LoopExpr reduceRule(ComputeContext &Ctx, const Ix &Out) {
   case Fold::Mean:
     if (isFloat(Acc))
       return cast(binary(LoopOp::Div, R, cast(P.count, Acc)), T);
-    return cast(binary(LoopOp::Div, cast(R, DType::Float64),
-                       cast(P.count, DType::Float64)),
-                T);
+    return convertLikeKernels(binary(LoopOp::Div, cast(R, DType::Float64),
+                                     cast(P.count, DType::Float64)),
+                              T);
   case Fold::L2: return cast(unary(LoopOp::Sqrt, R), T);
   case Fold::LogSum: return cast(unary(LoopOp::Log, R), T);
   default: return cast(R, T);

@@ -67,9 +67,15 @@ public:
   JitCompiler(const JitCompiler &) = delete;
   JitCompiler &operator=(const JitCompiler &) = delete;
 
-  /// Compiles K and returns its entry point. The kernel name must be unique
+  /// Compiles Ks as one module (one optimization and code generation
+  /// pipeline for all of them: per-module set-up dominates small kernels)
+  /// and returns their entry points in order. Kernel names must be unique
   /// within this compiler.
-  RivetKernelFn compile(const LoopKernel &K);
+  std::vector<RivetKernelFn> compile(const std::vector<LoopKernel> &Ks);
+  /// One kernel.
+  RivetKernelFn compile(const LoopKernel &K) {
+    return compile(std::vector{K})[0];
+  }
 
 private:
   struct Impl;

@@ -1,7 +1,7 @@
 //===- LLVMJit.cc - In-process compilation of loop kernels (ORC LLJIT) ----===//
 //
-// One LLJIT per JitCompiler, for the host CPU and its features; each kernel
-// is a module of its own, optimized by buildModule before the JIT sees it.
+// One LLJIT per JitCompiler, for the host CPU and its features; each call of
+// compile is one module, optimized by buildModule before the JIT sees it.
 // Symbols the kernels call (libm, memset) resolve in the running process.
 //
 //===----------------------------------------------------------------------===//
@@ -62,16 +62,22 @@ JitCompiler::JitCompiler(int OptLevel) : P(std::make_unique<Impl>()) {
 
 JitCompiler::~JitCompiler() = default;
 
-RivetKernelFn JitCompiler::compile(const LoopKernel &K) {
+std::vector<RivetKernelFn>
+JitCompiler::compile(const std::vector<LoopKernel> &Ks) {
   std::lock_guard<std::mutex> Lock(P->Mu);
+  if (Ks.empty())
+    return {};
   auto Ctx = std::make_unique<llvm::LLVMContext>();
-  auto M = buildModule(*Ctx, {K}, *P->TM, P->OptLevel, true);
+  auto M = buildModule(*Ctx, Ks, *P->TM, P->OptLevel, true);
   M->setDataLayout(P->Jit->getDataLayout());
   if (llvm::Error E = P->Jit->addIRModule(
           llvm::orc::ThreadSafeModule(std::move(M), std::move(Ctx))))
-    failLLVM("adding a kernel to the JIT", std::move(E));
-  auto Addr = check("looking up the kernel", P->Jit->lookup(K.name));
-  return Addr.toPtr<RivetKernelFn>();
+    failLLVM("adding kernels to the JIT", std::move(E));
+  std::vector<RivetKernelFn> Fns;
+  for (const LoopKernel &K : Ks)
+    Fns.push_back(check("looking up a kernel", P->Jit->lookup(K.name))
+                      .toPtr<RivetKernelFn>());
+  return Fns;
 }
 
 } // namespace rivet::codegen

@@ -299,8 +299,9 @@ void NativeKernelBuilder::finish(Executable &Exe) {
     return;
   if (Opts.mode == NativeCode::Jit) {
     auto Jit = std::make_shared<codegen::JitCompiler>();
+    std::vector<RivetKernelFn> Fns = Jit->compile(Loops);
     for (size_t I = 0; I < Kernels.size(); ++I)
-      Kernels[I].fn = Jit->compile(Loops[I]);
+      Kernels[I].fn = Fns[I];
     Exe.nativeJit = true;
     Exe.nativeOwner = std::move(Jit);
     Exe.nativeKernels = std::move(Kernels);

@@ -9,6 +9,7 @@
 
 #include "codegen/ReductionInterchange.h"
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -80,13 +81,13 @@ struct SummandLoads {
   }
 };
 
-/// E with every read of Local replaced by With.
-/// E with the local replaced; Done maps each node rewritten so far to its
-/// rewrite, so that a shared node is rewritten once and stays shared.
-LoopExpr
-replaceLocal(const LoopExpr &E, int Local, const LoopExpr &With,
-             std::unordered_map<const LoopExprNode *, LoopExpr> &Done) {
-  if (E->kind == LoopExprKind::Local && E->id == Local)
+/// E with every leaf of kind Kind and id Id (a local or a loop variable)
+/// replaced by With; Done maps each node rewritten so far to its rewrite, so
+/// that a shared node is rewritten once and stays shared.
+LoopExpr replaceLeaf(const LoopExpr &E, LoopExprKind Kind, int Id,
+                     const LoopExpr &With,
+                     std::unordered_map<const LoopExprNode *, LoopExpr> &Done) {
+  if (E->kind == Kind && E->id == Id)
     return With;
   if (E->args.empty())
     return E;
@@ -95,18 +96,105 @@ replaceLocal(const LoopExpr &E, int Local, const LoopExpr &With,
     return It->second;
   auto N = std::make_shared<LoopExprNode>(*E);
   for (LoopExpr &A : N->args)
-    A = replaceLocal(A, Local, With, Done);
+    A = replaceLeaf(A, Kind, Id, With, Done);
   Done.emplace(E.get(), N);
   return N;
 }
 
 LoopExpr replaceLocal(const LoopExpr &E, int Local, const LoopExpr &With) {
   std::unordered_map<const LoopExprNode *, LoopExpr> Done;
-  return replaceLocal(E, Local, With, Done);
+  return replaceLeaf(E, LoopExprKind::Local, Local, With, Done);
+}
+
+LoopExpr replaceVar(const LoopExpr &E, int Var, const LoopExpr &With) {
+  std::unordered_map<const LoopExprNode *, LoopExpr> Done;
+  return replaceLeaf(E, LoopExprKind::Var, Var, With, Done);
+}
+
+std::vector<LoopExpr> replaceVar(const std::vector<LoopExpr> &Es, int Var,
+                                 const LoopExpr &With) {
+  std::vector<LoopExpr> R;
+  for (const LoopExpr &E : Es)
+    R.push_back(replaceVar(E, Var, With));
+  return R;
+}
+
+/// The elements a blocked interchange keeps in registers per block: one
+/// 64-byte line of float32 output, accumulated in 16 float64 locals.
+constexpr int64_t kRowBlock = 16;
+
+/// The reduction of Loop with the row blocked by kRowBlock: for each block
+/// of the row, kRowBlock accumulators of the accumulator's dtype (float64
+/// for a float32 sum, as the reference) run through the reduction nest
+/// together, reading kRowBlock consecutive elements of each row; a tail of
+/// the row shorter than a block keeps the original loop. For an
+/// accumulator wider than the output, which the output row cannot hold.
+std::vector<LoopStmt> blockedRows(LoopKernel &K, const LoopStmtNode &Loop,
+                                  const std::vector<const LoopStmtNode *> &Nest,
+                                  const LoopStmtNode &Declare,
+                                  const LoopExpr &Summand,
+                                  const LoopStmtNode &Store, int64_t Extent) {
+  int I = Loop.id, Acc = Declare.id;
+  DType AccT = K.locals.at((size_t)Acc);
+  int Block = K.numLoopVars++;
+  LoopExpr Base =
+      binary(LoopOp::Mul, loopVar(Block, Loop.name + "b"), intConst(kRowBlock));
+  std::vector<LoopStmt> Decls, Updates, Stores;
+  for (int64_t J = 0; J < kRowBlock; ++J) {
+    int L = (int)K.locals.size();
+    K.locals.push_back(AccT);
+    LoopExpr At = binary(LoopOp::Add, Base, intConst(J));
+    Decls.push_back(declareLocal(L, Declare.value));
+    Updates.push_back(assignLocal(
+        L, binary(LoopOp::Add, localRef(L, AccT), replaceVar(Summand, I, At)),
+        true));
+    Stores.push_back(store(
+        Store.id, replaceVar(Store.indices, I, At),
+        replaceVar(replaceLocal(Store.value, Acc, localRef(L, AccT)), I, At)));
+  }
+  std::vector<LoopStmt> Reduce = std::move(Updates);
+  for (size_t D = Nest.size(); D-- > 0;)
+    Reduce = {forLoop(Nest[D]->id, Nest[D]->name, Nest[D]->extent,
+                      LoopKind::Serial, std::move(Reduce))};
+  std::vector<LoopStmt> Body = std::move(Decls);
+  Body.insert(Body.end(), Reduce.begin(), Reduce.end());
+  Body.insert(Body.end(), Stores.begin(), Stores.end());
+  std::vector<LoopStmt> Result{forLoop(Block, Loop.name + "b",
+                                       intConst(Extent / kRowBlock),
+                                       LoopKind::Serial, std::move(Body))};
+  if (int64_t Tail = Extent % kRowBlock) {
+    // The original loop over the last Tail elements: I = full blocks + t.
+    auto T = std::make_shared<LoopStmtNode>(Loop);
+    T->extent = intConst(Tail);
+    LoopExpr Offset =
+        binary(LoopOp::Add, loopVar(I, Loop.name), intConst(Extent - Tail));
+    auto Shift = [&](const LoopStmt &S) {
+      auto N = std::make_shared<LoopStmtNode>(*S);
+      if (N->value)
+        N->value = replaceVar(N->value, I, Offset);
+      N->indices = replaceVar(N->indices, I, Offset);
+      return LoopStmt(N);
+    };
+    // Declare, the reduction nest (its innermost Assign), the Store.
+    std::vector<LoopStmt> TB;
+    TB.push_back(Shift(Loop.body[0]));
+    std::function<LoopStmt(const LoopStmt &)> Deep = [&](const LoopStmt &S) {
+      if (S->kind != LoopStmtKind::For)
+        return Shift(S);
+      auto N = std::make_shared<LoopStmtNode>(*S);
+      N->body = {Deep(S->body[0])};
+      return LoopStmt(N);
+    };
+    TB.push_back(Deep(Loop.body[1]));
+    TB.push_back(Shift(Loop.body[2]));
+    T->body = std::move(TB);
+    Result.push_back(T);
+  }
+  return Result;
 }
 
 /// The interchanged form of Loop (see interchangeReductions), or nothing.
-std::optional<std::vector<LoopStmt>> interchanged(const LoopKernel &K,
+std::optional<std::vector<LoopStmt>> interchanged(LoopKernel &K,
                                                   const LoopStmtNode &Loop) {
   if (Loop.loopKind != LoopKind::Serial || Loop.body.size() != 3)
     return std::nullopt;
@@ -140,9 +228,15 @@ std::optional<std::vector<LoopStmt>> interchanged(const LoopKernel &K,
   // variables only elsewhere, accumulating in its own dtype.
   const LoopBuffer &Out = K.buffers.at((size_t)Store.id);
   if (!Out.isOutput || Store.indices.empty() ||
-      !isVar(Store.indices.back(), I) ||
-      Out.dtype != K.locals.at((size_t)Acc) || loadsBuffer(Summand, Store.id) ||
+      !isVar(Store.indices.back(), I) || loadsBuffer(Summand, Store.id) ||
       loadsBuffer(Store.value, Store.id))
+    return std::nullopt;
+  // An accumulator wider than the output (float64 for float32) cannot live
+  // in the output row: blocks of the row then live in registers, which
+  // needs a row of at least one block, of known extent.
+  bool InOutput = Out.dtype == K.locals.at((size_t)Acc);
+  if (!InOutput &&
+      !(Loop.extent->isConst() && Loop.extent->intValue >= kRowBlock))
     return std::nullopt;
   for (size_t D = 0; D + 1 < Store.indices.size(); ++D)
     if (usesVar(Store.indices[D], I) || usesAnyVar(Store.indices[D], Reduced))
@@ -151,6 +245,9 @@ std::optional<std::vector<LoopStmt>> interchanged(const LoopKernel &K,
   Loads.expr(Summand, I, Reduced);
   if (!Loads.rowContiguous || !Loads.acrossRows)
     return std::nullopt;
+  if (!InOutput)
+    return blockedRows(K, Loop, Nest, Declare, Summand, Store,
+                       Loop.extent->intValue);
 
   LoopExpr Element = load(Store.id, Out.dtype, Store.indices);
   auto RowLoop = [&](LoopExpr Value) {
@@ -169,7 +266,7 @@ std::optional<std::vector<LoopStmt>> interchanged(const LoopKernel &K,
   return Result;
 }
 
-std::vector<LoopStmt> rewrite(const LoopKernel &K,
+std::vector<LoopStmt> rewrite(LoopKernel &K,
                               const std::vector<LoopStmt> &Body) {
   std::vector<LoopStmt> Result;
   for (const LoopStmt &S : Body) {

@@ -119,8 +119,10 @@ template <LoopOp Op> LoopExpr mathRule(ComputeContext &Ctx, const Ix &Out) {
 
 LoopExpr reluRule(ComputeContext &Ctx, const Ix &Out) {
   LoopExpr X = arg(Ctx, 0, Out);
-  // NaN stays NaN: the comparison is false for it.
-  return select(compare(LoopOp::LT, X, fc(0, X->dtype)), fc(0, X->dtype), X);
+  // As the reference (x > 0 ? x : 0, NaN kept): NaN stays NaN, the
+  // comparison being false for it, and -0 becomes +0, which a division
+  // turns into the sign of an infinity.
+  return select(compare(LoopOp::LE, X, fc(0, X->dtype)), fc(0, X->dtype), X);
 }
 
 LoopExpr sigmoidRule(ComputeContext &Ctx, const Ix &Out) {
@@ -150,10 +152,14 @@ LoopExpr reciprocalRule(ComputeContext &Ctx, const Ix &Out) {
 LoopExpr signRule(ComputeContext &Ctx, const Ix &Out) {
   LoopExpr X = arg(Ctx, 0, Out);
   DType T = X->dtype;
-  // Zero and NaN give themselves.
-  return select(compare(LoopOp::GT, X, fc(0, T)), fc(1, T),
+  // As the reference: NaN gives itself, either zero +0 (a division turns
+  // the sign of a zero into the sign of an infinity).
+  LoopExpr Zero = fc(0, T);
+  LoopExpr ZeroOrNan =
+      isFloat(T) ? select(compare(LoopOp::EQ, X, Zero), Zero, X) : X;
+  return select(compare(LoopOp::GT, X, Zero), fc(1, T),
                 isSigned(T) || isFloat(T)
-                    ? select(compare(LoopOp::LT, X, fc(0, T)), fc(-1, T), X)
+                    ? select(compare(LoopOp::LT, X, Zero), fc(-1, T), ZeroOrNan)
                     : X);
 }
 

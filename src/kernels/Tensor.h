@@ -9,6 +9,7 @@
 #pragma once
 
 #include "kernels/DType.h"
+#include "kernels/Device.h"
 #include "kernels/Error.h"
 #include "kernels/Shape.h"
 
@@ -47,14 +48,16 @@ public:
                                        std::function<void()> Release);
   /// A buffer of NBytes at Data that R gives back. Public so that it can be
   /// made in place (std::make_shared, or inside a larger object).
-  Storage(void *Data, size_t NBytes, Releaser R)
-      : Data(Data), NBytes(NBytes), Block(R) {}
+  Storage(void *Data, size_t NBytes, Releaser R, Device D = Device::CPU)
+      : Data(Data), NBytes(NBytes), Block(R), Dev(D) {}
   ~Storage();
   Storage(const Storage &) = delete;
   Storage &operator=(const Storage &) = delete;
 
   void *data() const { return Data; }
   size_t size() const { return NBytes; }
+  /// Where Data lives: only that device's code may dereference it.
+  Device device() const { return Dev; }
 
 private:
   Storage(void *Data, size_t NBytes, std::function<void()> Release)
@@ -63,6 +66,7 @@ private:
   size_t NBytes;
   std::function<void()> Release;
   Releaser Block;
+  Device Dev = Device::CPU;
 };
 
 class Tensor {
@@ -124,6 +128,8 @@ public:
     return static_cast<E *>(rawData());
   }
   const std::shared_ptr<Storage> &storage() const { return Store; }
+  /// The storage's device (the CPU for a meta tensor).
+  Device device() const { return Store ? Store->device() : Device::CPU; }
   size_t byteOffset() const { return Offset; }
   /// Drops the reference to the storage, keeping shape and dtype (the tensor
   /// becomes a meta tensor). Lets a reused argument buffer give memory back

@@ -41,6 +41,11 @@ void Executable::resolve() {
            "this runtime",
            K, E.op);
   }
+  for (const NativeKernel &K : nativeKernels)
+    if (K.device != Device::CPU && !cudaCode)
+      fail("executable: native kernel '{}' runs on {} but there is no code "
+           "for that device",
+           K.symbol, deviceName(K.device));
   verify();
   resolved = true;
   bool AllBound = true;
@@ -78,6 +83,13 @@ int32_t Executable::constructorTag(const std::string &Name) const {
     if (constructors[I].name == Name)
       return (int32_t)I;
   return -1;
+}
+
+Device Executable::kernelDevice(uint32_t K) const {
+  if (K >= kernels.size() || kernels[K].kind != KernelEntry::Kind::Native ||
+      kernels[K].native >= nativeKernels.size())
+    return Device::CPU;
+  return nativeKernels[kernels[K].native].device;
 }
 
 int64_t Executable::findNativeKernel(const std::string &Symbol) const {
@@ -152,6 +164,8 @@ private:
       return fmt::format("<kernel {}>", C);
     const KernelEntry &K = Exe.kernels[C];
     std::string R = K.isNative() ? "native " + K.op : K.op;
+    if (Exe.kernelDevice(C) != Device::CPU)
+      R += fmt::format(" on {}", deviceName(Exe.kernelDevice(C)));
     if (K.kind == KernelEntry::Kind::ShapeFunction ||
         K.kind == KernelEntry::Kind::NativeShapeFunction)
       R += ".shape_fn";
@@ -314,6 +328,12 @@ private:
                                        : std::string("<missing>"));
     case OperandKind::Jump: return target(Pc, V);
     case OperandKind::Device:
+      return U < kNumDevices ? deviceName((Device)U)
+                             : fmt::format("<device {}>", U);
+    case OperandKind::Placement:
+      return U == 0            ? std::string()
+             : U < kNumDevices ? fmt::format(" on {}", deviceName((Device)U))
+                               : fmt::format(" on <device {}>", U);
     case OperandKind::SizeMode:
     case OperandKind::Offset:
     case OperandKind::FieldIndex:

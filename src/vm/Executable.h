@@ -10,6 +10,7 @@
 #pragma once
 
 #include "kernels/Attrs.h"
+#include "kernels/Device.h"
 #include "kernels/Kernel.h"
 #include "kernels/NativeKernelAbi.h"
 #include "vm/Instruction.h"
@@ -112,6 +113,10 @@ struct NativeKernel {
   std::vector<BroadcastSize> broadcastSizes;
   /// Checked before every call (format version 4).
   std::vector<EmptyReduction> emptyReductions;
+  /// Where its calls run: CUDA when the executable's CUDA code has this
+  /// kernel (as the __global__ function `symbol`) and placement put it on
+  /// the GPU (format version 5); the CPU code is there either way.
+  Device device = Device::CPU;
   /// Bound by Executable::resolve() (or by the compiler for JIT code); not
   /// serialized.
   RivetKernelFn fn = nullptr;
@@ -130,6 +135,18 @@ struct NativeCodeInfo {
   /// refuses the file on a CPU that lacks one.
   std::vector<std::string> requiredFeatures;
   std::vector<uint8_t> sharedObject;
+};
+
+/// The GPU code of a CUDA executable (the .rvx "CUDA code" section): one
+/// module, as cubins for the architectures it was built for and PTX for
+/// newer ones, holding a __global__ function per CUDA native kernel.
+struct CudaCodeInfo {
+  struct Image {
+    std::string arch; // "sm_90" (a cubin) or "compute_90" (PTX)
+    bool ptx = false;
+    std::vector<uint8_t> bytes; // PTX ends with a NUL byte
+  };
+  std::vector<Image> images;
 };
 
 /// A constructor of an ADT, for GetTag/AllocADT and for printing results.
@@ -172,6 +189,13 @@ public:
   /// When set, the native code is for another machine: resolve() leaves the
   /// kernels unbound and running fails with this reason.
   std::string nativeUnavailable;
+  /// Set when some native kernel runs on the GPU.
+  std::optional<CudaCodeInfo> cudaCode;
+  /// The device kernel-table entry K runs on (its native kernel's; the CPU
+  /// for every other kind). Needs the entries bound (resolve()).
+  Device kernelDevice(uint32_t K) const;
+  /// Whether any kernel runs on the GPU (the executable needs one).
+  bool needsGpu() const { return cudaCode.has_value(); }
   /// Fused groups the compiler left on builtin kernels, with codegen's
   /// reason (for `rivet dump`; not saved).
   std::vector<std::string> nativeRefusals;

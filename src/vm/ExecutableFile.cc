@@ -41,6 +41,7 @@ std::string rvx::sectionName(uint32_t Kind) {
   case SectionKind::Constructors: return "constructors";
   case SectionKind::Entry: return "entry";
   case SectionKind::NativeCode: return "native code";
+  case SectionKind::CudaCode: return "CUDA code";
   }
   return "kind " + std::to_string(Kind);
 }
@@ -192,6 +193,8 @@ std::vector<uint8_t> encodeEntry(const Executable &E) {
 
 /// The oldest format version that holds E's native kernels.
 uint32_t formatVersionFor(const Executable &E) {
+  if (E.cudaCode)
+    return kCudaCodeVersion;
   uint32_t V = 2;
   for (const NativeKernel &K : E.nativeKernels) {
     if (!K.emptyReductions.empty())
@@ -264,6 +267,31 @@ std::vector<uint8_t> encodeNativeCode(const Executable &E, uint32_t Version) {
   return Out;
 }
 
+/// CUDA code: u32 image count, each (arch, u8 ptx, 3 zero bytes, u64 size,
+/// bytes); u32 count of native kernels on the GPU, each u32 index into the
+/// native kernel table, increasing.
+std::vector<uint8_t> encodeCudaCode(const Executable &E) {
+  std::vector<uint8_t> Out;
+  ByteWriter W(Out);
+  W.pod<uint32_t>((uint32_t)E.cudaCode->images.size());
+  for (const CudaCodeInfo::Image &I : E.cudaCode->images) {
+    W.str(I.arch);
+    W.pod<uint8_t>(I.ptx ? 1 : 0);
+    W.pod<uint8_t>(0);
+    W.pod<uint16_t>(0);
+    W.pod<uint64_t>(I.bytes.size());
+    W.bytes(I.bytes.data(), I.bytes.size());
+  }
+  std::vector<uint32_t> OnGpu;
+  for (size_t K = 0; K < E.nativeKernels.size(); ++K)
+    if (E.nativeKernels[K].device == Device::CUDA)
+      OnGpu.push_back((uint32_t)K);
+  W.pod<uint32_t>((uint32_t)OnGpu.size());
+  for (uint32_t K : OnGpu)
+    W.pod<uint32_t>(K);
+  return Out;
+}
+
 //===----------------------------------------------------------------------===//
 // Reading.
 //===----------------------------------------------------------------------===//
@@ -300,6 +328,7 @@ private:
   void readConstructors();
   void readEntry();
   void readNativeCode();
+  void readCudaCode();
 
   const uint8_t *Data;
   size_t Size;
@@ -307,6 +336,7 @@ private:
   std::shared_ptr<const void> Mapping;
   std::map<uint32_t, SectionEntry> Sections;
   uint32_t Version = 0;
+  bool CudaTarget = false;           // the header's target is "cuda"
   std::vector<std::string> Features; // of the header
   std::shared_ptr<Executable> Exe = std::make_shared<Executable>();
 };
@@ -342,9 +372,14 @@ void Loader::readHeader() {
   uint64_t FileSize = H.pod<uint64_t>("file size");
   std::string Producer = H.str("producer", kMaxShortString);
   std::string Target = H.str("target", kMaxShortString);
-  if (Target != kTargetCpu)
-    error("the file targets '{}' but this runtime runs only '{}'", Target,
-          kTargetCpu);
+  CudaTarget = Target == kTargetCuda && Version >= kCudaCodeVersion;
+  if (Target == kTargetCuda && !CudaTarget)
+    error("the file targets 'cuda', which needs format version {} (this file "
+          "has version {})",
+          kCudaCodeVersion, Version);
+  if (Target != kTargetCpu && !CudaTarget)
+    error("the file targets '{}' but this runtime runs only '{}' and '{}'",
+          Target, kTargetCpu, kTargetCuda);
   uint32_t NumFeatures = H.count(4, "CPU feature count");
   if (NumFeatures > kMaxFeatures)
     error("{} CPU features listed (at most {})", NumFeatures, kMaxFeatures);
@@ -375,6 +410,10 @@ void Loader::readHeader() {
     std::string Name = sectionName(S.kind);
     if (S.kind < kFirstSectionKind || S.kind > kLastSectionKind)
       error("unknown section {}", Name);
+    if (S.kind == (uint32_t)SectionKind::CudaCode && Version < kCudaCodeVersion)
+      error("section 'CUDA code' in a version {} file (CUDA code needs "
+            "version {})",
+            Version, kCudaCodeVersion);
     if (S.kind == (uint32_t)SectionKind::NativeCode && Version < 2)
       error("section 'native code' in a version {} file (native code needs "
             "version 2)",
@@ -418,7 +457,7 @@ void Loader::readHeader() {
       error("sections '{}' and '{}' overlap", sectionName(Table[I - 1].kind),
             sectionName(Table[I].kind));
   // Every kind but the native code is required.
-  for (uint32_t K = kFirstSectionKind; K < kLastSectionKind; ++K)
+  for (uint32_t K = kFirstSectionKind; K <= kLastRequiredSectionKind; ++K)
     if (!Sections.count(K))
       error("section '{}' is missing", sectionName(K));
   for (const auto &[K, S] : Sections)
@@ -761,6 +800,64 @@ void Loader::readNativeCode() {
   Exe->nativeCode = std::move(N);
 }
 
+/// The CUDA code section (see encodeCudaCode). The images are checked when
+/// a VM loads them on a GPU; here only their framing.
+void Loader::readCudaCode() {
+  bool Present = Sections.count((uint32_t)SectionKind::CudaCode);
+  if (Present && !CudaTarget)
+    error("a CUDA code section in a file whose target is not 'cuda'");
+  if (!Present && CudaTarget)
+    error("the file targets 'cuda' but has no CUDA code section");
+  if (!Present)
+    return;
+  if (!Exe->nativeCode)
+    error("a CUDA code section without a native code section");
+  ByteReader R = section(SectionKind::CudaCode);
+  CudaCodeInfo C;
+  uint32_t NumImages = R.count(16, "CUDA image count");
+  if (NumImages == 0 || NumImages > kMaxCudaImages)
+    R.error("{} CUDA images (1 to {})", NumImages, kMaxCudaImages);
+  for (uint32_t I = 0; I < NumImages; ++I) {
+    CudaCodeInfo::Image Img;
+    Img.arch = R.str("CUDA image architecture", kMaxShortString);
+    uint8_t Ptx = R.pod<uint8_t>("CUDA image kind");
+    if (Ptx > 1 || R.pod<uint8_t>("CUDA image padding") ||
+        R.pod<uint16_t>("CUDA image padding"))
+      R.error("CUDA image {} has an invalid kind or nonzero reserved bytes", I);
+    Img.ptx = Ptx == 1;
+    std::string_view Prefix = Img.ptx ? "compute_" : "sm_";
+    if (Img.arch.size() <= Prefix.size() ||
+        Img.arch.compare(0, Prefix.size(), Prefix) ||
+        !std::all_of(Img.arch.begin() + (long)Prefix.size(), Img.arch.end(),
+                     [](char Ch) { return Ch >= '0' && Ch <= '9'; }))
+      R.error("CUDA image {} has architecture '{}' (expected {}NN)", I,
+              Img.arch, Prefix);
+    uint64_t N = R.pod<uint64_t>("CUDA image size");
+    if (N > R.remaining())
+      R.error("truncated: CUDA image {} of {} bytes, {} left", I, N,
+              R.remaining());
+    const uint8_t *P = R.bytes((size_t)N, "CUDA image");
+    if (N == 0 || (Img.ptx && P[N - 1] != 0))
+      R.error("CUDA image {} is empty or PTX without its final NUL byte", I);
+    Img.bytes.assign(P, P + N);
+    C.images.push_back(std::move(Img));
+  }
+  uint32_t NumOnGpu = R.count(4, "CUDA kernel count");
+  int64_t Last = -1;
+  for (uint32_t I = 0; I < NumOnGpu; ++I) {
+    uint32_t K = R.pod<uint32_t>("CUDA kernel index");
+    if (K >= Exe->nativeKernels.size() || (int64_t)K <= Last)
+      R.error("CUDA kernel index {} is out of range ({} native kernels) or "
+              "not increasing",
+              K, Exe->nativeKernels.size());
+    Exe->nativeKernels[K].device = Device::CUDA;
+    Last = K;
+  }
+  if (R.remaining())
+    R.error("{} unexpected bytes at the end", R.remaining());
+  Exe->cudaCode = std::move(C);
+}
+
 std::shared_ptr<Executable> Loader::load() {
   readHeader();
   readStrings();
@@ -770,6 +867,7 @@ std::shared_ptr<Executable> Loader::load() {
   readFunctions();
   readEntry();
   readNativeCode();
+  readCudaCode();
   try {
     Exe->resolve();
   } catch (const Error &E) {
@@ -808,6 +906,11 @@ std::vector<uint8_t> Executable::serialize() const {
   if (nativeCode && !nativeKernels.empty())
     Body.emplace_back(SectionKind::NativeCode,
                       encodeNativeCode(*this, Version));
+  if (cudaCode) {
+    if (!nativeCode || nativeKernels.empty())
+      fail("cannot save CUDA code without the native kernels' CPU code");
+    Body.emplace_back(SectionKind::CudaCode, encodeCudaCode(*this));
+  }
 
   std::vector<uint8_t> Out;
   ByteWriter W(Out);
@@ -818,7 +921,7 @@ std::vector<uint8_t> Executable::serialize() const {
   W.pod<uint32_t>(0); // flags
   W.pod<uint64_t>(0); // file size, patched below
   W.str(kProducer);
-  W.str(kTargetCpu);
+  W.str(cudaCode ? kTargetCuda : kTargetCpu);
   // The CPU features the native code needs (none without native code).
   const std::vector<std::string> NoFeatures;
   const std::vector<std::string> &Features =

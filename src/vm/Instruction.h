@@ -53,7 +53,8 @@ enum class OperandKind : uint8_t {
   Constant,       // c: a constant-table index
   Constructor,    // c: a constructor tag (arity ListLength), or kTupleTag
   DType,          // c: a DType code
-  Device,         // c: a device index (0 = CPU)
+  Device,         // c: a device index (kernels/Device.h: 0 CPU, 1 CUDA)
+  Placement,      // c or d: the device a value is made on (as Device)
   Message,        // c: a string-table index
   SizeMode,       // d: 0 (imm is the size) or 1 (SizeRegister a is)
   Bytes,          // imm: a byte count >= 0 when SizeMode is 0

@@ -224,6 +224,9 @@ void VirtualMachine::nativeCall(KernelSlot &K, const Tensor &Out) {
     fail("output is {}, but the kernel computes {} from its inputs",
          Out.defined() ? Out.typeString() : std::string("undefined"),
          shapeToString(nativeOutputShape(NK, Sizes)));
+  if (Out.device() != NK.device)
+    fail("the output is on {}, but the kernel runs on {}",
+         deviceName(Out.device()), deviceName(NK.device));
   const char *OutBegin = static_cast<const char *>(Out.rawData());
   size_t OutBytes = Out.nbytes();
   const char *OutEnd = OutBegin + OutBytes;
@@ -233,6 +236,9 @@ void VirtualMachine::nativeCall(KernelSlot &K, const Tensor &Out) {
     if (!nativeExtentsMatch(NK.buffers[B], T, Sizes))
       fail("input {} is {}, inconsistent with the kernel's other inputs", B,
            T.typeString());
+    if (T.device() != NK.device)
+      fail("input {} is on {}, but the kernel runs on {}", B,
+           deviceName(T.device()), deviceName(NK.device));
     const char *In = static_cast<const char *>(T.rawData());
     size_t N = T.nbytes();
     if (N && OutBytes && In < OutEnd && OutBegin < In + N)
@@ -240,7 +246,10 @@ void VirtualMachine::nativeCall(KernelSlot &K, const Tensor &Out) {
     K.Buffers[B] = const_cast<char *>(In);
   }
   K.Buffers[NumIns] = const_cast<char *>(OutBegin);
-  NK.fn(K.Buffers.data(), Sizes, &kernelRuntime());
+  if (K.GpuFn)
+    gpuLaunch(K, Out);
+  else
+    NK.fn(K.Buffers.data(), Sizes, &kernelRuntime());
 }
 
 /// The output shape native kernel NK computes for size parameters Sizes.
@@ -372,13 +381,24 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
       Ins[K2] = asTensor(R[Ops[K2]], "kernel input");
   }
   uint32_t NumOuts = I.b - I.d;
+  // Builtin kernels read their operands on the host; a shape function only
+  // their shapes, unless its result depends on their data.
+  if (K.Kind != KernelEntry::Kind::ShapeFunction || K.Info->dataDependentShape)
+    for (size_t K2 = 0; K2 < Ins.size(); ++K2)
+      if (Ins[K2].device() != Device::CPU)
+        fail("input {} is on {}, but the kernel runs on the CPU", K2,
+             deviceName(Ins[K2].device()));
   switch (K.Kind) {
   case KernelEntry::Kind::Builtin: {
     std::vector<Tensor> &Outs = K.Outs;
     if (Outs.size() != NumOuts)
       Outs.resize(NumOuts);
-    for (uint32_t K2 = 0; K2 < NumOuts; ++K2)
+    for (uint32_t K2 = 0; K2 < NumOuts; ++K2) {
       Outs[K2] = asTensor(R[Ops[I.d + K2]], "kernel output");
+      if (Outs[K2].device() != Device::CPU)
+        fail("output {} is on {}, but the kernel runs on the CPU", K2,
+             deviceName(Outs[K2].device()));
+    }
     size_t Fn = (size_t)(&F - Exe->functions.data());
     size_t Pc = (size_t)(&I - F.code.data());
     checkKernelOutputs(K, CheckedSignatures[FirstInstruction[Fn] + Pc]);

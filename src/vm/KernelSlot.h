@@ -31,6 +31,10 @@ struct VirtualMachine::KernelSlot {
   std::vector<const Tensor *> InPtrs;
   std::vector<void *> Buffers;
   std::vector<int64_t> Sizes;
+  /// A native kernel on the GPU: its __global__ function, and the launch's
+  /// argument array (pointers to Buffers' and Sizes' elements).
+  void *GpuFn = nullptr;
+  std::vector<void *> GpuArgs;
   /// Shape-function entries: the shape tensors made last, per output,
   /// rewritten in place by the next call once nothing else holds them.
   std::vector<ObjectRef> ShapeResults;

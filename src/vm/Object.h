@@ -70,8 +70,9 @@ class StorageObj : public Object {
 public:
   static constexpr ObjectKind Kind = ObjectKind::Storage;
   Storage storage;
-  StorageObj(void *Data, size_t NBytes, Storage::Releaser R)
-      : Object(Kind), storage(Data, NBytes, R) {}
+  StorageObj(void *Data, size_t NBytes, Storage::Releaser R,
+             Device D = Device::CPU)
+      : Object(Kind), storage(Data, NBytes, R, D) {}
   /// The storage as tensors hold it: it keeps Self, the object, alive.
   static std::shared_ptr<Storage> share(const ObjectRef &Self) {
     const auto *S = static_cast<const StorageObj *>(Self.get());

@@ -21,19 +21,24 @@ inline constexpr char kMagic[8] = {'R', 'I', 'V', 'E', 'T', 'R', 'V', 'X'};
 /// The newest format version; this runtime reads kOldestFormatVersion to
 /// kFormatVersion (version 1: no native code section; version 2: native
 /// kernels without broadcast sizes; version 3: without empty-reduction
-/// checks) and writes the oldest of 2 to 4 that holds the executable, so
-/// files that do not need the newer fields stay readable by older runtimes.
-inline constexpr uint32_t kFormatVersion = 4;
+/// checks; version 4: without CUDA code) and writes the oldest of 2 to 5
+/// that holds the executable, so files that do not need the newer fields
+/// stay readable by older runtimes.
+inline constexpr uint32_t kFormatVersion = 5;
 /// Native kernels' broadcast sizes, and the header checksum covering the
 /// version field, arrived in version 3.
 inline constexpr uint32_t kBroadcastSizesVersion = 3;
 /// Native kernels' empty-reduction checks arrived in version 4.
 inline constexpr uint32_t kEmptyReductionsVersion = 4;
+/// The CUDA code section and the "cuda" target arrived in version 5.
+inline constexpr uint32_t kCudaCodeVersion = 5;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 /// Written into the header's producer field.
 inline constexpr const char *kProducer = "rivet 0.1.0";
-/// The only target this runtime runs.
+/// The header's target: "cpu", or "cuda" for a file with CUDA code (which
+/// needs a GPU to run).
 inline constexpr const char *kTargetCpu = "cpu";
+inline constexpr const char *kTargetCuda = "cuda";
 
 /// Section offsets and constant data offsets are multiples of this.
 inline constexpr uint64_t kAlignment = 64;
@@ -62,9 +67,14 @@ enum class SectionKind : uint32_t {
   /// Generated code (version 2): the shared object of the CPU kernels and
   /// the native kernel table. Optional; refused in a version 1 file.
   NativeCode = 7,
+  /// GPU code (version 5): cubins and PTX of the CUDA kernels, and which
+  /// native kernels run on the GPU. Optional; needs the native code section.
+  CudaCode = 8,
 };
 inline constexpr uint32_t kFirstSectionKind = 1;
-inline constexpr uint32_t kLastSectionKind = 7;
+/// The last section every file has, and the last kind there is.
+inline constexpr uint32_t kLastRequiredSectionKind = 6;
+inline constexpr uint32_t kLastSectionKind = 8;
 
 /// "strings", "constants", ...; "kind N" for an unknown kind.
 std::string sectionName(uint32_t Kind);
@@ -79,6 +89,7 @@ inline constexpr uint32_t kMaxSymbol = 256;           // native kernel symbols
 inline constexpr uint32_t kMaxKernelBuffers = 4096;   // per native kernel
 inline constexpr uint32_t kMaxBroadcastOperands = 64; // per broadcast size
 inline constexpr uint32_t kMaxEmptyReductions = 4096; // per native kernel
+inline constexpr uint32_t kMaxCudaImages = 16;
 
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78, initial value and
 /// final xor 0xFFFFFFFF); crc32c("123456789") == 0xE3069283.

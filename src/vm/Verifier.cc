@@ -159,8 +159,17 @@ private:
     case OperandKind::ListLength:
     case OperandKind::InputCount:
     case OperandKind::Rank:
-    case OperandKind::Int:
-    case OperandKind::Device: return; // checked with their partner, or any
+    case OperandKind::Int: return; // checked with their partner, or any
+    case OperandKind::Device:
+    case OperandKind::Placement:
+      if (U >= kNumDevices)
+        bad("device {} does not exist (0 = CPU, 1 = CUDA)", V);
+      // Without GPU code the VM neither sets up a GPU nor brings results
+      // back from one.
+      if (U != 0 && !Exe.needsGpu())
+        bad("device {} ({}) in an executable without GPU code", V,
+            deviceName((Device)U));
+      return;
     case OperandKind::Def:
     case OperandKind::Use:
     case OperandKind::Clear: reg(U, fieldName(Fld)); return;

@@ -171,6 +171,8 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E)
   CheckedSignatures.resize(NumInstructions);
   RecycledObjects.resize(NumInstructions);
   linkTensorsToStorage();
+  if (Exe->needsGpu())
+    bindGpuKernels();
 }
 
 /// Records, for each AllocStorage, the AllocTensor instructions that read
@@ -221,8 +223,11 @@ ObjectRef VirtualMachine::makeList(std::vector<Tensor> Elems) const {
   return L;
 }
 
-/// A storage object of NBytes from the pool.
-ObjectRef VirtualMachine::newStorage(size_t NBytes) {
+/// A storage object of NBytes on device D: from the pool on the CPU, from
+/// the GPU's caching allocator on CUDA.
+ObjectRef VirtualMachine::newStorage(size_t NBytes, Device D) {
+  if (D != Device::CPU)
+    return gpuStorage(NBytes);
   StoragePool::Block B = Pool->acquire(NBytes);
   try {
     return std::make_shared<StorageObj>(B.data, NBytes, B.releaser);
@@ -235,9 +240,9 @@ ObjectRef VirtualMachine::newStorage(size_t NBytes) {
 /// AllocStorage at instruction Slot: one of the instruction's earlier
 /// storage objects of the same size when only its cache (and cached, dead
 /// tensors in it) refer to it, else a new one.
-ObjectRef VirtualMachine::allocStorage(size_t Slot, size_t NBytes) {
+ObjectRef VirtualMachine::allocStorage(size_t Slot, size_t NBytes, Device D) {
   if (NBytes > kRecycleLimit)
-    return newStorage(NBytes);
+    return newStorage(NBytes, D);
   Recycled &C = RecycledObjects[Slot];
   // The older way first: a loop-carried value alternates, so the way made
   // last is usually still alive.
@@ -247,7 +252,7 @@ ObjectRef VirtualMachine::allocStorage(size_t Slot, size_t NBytes) {
     if (!O)
       continue;
     const Storage *S = &static_cast<const StorageObj *>(O.get())->storage;
-    if (S->size() != NBytes)
+    if (S->size() != NBytes || S->device() != D)
       continue;
     long Refs = 1;
     for (uint32_t Q : C.Holders)
@@ -264,7 +269,7 @@ ObjectRef VirtualMachine::allocStorage(size_t Slot, size_t NBytes) {
   }
   ObjectRef &O = C.Obj[C.Next];
   C.Next = (C.Next + 1) % Recycled::kWays;
-  O = newStorage(NBytes);
+  O = newStorage(NBytes, D);
   return O;
 }
 
@@ -351,7 +356,9 @@ ObjectRef VirtualMachine::invoke(const std::string &Fn,
   if (Args.size() != F.numParams)
     fail("@{} takes {} argument{}, got {}", F.name, F.numParams,
          F.numParams == 1 ? "" : "s", Args.size());
-  return run(Idx, std::move(Args));
+  ObjectRef Result = run(Idx, std::move(Args));
+  // Callers read results on the host; the copy also waits for the GPU.
+  return Exe->needsGpu() ? toHost(Result) : Result;
 }
 
 /// The interpreter loop. Each case is one instruction of docs/bytecode.md;
@@ -548,7 +555,7 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
           }
           R[IP->dst] = allocStorage(
               FirstInstruction[(size_t)(F - E.functions.data())] + Pc - 1,
-              (size_t)Size);
+              (size_t)Size, (Device)IP->c);
         }
         VM_NEXT;
 
@@ -567,8 +574,10 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
             size_t N = (size_t)numElements(Sh);
             if (N > SIZE_MAX / dtypeSize(T))
               fail("tensor of shape {} is too large", shapeToString(Sh));
-            R[IP->dst] =
-                makeTensor(Tensor(Pool->allocate(N * dtypeSize(T)), 0, Sh, T));
+            std::shared_ptr<Storage> S =
+                IP->d == 0 ? Pool->allocate(N * dtypeSize(T))
+                           : StorageObj::share(gpuStorage(N * dtypeSize(T)));
+            R[IP->dst] = makeTensor(Tensor(std::move(S), 0, Sh, T));
           } else {
             R[IP->dst] =
                 makeTensor(Tensor(asStorage(R[IP->a]), (size_t)IP->imm, Sh, T));
@@ -611,7 +620,10 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
         VM_CASE(Goto) { Pc = Pc - 1 + (size_t)IP->imm; }
         VM_NEXT;
 
-        VM_CASE(LoadConst) { R[IP->dst] = Constants[IP->c]; }
+        VM_CASE(LoadConst) {
+          R[IP->dst] =
+              IP->d == 0 ? Constants[IP->c] : constantOn(IP->c, (Device)IP->d);
+        }
         VM_NEXT;
 
         VM_CASE(LoadConsti) { R[IP->dst] = intScalar(IP->imm); }
@@ -630,12 +642,11 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
         VM_NEXT;
 
         VM_CASE(DeviceCopy) {
-          asTensor(R[IP->a], "DeviceCopy");
-          if (IP->c != 0)
-            fail("device {} is not available in this runtime (only the CPU, "
-                 "device 0)",
-                 IP->c);
-          R[IP->dst] = R[IP->a]; // CPU to CPU: tensors are immutable, share it
+          const Tensor &T = asTensor(R[IP->a], "DeviceCopy");
+          if (T.device() == (Device)IP->c) // immutable: share it
+            R[IP->dst] = R[IP->a];
+          else
+            R[IP->dst] = makeTensor(toDevice(T, (Device)IP->c));
         }
         VM_NEXT;
 

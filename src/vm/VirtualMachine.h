@@ -19,6 +19,9 @@
 namespace rivet::vm {
 
 class StoragePool;
+namespace cuda {
+class Module;
+}
 
 class VirtualMachine {
 public:
@@ -82,8 +85,16 @@ private:
                                  const int64_t *Sizes);
   static Shape nativeOutputShape(const NativeKernel &NK, const int64_t *Sizes);
   static void nativeCall(KernelSlot &K, const Tensor &Out);
-  ObjectRef newStorage(size_t NBytes);
-  ObjectRef allocStorage(size_t Slot, size_t NBytes);
+  ObjectRef newStorage(size_t NBytes, Device D);
+  ObjectRef allocStorage(size_t Slot, size_t NBytes, Device D);
+  /// T on device D (T itself when it is there), for DeviceCopy.
+  Tensor toDevice(const Tensor &T, Device D);
+  /// V with every tensor on a device moved to the CPU (main's result).
+  ObjectRef toHost(const ObjectRef &V);
+  ObjectRef constantOn(uint32_t C, Device D);
+  ObjectRef gpuStorage(size_t NBytes);
+  void bindGpuKernels();
+  static void gpuLaunch(KernelSlot &K, const Tensor &Out);
   ObjectRef allocTensor(size_t Slot, const ObjectRef &Store, size_t Offset,
                         const int64_t *Dims, size_t Rank, DType T);
   void linkTensorsToStorage();
@@ -105,6 +116,10 @@ private:
   // loop's small results then cost no allocation).
   std::vector<Recycled> RecycledObjects;
   std::vector<ObjectRef> Constants;
+  // Copies of constants on the GPU, made on first use (LoadConst on cuda).
+  std::vector<ObjectRef> GpuConstants;
+  // The executable's GPU code, loaded by the constructor when it has some.
+  std::shared_ptr<cuda::Module> GpuCode;
   int32_t ConsTag = -1, NilTag = -1;
   std::vector<ObjectRef> SmallInts; // LoadConsti/GetTag results, cached
   // The frame stack and all frames' registers, contiguous; reused by runs.

@@ -17,6 +17,7 @@
 #include "vm/VirtualMachine.h"
 #include "vm/compiler/Compiler.h"
 #include "vm/compiler/ValueConversion.h"
+#include "vm/cuda/Gpu.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -562,7 +563,7 @@ TEST(RvxFormat, ErrorsSayWhatIsWrong) {
   writeAt<uint32_t>(B, 8, 7);
   Expect(B,
          "model.rvx: format version 7 is not supported (this runtime reads 1 "
-         "to 4)");
+         "to 5)");
   B = Good;
   B[40] ^= 1;
   Expect(B, "model.rvx: header checksum mismatch");
@@ -582,7 +583,9 @@ TEST(RvxFormat, ErrorsSayWhatIsWrong) {
   Expect(B, "1 unexpected bytes after the end of the file");
 
   Expect(withHeader(Good, "cuda", {}),
-         "the file targets 'cuda' but this runtime runs only 'cpu'");
+         "the file targets 'cuda', which needs format version 5");
+  Expect(withHeader(Good, "tpu", {}),
+         "the file targets 'tpu' but this runtime runs only 'cpu' and 'cuda'");
   Expect(withHeader(Good, "cpu", {"quantum-tunnelling"}),
          "unknown CPU feature 'quantum-tunnelling'");
 #if defined(__x86_64__)
@@ -1065,3 +1068,69 @@ TEST(RvxFormat, RealModelRoundTripAndCorruption) {
 }
 
 } // namespace
+
+/// A CUDA executable (--target cuda; compiling needs only NVRTC): version
+/// 5, target "cuda", a CUDA code section naming the GPU kernels. It round
+/// trips byte for byte; relabelled version 4 or target "cpu" it is refused;
+/// every truncation and flip is refused or loads identically; and on a
+/// machine without a GPU making a VM for it fails with a clear error.
+TEST(RvxFormat, CudaCodeNeedsVersion5) {
+#if !RIVET_HAVE_CUDA
+  GTEST_SKIP() << "built without the CUDA toolkit";
+#else
+  ir::Module M = ir::parseModule(R"(
+def @main(%x: Tensor[(n, 64), float32], %b: Tensor[(64,), float32])
+    -> Tensor[(n, 64), float32] {
+  tanh(multiply(exp(%x), %b))
+}
+)",
+                                 "gpu.rvir");
+  ir::inferTypes(M);
+  CompileOptions O;
+  O.codegen.mode = NativeCode::SharedObject;
+  O.codegen.target = Device::CUDA;
+  auto Exe = compile(M, O);
+  ASSERT_TRUE(Exe->cudaCode);
+  ASSERT_EQ(Exe->nativeKernels.size(), 1u);
+  EXPECT_EQ(Exe->nativeKernels[0].device, Device::CUDA);
+  std::vector<uint8_t> Bytes = Exe->serialize();
+  EXPECT_EQ(readAt<uint32_t>(Bytes, 8), rvx::kCudaCodeVersion);
+  auto Loaded = loadBytes(Bytes, Bytes.size(), "gpu.rvx");
+  expectSameExecutable(*Exe, *Loaded);
+  ASSERT_TRUE(Loaded->cudaCode);
+  EXPECT_EQ(Loaded->cudaCode->images.size(), Exe->cudaCode->images.size());
+  EXPECT_EQ(Loaded->nativeKernels[0].device, Device::CUDA);
+
+  std::vector<uint8_t> B = Bytes;
+  writeAt<uint32_t>(B, 8, 4);
+  fixHeaderChecksum(B);
+  EXPECT_NE(errorOf(B).find("the file targets 'cuda', which needs format "
+                            "version 5 (this file has version 4)"),
+            std::string::npos)
+      << errorOf(B);
+
+  std::string Why;
+  bool HaveGpu = cuda::available(&Why);
+  std::vector<ir::Value> Args = {
+      Tensor::fromVector<float>(std::vector<float>(128, 0.5f), {2, 64}),
+      Tensor::fromVector<float>(std::vector<float>(64, 2.0f), {64})};
+  if (!HaveGpu) {
+    try {
+      runProgram(Loaded, Args);
+      ADD_FAILURE() << "a CUDA executable ran without a GPU";
+    } catch (const Error &E) {
+      EXPECT_EQ(std::string(E.what()).rfind(
+                    "this executable needs a CUDA GPU: " + Why, 0),
+                0u)
+          << E.what();
+    }
+  }
+  std::vector<Tensor> Want;
+  if (HaveGpu)
+    Want = runProgram(Exe, Args);
+  corruptAndLoad(Exe, 5, 2000, false, [&](std::shared_ptr<Executable> G) {
+    if (HaveGpu)
+      expectBitwiseSame(runProgram(G, Args), Want, "cuda code");
+  });
+#endif
+}

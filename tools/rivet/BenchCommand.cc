@@ -54,6 +54,7 @@ const char *const BenchUsage =
     "  --codegen off|jit|so    native kernels for fused groups: none, JIT\n"
     "                          (default) or a shared object\n"
     "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n"
+    "  --target cpu|cuda       where fused kernels run (default cpu)\n"
     "  --input-shape NAME=AxB  compile for input NAME of this shape only\n"
     "  --profile               VM: time every kernel call of the timed runs\n"
     "                          (adds a \"profile\" array, slowest first, and\n"
@@ -320,6 +321,12 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   std::string J = "{";
   J += fmt::format("\"model\": {}, ", jsonString(Prog.path));
   J += fmt::format("\"executor\": \"{}\", ", executorName(Kind));
+  // Every timed run ends with main's result on the host, which waits for
+  // the GPU: the times are GPU times too.
+  J += fmt::format("\"device\": \"{}\", ",
+                   Kind == ExecutorKind::VM && Prog.exe && Prog.exe->needsGpu()
+                       ? "cuda"
+                       : "cpu");
   if (Kind == ExecutorKind::VM && !Prog.isExecutable())
     J += fmt::format("\"opt_level\": {}, \"memory_plan\": {}, "
                      "\"codegen\": \"{}\", ",

@@ -41,6 +41,7 @@ const char *const CheckUsage =
     "  --codegen off|jit|so    native kernels for fused groups: none, JIT\n"
     "                          (default) or a shared object\n"
     "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n"
+    "  --target cpu|cuda       where fused kernels run (default cpu)\n"
     "  --input-shape NAME=AxB  compile for input NAME of this shape only\n"
     "  --max-call-depth N      nested (non-tail) calls allowed (default\n"
     "                          100000), the same on both executors\n"

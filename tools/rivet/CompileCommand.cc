@@ -36,6 +36,7 @@ const char *const CompileUsage =
     "  --cpu NAME              target CPU of the native code (default: the\n"
     "                          host's), e.g. skylake-avx512, x86-64-v3\n"
     "  --mattr +F,-G           target features added or removed (LLVM names)\n"
+    "  --target cpu|cuda       where fused kernels run (default cpu)\n"
     "  --input-shape NAME=AxB  for input NAME of this shape only: its\n"
     "                          symbolic extents become constants (no shape\n"
     "                          functions, one memory arena); other shapes are\n"
@@ -50,7 +51,6 @@ int compileCommand(const std::vector<std::string> &ArgsIn) {
       A = "--output";
   std::vector<FlagSpec> Flags = compileFlags();
   Flags.push_back({"output", true, false});
-  Flags.push_back({"target", true, false});
   Flags.push_back({"help", false, false});
   ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -63,9 +63,6 @@ int compileCommand(const std::vector<std::string> &ArgsIn) {
                          : "compile: expected one PROGRAM, got several");
   if (!P.has("output"))
     throw UsageError("compile: missing -o OUT.rvx");
-  std::string Target = P.get("target", "cpu");
-  if (Target != "cpu")
-    fail("compile: target '{}' is not supported yet (available: cpu)", Target);
   std::string Out = P.get("output", "");
   if (isRvxPath(P.positional[0]))
     fail("{}: already an executable; compile takes a .onnx or .rvir file",
@@ -91,12 +88,12 @@ int compileCommand(const std::vector<std::string> &ArgsIn) {
   for (const vm::VMFunction &F : Exe->functions)
     Instrs += F.code.size();
   std::printf("%s: %zu functions, %zu instructions, %zu kernels, %zu "
-              "constants (-O%d%s, codegen %s) -> %s (%ju bytes)\n",
+              "constants (-O%d%s, codegen %s, target %s) -> %s (%ju bytes)\n",
               Prog.path.c_str(), Exe->functions.size(), Instrs,
               Exe->kernels.size(), Exe->constants.size(), Opts.optLevel,
               Opts.planMemory ? "" : ", no memory plan",
-              codegenName(Opts.codegen.mode), Out.c_str(),
-              (uintmax_t)std::filesystem::file_size(Out));
+              codegenName(Opts.codegen.mode), Exe->needsGpu() ? "cuda" : "cpu",
+              Out.c_str(), (uintmax_t)std::filesystem::file_size(Out));
   return 0;
 }
 

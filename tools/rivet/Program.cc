@@ -5,6 +5,7 @@
 #include "kernels/Npy.h"
 #include "kernels/Random.h"
 #include "kernels/Threading.h"
+#include "vm/MainIO.h"
 #include "vm/RvxFormat.h"
 
 #include <fmt/format.h>
@@ -101,6 +102,7 @@ std::vector<FlagSpec> compileFlags() {
           {"codegen", true, false},
           {"cpu", true, false},
           {"mattr", true, false},
+          {"target", true, false},
           {"input-shape", true, true}};
 }
 
@@ -116,6 +118,8 @@ const char *const CompileFlagsUsage =
     "                          compiled in process, or a shared object\n"
     "  --cpu NAME              target CPU of native code (default: the host)\n"
     "  --mattr +F,-G           target features added/removed (LLVM names)\n"
+    "  --target cpu|cuda       where fused kernels run (default cpu; cuda\n"
+    "                          needs a GPU to run the result)\n"
     "  --input-shape NAME=AxB  compile for input NAME of this shape only\n"
     "                          (its symbolic extents become constants: no\n"
     "                          shape functions, one memory arena); "
@@ -202,6 +206,17 @@ vm::CompileOptions compileOptionsFrom(std::optional<int> Level,
     O.codegen.cpu = parseCpu(P.get("cpu", ""));
   if (P.has("mattr"))
     O.codegen.features = parseFeatures(P.get("mattr", ""));
+  if (P.has("target")) {
+    std::string T = P.get("target", "");
+    if (T != "cpu" && T != "cuda")
+      throw UsageError(
+          fmt::format("option '--target' expects cpu or cuda, got '{}'", T));
+    O.codegen.target = T == "cuda" ? Device::CUDA : Device::CPU;
+    if (O.codegen.target != Device::CPU &&
+        O.codegen.mode == vm::NativeCode::Off)
+      throw UsageError("--target cuda runs native kernels on the GPU, so it "
+                       "cannot go with --codegen off");
+  }
   for (const std::string &A : P.all("input-shape")) {
     auto [Name, Spec] = splitAssignment(A, "input-shape");
     if (!O.inputShapes.emplace(Name, parseShapeSpec(Spec, Name)).second)
@@ -294,40 +309,6 @@ std::string joinNames(const std::vector<vm::ParamInfo> &Params) {
   return S.empty() ? "none" : S;
 }
 
-/// "tensor[(3, ?, 4), float32]"-like text when the executable has no type
-/// text for a parameter.
-std::string expectedText(const vm::ParamInfo &I) {
-  if (!I.typeText.empty())
-    return I.typeText;
-  std::string S = std::string(dtypeName(I.dtype));
-  if (!I.dims)
-    return S + "[?]";
-  S += "[";
-  for (size_t D = 0; D < I.dims->size(); ++D)
-    S += (D ? "x" : "") +
-         ((*I.dims)[D] < 0 ? std::string("?") : std::to_string((*I.dims)[D]));
-  return S + "]";
-}
-
-void checkAgainst(const vm::ParamInfo &I, const Shape &Sh, DType Dt) {
-  std::string Expected = expectedText(I);
-  std::string Given = Tensor::meta(Sh, Dt).typeString();
-  if (Dt != I.dtype)
-    fail("input '{}': expected {}, got {} (dtype {} instead of {})", I.name,
-         Expected, Given, dtypeName(Dt), dtypeName(I.dtype));
-  if (!I.dims)
-    return;
-  const std::vector<int64_t> &Dims = *I.dims;
-  if (Dims.size() != Sh.size())
-    fail("input '{}': expected {}, got {} (rank {} instead of {})", I.name,
-         Expected, Given, Sh.size(), Dims.size());
-  for (size_t D = 0; D < Dims.size(); ++D)
-    if (Dims[D] >= 0 && Dims[D] != Sh[D])
-      fail("input '{}': expected {}, got {} (dimension {} is {} instead of "
-           "{})",
-           I.name, Expected, Given, D, Sh[D], Dims[D]);
-}
-
 } // namespace
 
 std::vector<Tensor> prepareExecutableInputs(const vm::Executable &Exe,
@@ -350,17 +331,17 @@ std::vector<Tensor> prepareExecutableInputs(const vm::Executable &Exe,
     if (!I.isTensor)
       fail("input '{}' has type {}: only tensor inputs can be given on the "
            "command line",
-           I.name, expectedText(I));
+           I.name, vm::paramTypeText(I));
     if (auto It = Opts.files.find(I.name); It != Opts.files.end()) {
       Tensor V = readNpy(It->second);
-      checkAgainst(I, V.shape(), V.dtype());
+      vm::checkMainInput(I, V.shape(), V.dtype());
       Args.push_back(std::move(V));
       continue;
     }
     if (!Opts.random)
       fail("missing input '{}' of type {} (give --input {}=FILE.npy or "
            "--random-inputs)",
-           I.name, expectedText(I), I.name);
+           I.name, vm::paramTypeText(I), I.name);
     Shape S;
     if (auto It = Opts.shapes.find(I.name); It != Opts.shapes.end()) {
       S = It->second;
@@ -368,16 +349,16 @@ std::vector<Tensor> prepareExecutableInputs(const vm::Executable &Exe,
       if (!I.dims)
         fail("input '{}' has type {} of unknown rank: give its shape with "
              "--shape {}=AxB",
-             I.name, expectedText(I), I.name);
+             I.name, vm::paramTypeText(I), I.name);
       for (int64_t D : *I.dims) {
         if (D < 0)
           fail("input '{}' has type {} with a dynamic dimension: give its "
                "shape with --shape {}=AxB",
-               I.name, expectedText(I), I.name);
+               I.name, vm::paramTypeText(I), I.name);
         S.push_back(D);
       }
     }
-    checkAgainst(I, S, I.dtype);
+    vm::checkMainInput(I, S, I.dtype);
     // The same seed stream as prepareInputs, so that a .rvx file and its
     // model get the same random inputs.
     Args.push_back(randomTensor(S, I.dtype, Opts.seed * 1000003 + K));
@@ -385,87 +366,12 @@ std::vector<Tensor> prepareExecutableInputs(const vm::Executable &Exe,
   return Args;
 }
 
-namespace {
-
-struct ObjectFlattener {
-  const vm::Executable &Exe;
-  std::vector<NamedOutput> &Out;
-  size_t Index = 0;
-
-  const vm::ConstructorInfo *ctorOf(const vm::ADTObj &A) {
-    if (A.tag < 0 || (size_t)A.tag >= Exe.constructors.size())
-      return nullptr;
-    return &Exe.constructors[(size_t)A.tag];
-  }
-
-  void flatten(const vm::ObjectRef &V, size_t Result) {
-    if (!V)
-      fail("output {} is missing (a null VM value)", Index);
-    if (const auto *T = V->as<vm::TensorObj>()) {
-      Out.push_back({fmt::format("output_{}", Index++), T->value, Result});
-      return;
-    }
-    const auto *A = V->as<vm::ADTObj>();
-    if (!A)
-      fail("output {} is a {}, which cannot be written as .npy (only "
-           "tensors, tuples, Options and Lists of tensors can)",
-           Index,
-           V->kind == vm::ObjectKind::Closure ? "closure" : "storage buffer");
-    if (A->tag == vm::ADTObj::kTupleTag) {
-      for (const vm::ObjectRef &F : A->fields)
-        flatten(F, Result);
-      return;
-    }
-    const vm::ConstructorInfo *C = ctorOf(*A);
-    if (C && C->adt == "Option") {
-      if (!A->fields.empty())
-        flatten(A->fields[0], Result);
-      else
-        Out.push_back({fmt::format("output_{}", Index++), Tensor(), Result});
-      return;
-    }
-    if (C && C->adt == "List") {
-      size_t J = 0;
-      const vm::ADTObj *Cur = A;
-      while (Cur && !Cur->fields.empty()) {
-        const vm::TensorObj *Head = Cur->fields.size() == 2 && Cur->fields[0]
-                                        ? Cur->fields[0]->as<vm::TensorObj>()
-                                        : nullptr;
-        if (!Head)
-          fail("output {}: a List whose elements are not tensors cannot be "
-               "written as .npy files",
-               Index);
-        Out.push_back(
-            {fmt::format("output_{}_{}", Index, J++), Head->value, Result});
-        Cur = Cur->fields[1] ? Cur->fields[1]->as<vm::ADTObj>() : nullptr;
-        if (!Cur)
-          fail("output {}: a malformed List (its tail is not a List)", Index);
-      }
-      ++Index;
-      return;
-    }
-    fail("output {} is a value of constructor {} (tag {}), which cannot be "
-         "written as .npy (only tensors, tuples, Options and Lists of "
-         "tensors can)",
-         Index, C ? C->adt + "." + C->name : std::string("?"), A->tag);
-  }
-};
-
-} // namespace
-
 std::vector<NamedOutput> flattenObjectOutputs(const vm::ObjectRef &Result,
                                               const vm::Executable &Exe,
                                               size_t NumResults) {
   std::vector<NamedOutput> Out;
-  ObjectFlattener F{Exe, Out};
-  const auto *A = Result ? Result->as<vm::ADTObj>() : nullptr;
-  if (NumResults > 1 && A && A->tag == vm::ADTObj::kTupleTag &&
-      A->fields.size() == NumResults) {
-    for (size_t R = 0; R < NumResults; ++R)
-      F.flatten(A->fields[R], R);
-    return Out;
-  }
-  F.flatten(Result, 0);
+  for (vm::OutputTensor &O : vm::flattenMainResult(Result, Exe, NumResults))
+    Out.push_back({std::move(O.name), std::move(O.tensor), O.result});
   return Out;
 }
 

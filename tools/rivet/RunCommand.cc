@@ -1,7 +1,8 @@
 //===- RunCommand.cc - rivet run ------------------------------------------===//
 //
 // Runs @main of a model, program or .rvx executable on the VM (default) or
-// the reference interpreter and writes output_<i>.npy files.
+// the reference interpreter and writes output_<i>.npy files (and, with
+// --save-inputs, the inputs it used as <name>.npy files).
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -12,6 +13,7 @@
 #include "kernels/Error.h"
 #include "kernels/Npy.h"
 #include "kernels/OutputFiles.h"
+#include "vm/MainIO.h"
 
 #include <fmt/format.h>
 
@@ -37,45 +39,73 @@ const char *const RunUsage =
     "  --codegen off|jit|so    native kernels for fused groups: none, JIT\n"
     "                          (default) or a shared object\n"
     "  --cpu NAME, --mattr +F,-G   target of the native code (default: host)\n"
+    "  --target cpu|cuda       where fused kernels run (default cpu)\n"
     "  --input-shape NAME=AxB  compile for input NAME of this shape only\n"
     "  --max-call-depth N      nested (non-tail) calls allowed (default\n"
     "                          100000), the same on both executors\n"
     "  --threads N             intra-op threads (default: every core, or\n"
     "                          $RIVET_NUM_THREADS; 0: every core)\n"
-    "  --output-dir DIR        where output_<i>.npy go (default .)\n";
+    "  --output-dir DIR        where output_<i>.npy go (default .)\n"
+    "  --save-inputs DIR       also write the inputs used (given or\n"
+    "                          generated) as DIR/<input name>.npy, before\n"
+    "                          running, to replay them with rivet-run\n";
 
 static void writeOutputs(const std::vector<NamedOutput> &Outputs,
                          const std::vector<std::string> &OutputNames,
                          const std::filesystem::path &OutDir) {
+  // The runtime's writer, shared with rivet-run: same files, same lines.
+  std::vector<vm::OutputTensor> Tensors;
+  for (const NamedOutput &O : Outputs)
+    Tensors.push_back({O.name, O.tensor, O.result});
+  for (const std::string &L :
+       vm::writeMainOutputs(Tensors, OutputNames, OutDir.string()))
+    std::printf("%s\n", L.c_str());
+  if (Outputs.empty())
+    std::printf("no outputs (the result has no tensors)\n");
+}
+
+/// The file stem of input Name: Name itself, with every byte other than a
+/// letter, digit, '_', '-', ':' or a '.' that does not start it written as
+/// %XX, so that any ONNX name ("images/0", "..") maps to one file in the
+/// directory and back (a URL decoder reverses it).
+static std::string inputFileStem(const std::string &Name) {
+  std::string S;
+  for (size_t I = 0; I < Name.size(); ++I) {
+    unsigned char C = (unsigned char)Name[I];
+    bool Plain = (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') ||
+                 (C >= '0' && C <= '9') || C == '_' || C == '-' || C == ':' ||
+                 (C == '.' && I > 0);
+    if (Plain)
+      S += (char)C;
+    else
+      S += fmt::format("%{:02X}", (unsigned)C);
+  }
+  return S;
+}
+
+/// --save-inputs DIR: every input of @main as DIR/<name>.npy, all or none.
+static void saveInputs(const std::vector<Tensor> &Inputs,
+                       const std::vector<std::string> &Names,
+                       const std::filesystem::path &Dir) {
   std::error_code EC;
-  std::filesystem::create_directories(OutDir, EC);
+  std::filesystem::create_directories(Dir, EC);
   if (EC)
-    fail("cannot create output directory '{}': {}", OutDir.string(),
-         EC.message());
-  // All outputs or none: each is written to a temporary file, and the
-  // files are renamed into place once every one is complete.
+    fail("cannot create input directory '{}': {}", Dir.string(), EC.message());
   OutputFiles Files;
   std::vector<std::string> Lines;
-  for (const NamedOutput &O : Outputs) {
-    // "output_1 (ONNX output 'y'): ..." names the graph output it came from.
-    std::string Label = O.name;
-    if (O.result < OutputNames.size())
-      Label += fmt::format(" (ONNX output '{}')", OutputNames[O.result]);
-    if (!O.tensor.defined()) {
-      Lines.push_back(Label + ": none (empty optional, not written)");
-      continue;
-    }
-    std::filesystem::path File = OutDir / (O.name + ".npy");
-    std::vector<uint8_t> Bytes = npyBytes(O.tensor);
-    Files.add(File.string(), Bytes.data(), Bytes.size());
-    Lines.push_back(fmt::format("{}: {} -> {}", Label, O.tensor.typeString(),
-                                File.string()));
+  for (size_t I = 0; I < Inputs.size(); ++I) {
+    std::string Name = I < Names.size() && !Names[I].empty()
+                           ? Names[I]
+                           : fmt::format("input_{}", I);
+    std::string File = (Dir / (inputFileStem(Name) + ".npy")).string();
+    std::vector<uint8_t> Bytes = npyBytes(Inputs[I]);
+    Files.add(File, Bytes.data(), Bytes.size());
+    Lines.push_back(fmt::format("input '{}': {} -> {}", Name,
+                                Inputs[I].typeString(), File));
   }
   Files.commit();
   for (const std::string &L : Lines)
     std::printf("%s\n", L.c_str());
-  if (Outputs.empty())
-    std::printf("no outputs (the result has no tensors)\n");
 }
 
 int runCommand(const std::vector<std::string> &ArgsIn) {
@@ -84,6 +114,7 @@ int runCommand(const std::vector<std::string> &ArgsIn) {
   std::vector<FlagSpec> Flags = inputFlags();
   Flags.push_back({"executor", true, false});
   Flags.push_back({"output-dir", true, false});
+  Flags.push_back({"save-inputs", true, false});
   Flags.push_back(threadsFlag());
   Flags.push_back(maxCallDepthFlag());
   for (const FlagSpec &F : compileFlags())
@@ -109,6 +140,9 @@ int runCommand(const std::vector<std::string> &ArgsIn) {
   if (Kind == ExecutorKind::Interp && Prog.isExecutable())
     fail("{}: a .rvx file runs on the VM only (--executor vm)", Prog.path);
   std::vector<Tensor> Inputs = prepareProgramInputs(Prog, Opts);
+  // Before compiling and running: a run that fails can be replayed too.
+  if (P.has("save-inputs"))
+    saveInputs(Inputs, Prog.inputNames, P.get("save-inputs", "."));
   if (Kind == ExecutorKind::VM) {
     compileProgram(Prog, CO);
     reportPassTimes(CO);

@@ -78,6 +78,25 @@ class Emitter {
 public:
   explicit Emitter(const LoopKernel &K) : K(K) {}
 
+  /// The leading perfect nest of loops whose iterations are independent:
+  /// the body is one loop, each loop's body one loop down to the last, and
+  /// every local assigned inside the last is declared there (so no value
+  /// flows from one iteration to another). Empty when there is none.
+  std::vector<const LoopStmtNode *> outputNest() const {
+    std::vector<const LoopStmtNode *> Nest;
+    const std::vector<LoopStmt> *Body = &K.body;
+    while (Body->size() == 1 && (*Body)[0]->kind == LoopStmtKind::For) {
+      Nest.push_back((*Body)[0].get());
+      Body = &(*Body)[0]->body;
+    }
+    std::set<int> Declared, Assigned;
+    collectLocals(*Body, Declared, Assigned);
+    for (int L : Assigned)
+      if (!Declared.count(L))
+        return {};
+    return Nest;
+  }
+
   std::string run() {
     Out += fmt::format("extern \"C\" __global__ void {}(", K.name);
     std::vector<std::string> Params;
@@ -116,25 +135,6 @@ private:
 
   void line(const std::string &S) {
     Out += std::string(2 * (size_t)Indent, ' ') + S + "\n";
-  }
-
-  /// The leading perfect nest of loops whose iterations are independent:
-  /// the body is one loop, each loop's body one loop down to the last, and
-  /// every local assigned inside the last is declared there (so no value
-  /// flows from one iteration to another). Empty when there is none.
-  std::vector<const LoopStmtNode *> outputNest() const {
-    std::vector<const LoopStmtNode *> Nest;
-    const std::vector<LoopStmt> *Body = &K.body;
-    while (Body->size() == 1 && (*Body)[0]->kind == LoopStmtKind::For) {
-      Nest.push_back((*Body)[0].get());
-      Body = &(*Body)[0]->body;
-    }
-    std::set<int> Declared, Assigned;
-    collectLocals(*Body, Declared, Assigned);
-    for (int L : Assigned)
-      if (!Declared.count(L))
-        return {};
-    return Nest;
   }
 
   static void collectLocals(const std::vector<LoopStmt> &Body,
@@ -373,6 +373,10 @@ private:
 };
 
 } // namespace
+
+bool runsInParallel(const LoopKernel &K) {
+  return !Emitter(K).outputNest().empty();
+}
 
 std::string emitCudaSource(const std::vector<LoopKernel> &Ks) {
   std::string Src = kPrelude;

@@ -25,4 +25,8 @@ namespace rivet::codegen::cuda {
 /// size parameter.
 std::string emitCudaSource(const std::vector<LoopKernel> &Ks);
 
+/// Whether K's CUDA form spreads its work over the grid (it has a leading
+/// nest of independent loops); otherwise one thread runs it all.
+bool runsInParallel(const LoopKernel &K);
+
 } // namespace rivet::codegen::cuda

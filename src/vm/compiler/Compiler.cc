@@ -95,8 +95,22 @@ ir::Module withoutUnusedPrelude(const ir::Module &M) {
 /// has AVX2 (an executable built on an AVX-512 host for x86-64-v3 would
 /// otherwise run its convs in 16c, which oneDNN's AVX2 kernels do not
 /// take). Null (the host's) for the host or a CPU without either.
+/// A GPU target's convs are generated kernels on NCHW tensors: no conv is
+/// converted to a blocked layout.
+class PlainLayouts : public ir::LayoutPreferences {
+public:
+  std::optional<ir::ConvLayout> preferredConvLayout(const ir::CallNode &,
+                                                    const ir::TensorTypeNode &,
+                                                    const ir::TensorTypeNode &,
+                                                    int64_t) const override {
+    return std::nullopt;
+  }
+};
+
 std::shared_ptr<const ir::LayoutPreferences>
 targetLayoutPreferences(const CodegenOptions &C) {
+  if (C.target != Device::CPU)
+    return std::make_shared<PlainLayouts>();
   if (!compiler::isExplicitTarget(C))
     return nullptr;
   codegen::TargetOptions T = compiler::targetOptions(C);

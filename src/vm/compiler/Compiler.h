@@ -10,6 +10,7 @@
 
 #include "ir/Module.h"
 #include "ir/transforms/Pass.h"
+#include "kernels/Device.h"
 #include "vm/Executable.h"
 
 #include <map>
@@ -32,6 +33,10 @@ enum class NativeCode : uint8_t {
 
 struct CodegenOptions {
   NativeCode mode = NativeCode::SharedObject;
+  /// Where fused groups run: the CPU, or the GPU (--target cuda: kernels
+  /// are also compiled to CUDA, placement puts them on the GPU where it
+  /// pays, compiler/PlanDevices.h, and the executable needs a GPU).
+  Device target = Device::CPU;
   /// Target CPU and features (`--cpu`, `--mattr`); empty: the host's.
   std::string cpu;
   std::string features;

@@ -116,7 +116,10 @@ public:
     std::vector<ir::Expr> Args;
     for (const ir::Expr &A : N.args)
       Args.push_back(mutate(A));
-    bool Dnnl = dnnlEnabled();
+    // For a GPU target, anchors (conv, dense, matmul) are generated too, so
+    // that they run on the GPU; oneDNN on the host takes only those codegen
+    // refuses.
+    bool Dnnl = dnnlEnabled() && !(Native && Native->targetsGpu());
     if (Dnnl)
       if (std::optional<AnchorCall> AC = selectAnchor(Callee, N.args))
         return anchorCall(Fn, *AC, Args);

@@ -79,6 +79,7 @@ template <typename PI, typename Fn> void forEachRegister(PI &P, Fn &&Visit) {
     case OperandKind::Constructor:
     case OperandKind::DType:
     case OperandKind::Device:
+    case OperandKind::Placement:
     case OperandKind::Message:
     case OperandKind::SizeMode:
     case OperandKind::Bytes:

@@ -72,9 +72,31 @@ void ModuleLowering::run() {
 void ModuleLowering::lowerJob(const LoweringJob &Job) {
   LoweredFunction F;
   lowerFunction(*this, Job, F);
+  if (Opts.codegen.target != Device::CPU)
+    planDevices(F, [&](uint32_t K) { return placement(K); });
   planMemory(F, Opts.planMemory);
   allocateRegisters(F);
   Exe.functions[Job.index] = assemble(F);
+}
+
+/// Where kernel-table entry K runs and what it reads of its inputs.
+KernelPlacement ModuleLowering::placement(uint32_t K) const {
+  const KernelEntry &E = Exe.kernels.at(K);
+  KernelPlacement P;
+  switch (E.kind) {
+  case KernelEntry::Kind::Native:
+    if (const NativeKernel *NK = Native ? Native->findSymbol(E.op) : nullptr)
+      P.device = NK->device;
+    break;
+  case KernelEntry::Kind::NativeShapeFunction: P.shapesOnly = true; break;
+  case KernelEntry::Kind::ShapeFunction: {
+    const KernelInfo *Info = KernelRegistry::global().find(E.op);
+    P.shapesOnly = Info && !Info->dataDependentShape;
+    break;
+  }
+  default: break;
+  }
+  return P;
 }
 
 uint32_t ModuleLowering::kernel(KernelEntry::Kind Kind, const std::string &Op,

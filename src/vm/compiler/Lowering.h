@@ -10,6 +10,7 @@
 #include "ir/Module.h"
 #include "vm/compiler/Compiler.h"
 #include "vm/compiler/LoweredFunction.h"
+#include "vm/compiler/PlanDevices.h"
 
 #include <deque>
 #include <map>
@@ -71,6 +72,7 @@ public:
 
 private:
   void lowerJob(const LoweringJob &Job);
+  KernelPlacement placement(uint32_t K) const;
 
   const ir::Module &M;
   const CompileOptions &Opts;

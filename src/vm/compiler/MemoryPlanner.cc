@@ -141,7 +141,9 @@ uint64_t planMemory(LoweredFunction &F, bool Enabled) {
     if (Info.escapes())
       for (uint32_t U : Uses)
         Escapes[U] = true;
-    if (I.op == Opcode::AllocStorage && P.ownStorage)
+    // The arena is host memory: tensors on another device keep their own
+    // storage (the device's caching allocator reuses it across runs).
+    if (I.op == Opcode::AllocStorage && P.ownStorage && I.c == 0)
       StorageDef[I.dst] = Idx;
   }
   // A group escapes when any member does; it lives until its last member's

@@ -4,6 +4,10 @@
 #include "codegen/CodegenBackend.h"
 #include "codegen/LowerPrimitive.h"
 #include "codegen/SharedObject.h"
+#if RIVET_HAVE_CUDA
+#include "codegen/cuda/EmitCuda.h"
+#include "codegen/cuda/Nvrtc.h"
+#endif
 #include "kernels/Error.h"
 #include "vm/RvxFormat.h"
 
@@ -13,6 +17,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -280,10 +285,63 @@ const NativeKernel *NativeKernelBuilder::lower(const ir::Expr &FnE) {
     Refusals.push_back(fmt::format("group of {}: {}", Op, Why));
     return nullptr;
   }
+  NK->device = placeKernel(*NK, R.lowered->kernel);
   It->second = (int64_t)Kernels.size();
   Kernels.push_back(std::move(*NK));
   Loops.push_back(std::move(R.lowered->kernel));
   return &Kernels.back();
+}
+
+/// Where a kernel runs for the options' target. On a GPU target: the GPU,
+/// except a kernel whose every buffer is small and static (loop counters,
+/// conditions, scalar arithmetic), which stays on the host: a launch costs
+/// more than its work, and its result usually steers control flow on the
+/// host. A kernel the CUDA emitter cannot express stays on the CPU too.
+Device NativeKernelBuilder::placeKernel(const NativeKernel &NK,
+                                        const codegen::LoopKernel &K) {
+  if (Opts.target == Device::CPU)
+    return Device::CPU;
+  constexpr int64_t kHostElements = 64;
+  bool Small = true;
+  for (const NativeKernel::Buffer &B : NK.buffers) {
+    int64_t N = 1;
+    for (int64_t D : B.dims)
+      N = D < 0 ? kHostElements + 1 : N * D;
+    Small &= N <= kHostElements;
+  }
+  if (Small)
+    return Device::CPU;
+#if RIVET_HAVE_CUDA
+  try {
+    codegen::cuda::emitCudaSource({K});
+  } catch (const Error &E) {
+    Refusals.push_back(
+        fmt::format("{} stays on the CPU: {}", NK.symbol, E.what()));
+    return Device::CPU;
+  }
+  // One GPU thread would run it all (a reduction to one value: the CUDA
+  // backend has no block reductions yet), far slower than the CPU.
+  if (!codegen::cuda::runsInParallel(K)) {
+    Refusals.push_back(fmt::format("{} stays on the CPU: its CUDA form has "
+                                   "no parallel loop nest",
+                                   NK.symbol));
+    return Device::CPU;
+  }
+  return Opts.target;
+#else
+  (void)K;
+  fail("vm compiler: this build of Rivet has no CUDA backend (configure "
+       "found no CUDA toolkit), so it cannot compile for {}",
+       deviceName(Opts.target));
+#endif
+}
+
+const NativeKernel *
+NativeKernelBuilder::findSymbol(const std::string &Symbol) const {
+  for (const NativeKernel &K : Kernels)
+    if (K.symbol == Symbol)
+      return &K;
+  return nullptr;
 }
 
 const NativeKernel *NativeKernelBuilder::find(const ir::ExprNode *Fn) const {
@@ -293,10 +351,37 @@ const NativeKernel *NativeKernelBuilder::find(const ir::ExprNode *Fn) const {
              : &Kernels[(size_t)It->second];
 }
 
+/// The GPU code of the kernels placed on the GPU, or nothing.
+static std::optional<CudaCodeInfo>
+compileGpuKernels(const std::vector<NativeKernel> &Kernels,
+                  const std::vector<codegen::LoopKernel> &Loops) {
+  std::vector<codegen::LoopKernel> OnGpu;
+  for (size_t I = 0; I < Kernels.size(); ++I)
+    if (Kernels[I].device == Device::CUDA)
+      OnGpu.push_back(Loops[I]);
+  if (OnGpu.empty())
+    return std::nullopt;
+#if RIVET_HAVE_CUDA
+  namespace cu = codegen::cuda;
+  CudaCodeInfo Code;
+  for (cu::CudaImage &I :
+       cu::compileCuda(cu::emitCudaSource(OnGpu), "rivet_kernels",
+                       cu::kCubinArchs, cu::kPtxArch)) {
+    if (I.ptx && (I.bytes.empty() || I.bytes.back() != 0))
+      I.bytes.push_back(0); // the driver reads PTX as a C string
+    Code.images.push_back({I.arch, I.ptx, std::move(I.bytes)});
+  }
+  return Code;
+#else
+  fail("vm compiler: this build of Rivet has no CUDA backend");
+#endif
+}
+
 void NativeKernelBuilder::finish(Executable &Exe) {
   Exe.nativeRefusals = Refusals;
   if (Kernels.empty())
     return;
+  Exe.cudaCode = compileGpuKernels(Kernels, Loops);
   if (Opts.mode == NativeCode::Jit) {
     auto Jit = std::make_shared<codegen::JitCompiler>();
     std::vector<RivetKernelFn> Fns = Jit->compile(Loops);

@@ -47,16 +47,22 @@ public:
   const NativeKernel *lower(const ir::Expr &Fn);
   /// The kernel lower() gave for Fn, or null.
   const NativeKernel *find(const ir::ExprNode *Fn) const;
+  /// The kernel named Symbol, or null.
+  const NativeKernel *findSymbol(const std::string &Symbol) const;
 
   /// Compiles the kernels (per the options' mode) and adds them to Exe.
   /// For a target this machine cannot run, the code is still built but
   /// left unbound (Executable::nativeUnavailable).
   void finish(Executable &Exe);
 
+  /// Whether kernels may be placed on a GPU (the options' target).
+  bool targetsGpu() const { return Opts.target != Device::CPU; }
+
   /// "group of <op>: <reason>" for every group left on builtin kernels.
   const std::vector<std::string> &refusals() const { return Refusals; }
 
 private:
+  Device placeKernel(const NativeKernel &NK, const codegen::LoopKernel &K);
   CodegenOptions Opts;
   std::vector<codegen::LoopKernel> Loops;
   std::vector<NativeKernel> Kernels;

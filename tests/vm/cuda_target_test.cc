@@ -1,0 +1,197 @@
+//===- cuda_target_test.cc - Compiling for the GPU ------------------------===//
+//
+// --target cuda on a machine without a GPU: fused groups become GPU kernels
+// (compiled by NVRTC), placement keeps small scalar work and shape
+// computations on the host, and DeviceCopy appears only where a value may
+// cross devices (parameters, a GPU-made loop condition); constants reach
+// the GPU as LoadConst on cuda. Where a GPU is present the programs also
+// run and must agree with the reference interpreter.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Interpreter.h"
+#include "ir/Parser.h"
+#include "ir/TypeInference.h"
+#include "kernels/Error.h"
+#include "kernels/Random.h"
+#include "vm/VirtualMachine.h"
+#include "vm/compiler/Compiler.h"
+#include "vm/compiler/ValueConversion.h"
+#include "vm/cuda/Gpu.h"
+
+#include <gtest/gtest.h>
+
+using namespace rivet;
+using namespace rivet::vm;
+
+namespace {
+
+#if RIVET_HAVE_CUDA
+
+std::shared_ptr<Executable> compileForGpu(const ir::Module &M) {
+  CompileOptions O;
+  O.codegen.mode = NativeCode::SharedObject;
+  O.codegen.target = Device::CUDA;
+  return compile(M, O);
+}
+
+ir::Module parse(const std::string &Text) {
+  ir::Module M = ir::parseModule(Text, "gpu.rvir");
+  ir::inferTypes(M);
+  return M;
+}
+
+size_t count(const Executable &E, const std::string &Fn, Opcode Op) {
+  size_t N = 0;
+  for (const Instruction &I : E.functions.at(E.function(Fn)).code)
+    N += I.op == Op;
+  return N;
+}
+
+/// The disassembly lines of function Fn that contain Text.
+size_t linesWith(const Executable &E, const std::string &Fn,
+                 const std::string &Text) {
+  std::string D = E.disassemble();
+  size_t Start = D.find("@" + Fn + "(");
+  if (Start == std::string::npos)
+    Start = D.find("@" + Fn);
+  size_t End = D.find("\n\n", Start);
+  std::string Body =
+      D.substr(Start, End == std::string::npos ? End : End - Start);
+  size_t N = 0;
+  for (size_t P = Body.find(Text); P != std::string::npos;
+       P = Body.find(Text, P + 1))
+    ++N;
+  return N;
+}
+
+/// Where a GPU is present: the executable agrees with the interpreter.
+void expectAgreesOnGpu(const ir::Module &M,
+                       const std::shared_ptr<Executable> &Exe,
+                       const std::vector<ir::Value> &Args) {
+  if (!cuda::available())
+    return;
+  ir::Interpreter Interp(M);
+  Tensor Want = Interp.call("main", Args).tensor();
+  VirtualMachine VM(Exe);
+  std::vector<ObjectRef> Objs;
+  for (const ir::Value &A : Args)
+    Objs.push_back(toObject(A, *Exe));
+  Tensor Got = toValue(VM.invoke("main", std::move(Objs)), *Exe, M).tensor();
+  EXPECT_TRUE(allClose(Got, Want, 1e-5, 1e-6));
+}
+
+TEST(CudaTarget, KernelsOnTheGpuCopiesAtParameters) {
+  ir::Module M = parse(R"(
+def @main(%x: Tensor[(n, 64), float32], %b: Tensor[(64,), float32])
+    -> Tensor[(n, 1), float32] {
+  let %y = tanh(multiply(exp(%x), %b));
+  sum(%y, axis=[1], keepdims=1)
+}
+)");
+  auto Exe = compileForGpu(M);
+  ASSERT_TRUE(Exe->cudaCode);
+  ASSERT_GE(Exe->cudaCode->images.size(), 3u); // sm_80, sm_90, PTX
+  for (const NativeKernel &K : Exe->nativeKernels)
+    EXPECT_EQ(K.device, Device::CUDA) << K.symbol;
+  // The two parameters go to the GPU once each; the intermediate stays
+  // there, and the result comes back to the host in VirtualMachine::invoke.
+  EXPECT_EQ(count(*Exe, "main", Opcode::DeviceCopy), 2u) << Exe->disassemble();
+  EXPECT_EQ(linesWith(*Exe, "main", "to cuda"), 2u) << Exe->disassemble();
+  EXPECT_GE(linesWith(*Exe, "main", " on cuda"), 2u) << Exe->disassemble();
+  expectAgreesOnGpu(M, Exe,
+                    {randomTensor({3, 64}, DType::Float32, 1),
+                     randomTensor({64}, DType::Float32, 2)});
+}
+
+TEST(CudaTarget, LoopCounterOnHostCarriedTensorOnGpu) {
+  ir::Module M = parse(R"(
+def @loop(%i: Tensor[(), int64], %n: Tensor[(), int64],
+          %x: Tensor[(?, 256), float32]) -> Tensor[(?, 256), float32] {
+  if (less(%i, %n)) {
+    @loop(add(%i, 1i64), %n, tanh(add(%x, 0.5f32)))
+  } else {
+    %x
+  }
+}
+
+def @main(%n: Tensor[(), int64], %x: Tensor[(?, 256), float32])
+    -> Tensor[(?, 256), float32] {
+  @loop(0i64, %n, %x)
+}
+)");
+  auto Exe = compileForGpu(M);
+  size_t OnGpu = 0;
+  for (const NativeKernel &K : Exe->nativeKernels)
+    OnGpu += K.device == Device::CUDA;
+  EXPECT_EQ(OnGpu, 1u) << Exe->disassemble(); // tanh(x + 0.5)
+  // In the loop: the carried tensor is copied to the GPU (a no-op after
+  // the first iteration, where it is there already); the counter and the
+  // condition never go to the GPU.
+  EXPECT_EQ(linesWith(*Exe, "loop", "to cuda"), 1u) << Exe->disassemble();
+  expectAgreesOnGpu(
+      M, Exe,
+      {Tensor::scalar<int64_t>(5), randomTensor({2, 256}, DType::Float32, 3)});
+}
+
+TEST(CudaTarget, GpuConditionCostsOneSmallCopy) {
+  ir::Module M = parse(R"(
+def @main(%x: Tensor[(?, 128), float32]) -> Tensor[(?, 128), float32] {
+  let %v = sum(exp(%x), axis=[0]);
+  if (greater(max(%v), 10f32)) {
+    tanh(%x)
+  } else {
+    exp(%x)
+  }
+}
+)");
+  auto Exe = compileForGpu(M);
+  // The column sums run on the GPU (their input is large and dynamic); the
+  // maximum of the 128 sums, a reduction to one value, and the branch run
+  // on the host: one small copy to the CPU.
+  EXPECT_EQ(linesWith(*Exe, "main", "to cpu"), 1u) << Exe->disassemble();
+  expectAgreesOnGpu(M, Exe, {randomTensor({4, 128}, DType::Float32, 4)});
+}
+
+TEST(CudaTarget, ConstantsLoadOnTheGpu) {
+  ir::Module M2 = parse(R"(
+def @main(%x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
+  multiply(exp(%x), const[(4,), float32]([1, 2, 3, 4]))
+}
+)");
+  auto Exe = compileForGpu(M2);
+  std::string D = Exe->disassemble();
+  EXPECT_NE(D.find("LoadConst"), std::string::npos) << D;
+  EXPECT_EQ(count(*Exe, "main", Opcode::DeviceCopy), 1u) << D; // only %x
+  EXPECT_NE(D.find("on cuda"), std::string::npos) << D;
+  expectAgreesOnGpu(M2, Exe, {randomTensor({3, 4}, DType::Float32, 5)});
+}
+
+TEST(CudaTarget, WithoutAGpuTheVmSaysSo) {
+  std::string Why;
+  if (cuda::available(&Why))
+    GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_FALSE(Why.empty());
+  ir::Module M = parse(R"(
+def @main(%x: Tensor[(n, 64), float32]) -> Tensor[(n, 64), float32] {
+  tanh(exp(%x))
+}
+)");
+  auto Exe = compileForGpu(M);
+  try {
+    VirtualMachine VM(Exe);
+    ADD_FAILURE() << "a VM was made for a CUDA executable without a GPU";
+  } catch (const Error &E) {
+    EXPECT_EQ(std::string(E.what()),
+              "this executable needs a CUDA GPU: " + Why);
+  }
+}
+
+#else
+
+TEST(CudaTarget, NeedsTheToolkit) {
+  GTEST_SKIP() << "built without the CUDA toolkit";
+}
+
+#endif
+
+} // namespace

@@ -366,7 +366,10 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
     for (;;) {
       const ADTObj &A = asADT(*L, "list argument");
       if (A.fields.size() == 2) {
-        Ins.push_back(asTensor(A.fields[0], "list element"));
+        // The elements of a List may be anywhere (placement cannot see
+        // inside it): they come to the host, where builtin kernels run.
+        const Tensor &E = asTensor(A.fields[0], "list element");
+        Ins.push_back(E.device() == Device::CPU ? E : toDevice(E, Device::CPU));
         L = &A.fields[1];
       } else if (A.fields.empty()) {
         break;

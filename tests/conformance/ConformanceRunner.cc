@@ -47,6 +47,8 @@ struct Options {
   int optLevel = -1;
   /// The VM's native code for fused groups; empty: the compiler's default.
   std::string codegen;
+  /// Where the VM's fused groups run: "cpu" or "cuda".
+  std::string target = "cpu";
   std::vector<std::string> filters;
   int jobs = 2;
   int timeoutSec = 120;
@@ -116,7 +118,7 @@ Running start(const Options &O, const std::string &Name) {
     alarm((unsigned)O.timeoutSec);
     std::string Msg;
     bool Ok = runTestCase(fs::path(O.dataDir) / Name, O.executor, O.optLevel,
-                          Msg, O.codegen);
+                          Msg, O.codegen, O.target);
     std::cout << Msg << std::flush;
     _exit(Ok ? 0 : 1);
   }
@@ -145,6 +147,8 @@ int main(int Argc, char **Argv) {
       O.optLevel = std::clamp(std::stoi(next()), 0, 3);
     else if (A == "--codegen")
       O.codegen = next();
+    else if (A == "--target")
+      O.target = next();
     else if (A == "--filter")
       O.filters.push_back(next());
     else if (A == "--jobs")
@@ -160,7 +164,7 @@ int main(int Argc, char **Argv) {
     else {
       std::cerr
           << "usage: rivet_conformance [--data DIR] [--executor interp|vm] "
-             "[--opt-level 0..3] [--codegen off|jit|so] "
+             "[--opt-level 0..3] [--codegen off|jit|so] [--target cpu|cuda] "
              "[--filter S]... [--jobs N] [--timeout SEC] [--pass-list F] "
              "[--write-pass-list F] [--verbose]\n";
       return 2;
@@ -169,6 +173,11 @@ int main(int Argc, char **Argv) {
   if (O.executor != "interp" && O.executor != "vm") {
     std::cerr << "error: unknown executor '" << O.executor
               << "' (available: interp, vm)\n";
+    return 2;
+  }
+  if (O.target != "cpu" && O.target != "cuda") {
+    std::cerr << "error: unknown target '" << O.target
+              << "' (available: cpu, cuda)\n";
     return 2;
   }
   if (!O.codegen.empty() && O.codegen != "off" && O.codegen != "jit" &&

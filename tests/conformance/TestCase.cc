@@ -10,6 +10,7 @@
 #include "vm/VirtualMachine.h"
 #include "vm/compiler/Compiler.h"
 #include "vm/compiler/ValueConversion.h"
+#include "vm/cuda/Gpu.h"
 
 #include <onnx/onnx-data.pb.h>
 #include <onnx/onnx_pb.h>
@@ -169,7 +170,8 @@ void checkInput(const ir::Var &Param, const Value &V, const std::string &Name) {
 } // namespace
 
 bool runTestCase(const fs::path &Dir, const std::string &Executor, int OptLevel,
-                 std::string &Msg, const std::string &Codegen) {
+                 std::string &Msg, const std::string &Codegen,
+                 const std::string &Target) {
   try {
     fs::path ModelPath = Dir / "model.onnx";
     auto Model = parseProto<onnx::ModelProto>(ModelPath);
@@ -220,7 +222,18 @@ bool runTestCase(const fs::path &Dir, const std::string &Executor, int OptLevel,
         CO.codegen.mode = vm::NativeCode::SharedObject;
       else if (!Codegen.empty())
         fail("unknown codegen mode '{}'", Codegen);
+      if (Target == "cuda") {
+        // Every kernel the GPU can run goes there: the suite's tensors are
+        // small, which placement would otherwise keep on the host.
+        CO.codegen.target = Device::CUDA;
+        CO.codegen.smallKernelsOnGpu = true;
+      } else if (Target != "cpu")
+        fail("unknown target '{}'", Target);
       Exe = vm::compile(M, CO);
+      if (Exe->needsGpu() && !vm::cuda::available()) {
+        Msg = "compiled for cuda (no GPU here to run it)";
+        return true;
+      }
       VM = std::make_unique<vm::VirtualMachine>(Exe);
     }
     auto Call = [&](std::vector<Value> Args) -> Value {

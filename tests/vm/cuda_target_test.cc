@@ -20,6 +20,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 using namespace rivet;
 using namespace rivet::vm;
 
@@ -125,12 +129,34 @@ def @main(%n: Tensor[(), int64], %x: Tensor[(?, 256), float32])
     OnGpu += K.device == Device::CUDA;
   EXPECT_EQ(OnGpu, 1u) << Exe->disassemble(); // tanh(x + 0.5)
   // In the loop: the carried tensor is copied to the GPU (a no-op after
-  // the first iteration, where it is there already); the counter and the
-  // condition never go to the GPU.
+  // the first iteration, where it is there already: it comes from the host
+  // on the first call and from the GPU on the others); the counter, the
+  // bound and the condition are known to be on the host (main passes host
+  // values, the loop host-made ones), so nothing copies them.
+  EXPECT_EQ(count(*Exe, "loop", Opcode::DeviceCopy), 1u) << Exe->disassemble();
   EXPECT_EQ(linesWith(*Exe, "loop", "to cuda"), 1u) << Exe->disassemble();
   expectAgreesOnGpu(
       M, Exe,
       {Tensor::scalar<int64_t>(5), randomTensor({2, 256}, DType::Float32, 3)});
+}
+
+TEST(CudaTarget, CallResultsKeepTheirDevice) {
+  ir::Module M = parse(R"(
+def @f(%x: Tensor[(?, 64), float32]) -> Tensor[(?, 64), float32] {
+  exp(%x)
+}
+
+def @main(%x: Tensor[(?, 64), float32]) -> Tensor[(?, 64), float32] {
+  let %y = @f(%x);
+  tanh(add(%y, %x))
+}
+)");
+  auto Exe = compileForGpu(M);
+  // @f's result is made on the GPU, so main reads it there without a copy;
+  // main's parameter (from the host) is copied once in each function.
+  EXPECT_EQ(count(*Exe, "main", Opcode::DeviceCopy), 1u) << Exe->disassemble();
+  EXPECT_EQ(count(*Exe, "f", Opcode::DeviceCopy), 1u) << Exe->disassemble();
+  expectAgreesOnGpu(M, Exe, {randomTensor({3, 64}, DType::Float32, 6)});
 }
 
 TEST(CudaTarget, GpuConditionCostsOneSmallCopy) {
@@ -164,6 +190,31 @@ def @main(%x: Tensor[(n, 4), float32]) -> Tensor[(n, 4), float32] {
   EXPECT_EQ(count(*Exe, "main", Opcode::DeviceCopy), 1u) << D; // only %x
   EXPECT_NE(D.find("on cuda"), std::string::npos) << D;
   expectAgreesOnGpu(M2, Exe, {randomTensor({3, 4}, DType::Float32, 5)});
+}
+
+/// Every program of tests/programs compiles for the GPU, with every kernel
+/// the GPU can run placed there (closures, constructors as functions, lists
+/// and mutual recursion all go through placement).
+TEST(CudaTarget, EveryProgramCompiles) {
+  namespace fs = std::filesystem;
+  size_t N = 0;
+  for (const auto &E : fs::directory_iterator(fs::path(RIVET_SOURCE_DIR) /
+                                              "tests" / "programs")) {
+    fs::path P = E.path() / "program.rvir";
+    if (!fs::exists(P))
+      continue;
+    std::ifstream In(P);
+    std::stringstream Text;
+    Text << In.rdbuf();
+    ir::Module M = ir::parseModule(Text.str(), P.string());
+    ir::inferTypes(M);
+    CompileOptions O;
+    O.codegen.target = Device::CUDA;
+    O.codegen.smallKernelsOnGpu = true;
+    EXPECT_NO_THROW(compile(M, O)) << P;
+    ++N;
+  }
+  EXPECT_GE(N, 19u);
 }
 
 TEST(CudaTarget, WithoutAGpuTheVmSaysSo) {

@@ -103,6 +103,7 @@ std::vector<FlagSpec> compileFlags() {
           {"cpu", true, false},
           {"mattr", true, false},
           {"target", true, false},
+          {"gpu-placement", true, false},
           {"input-shape", true, true}};
 }
 
@@ -120,6 +121,9 @@ const char *const CompileFlagsUsage =
     "  --mattr +F,-G           target features added/removed (LLVM names)\n"
     "  --target cpu|cuda       where fused kernels run (default cpu; cuda\n"
     "                          needs a GPU to run the result)\n"
+    "  --gpu-placement auto|all  with --target cuda: small static kernels\n"
+    "                          on the host (auto, default) or every kernel\n"
+    "                          the GPU can run on it (all, for testing)\n"
     "  --input-shape NAME=AxB  compile for input NAME of this shape only\n"
     "                          (its symbolic extents become constants: no\n"
     "                          shape functions, one memory arena); "
@@ -216,6 +220,15 @@ vm::CompileOptions compileOptionsFrom(std::optional<int> Level,
         O.codegen.mode == vm::NativeCode::Off)
       throw UsageError("--target cuda runs native kernels on the GPU, so it "
                        "cannot go with --codegen off");
+  }
+  if (P.has("gpu-placement")) {
+    std::string G = P.get("gpu-placement", "");
+    if (G != "auto" && G != "all")
+      throw UsageError(fmt::format(
+          "option '--gpu-placement' expects auto or all, got '{}'", G));
+    if (O.codegen.target == Device::CPU)
+      throw UsageError("--gpu-placement needs --target cuda");
+    O.codegen.smallKernelsOnGpu = G == "all";
   }
   for (const std::string &A : P.all("input-shape")) {
     auto [Name, Spec] = splitAssignment(A, "input-shape");

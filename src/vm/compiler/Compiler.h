@@ -37,6 +37,10 @@ struct CodegenOptions {
   /// are also compiled to CUDA, placement puts them on the GPU where it
   /// pays, compiler/PlanDevices.h, and the executable needs a GPU).
   Device target = Device::CPU;
+  /// For a GPU target: also the kernels placement would keep on the host
+  /// for being small (`--gpu-placement all`: tests the GPU code of every
+  /// kernel, e.g. the conformance suite's small tensors).
+  bool smallKernelsOnGpu = false;
   /// Target CPU and features (`--cpu`, `--mattr`); empty: the host's.
   std::string cpu;
   std::string features;

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <memory>
 #include <unordered_set>
 
 namespace rivet::vm::compiler {
@@ -62,21 +63,31 @@ void ModuleLowering::run() {
     J.fn = Fn;
     Jobs.push_back(std::move(J));
   }
+  // Every function is lowered before any is placed: placement follows
+  // values across calls.
+  std::vector<std::unique_ptr<LoweredFunction>> Lowered;
+  std::vector<uint32_t> Index;
   while (!Jobs.empty()) {
     LoweringJob J = std::move(Jobs.front());
     Jobs.pop_front();
-    lowerJob(J);
+    Lowered.push_back(std::make_unique<LoweredFunction>());
+    Index.push_back(J.index);
+    lowerFunction(*this, J, *Lowered.back());
   }
-}
-
-void ModuleLowering::lowerJob(const LoweringJob &Job) {
-  LoweredFunction F;
-  lowerFunction(*this, Job, F);
-  if (Opts.codegen.target != Device::CPU)
-    planDevices(F, [&](uint32_t K) { return placement(K); });
-  planMemory(F, Opts.planMemory);
-  allocateRegisters(F);
-  Exe.functions[Job.index] = assemble(F);
+  if (Opts.codegen.target != Device::CPU) {
+    std::vector<LoweredFunction *> Fns;
+    for (auto &F : Lowered)
+      Fns.push_back(F.get());
+    planDevices(Fns, Index, Exe.functionIndex.at("main"),
+                [&](uint32_t K) { return placement(K); });
+  }
+  for (size_t I = 0; I < Lowered.size(); ++I) {
+    LoweredFunction &F = *Lowered[I];
+    planMemory(F, Opts.planMemory);
+    allocateRegisters(F);
+    Exe.functions[Index[I]] = assemble(F);
+    Lowered[I].reset();
+  }
 }
 
 /// Where kernel-table entry K runs and what it reads of its inputs.

@@ -71,7 +71,6 @@ public:
   const CompileOptions &options() const { return Opts; }
 
 private:
-  void lowerJob(const LoweringJob &Job);
   KernelPlacement placement(uint32_t K) const;
 
   const ir::Module &M;

@@ -309,7 +309,7 @@ Device NativeKernelBuilder::placeKernel(const NativeKernel &NK,
       N = D < 0 ? kHostElements + 1 : N * D;
     Small &= N <= kHostElements;
   }
-  if (Small)
+  if (Small && !Opts.smallKernelsOnGpu)
     return Device::CPU;
 #if RIVET_HAVE_CUDA
   try {

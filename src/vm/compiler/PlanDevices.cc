@@ -32,24 +32,63 @@ struct Where {
 constexpr size_t kNoIndex = SIZE_MAX;
 constexpr size_t kManyDefs = SIZE_MAX - 1;
 
+/// What the module's calls say of a function's values, by function index.
+struct Signature {
+  std::vector<Where> params;
+  Where result;
+};
+using Signatures = std::vector<Signature>;
+
+/// Joins W into Into; whether that changed it.
+bool joinInto(Where &Into, Where W) {
+  Where J = Into.join(W);
+  bool Changed = !(J == Into);
+  Into = J;
+  return Changed;
+}
+
+/// The placement of one function.
 class Planner {
 public:
-  Planner(LoweredFunction &F,
+  Planner(LoweredFunction &F, uint32_t Index,
           const std::function<KernelPlacement(uint32_t)> &KernelAt)
-      : F(F), KernelAt(KernelAt) {}
-
-  void run() {
+      : F(F), Index(Index), KernelAt(KernelAt) {
     findDefinitions();
     allocateGpuOutputs();
-    inferDevices();
-    insertCopies();
+  }
+
+  /// Infers every register's device given what Sigs says of parameters
+  /// and call results, then adds what this function's calls and returns
+  /// say to Sigs. Whether Sigs changed.
+  bool infer(Signatures &Sigs) {
+    inferDevices(Sigs);
+    bool Changed = false;
+    for (const PendingInst &P : F.code) {
+      if (P.deleted)
+        continue;
+      const Instruction &I = P.inst;
+      if (I.op == Opcode::Invoke || I.op == Opcode::TailInvoke) {
+        Signature &Callee = Sigs.at(I.c);
+        for (size_t A = 0; A < P.regs.size() && A < Callee.params.size(); ++A)
+          Changed |= joinInto(Callee.params[A], at(P.regs[A]));
+        if (I.op == Opcode::TailInvoke)
+          Changed |= joinInto(Sigs[Index].result, Callee.result);
+      } else if (I.op == Opcode::TailInvokeClosure) {
+        Changed |= joinInto(Sigs[Index].result, Where::unknown());
+      } else if (I.op == Opcode::Ret) {
+        Changed |= joinInto(Sigs[Index].result, at(I.a));
+      }
+    }
+    return Changed;
   }
 
 private:
   LoweredFunction &F;
+  uint32_t Index;
   const std::function<KernelPlacement(uint32_t)> &KernelAt;
   std::vector<size_t> DefAt; // the one instruction writing a register
   std::vector<Where> Dev;
+  const Signatures *Sigs = nullptr;
 
   static bool writesOutputs(const PendingInst &P) {
     return P.kernelKind != KernelEntry::Kind::Builtin &&
@@ -115,7 +154,8 @@ private:
     case Opcode::GetTag: return Where::on(Device::CPU);
     case Opcode::InvokeKernel: // shape functions and allocating kernels
       return Where::on(Device::CPU);
-    default: return Where::unknown(); // calls, fields
+    case Opcode::Invoke: return (*Sigs)[I.c].result;
+    default: return Where::unknown(); // closure calls, fields
     }
   }
 
@@ -123,10 +163,15 @@ private:
     return V < Dev.size() ? Dev[V] : Where::unknown();
   }
 
-  void inferDevices() {
+  void inferDevices(const Signatures &S) {
+    Sigs = &S;
     Dev.assign(F.vregType.size(), Where());
+    const std::vector<Where> &Params = S[Index].params;
+    // A parameter no call has reached yet stays unset (a self-recursive
+    // call passes it on without saying anything); one never reached is
+    // copied where it is read, as an unknown one.
     for (uint32_t P = 0; P < F.numParams && P < Dev.size(); ++P)
-      Dev[P] = Where::unknown();
+      Dev[P] = P < Params.size() ? Params[P] : Where::unknown();
     std::vector<uint32_t> Defs;
     for (bool Changed = true; Changed;) {
       Changed = false;
@@ -181,6 +226,9 @@ private:
     return R;
   }
 
+public:
+  /// Puts a DeviceCopy before each operand that may be on another device
+  /// than its reader needs (infer() ran last with the final signatures).
   void insertCopies() {
     std::vector<bool> IsTarget(F.code.size() + 1, false);
     for (uint32_t Pos : F.labelPos)
@@ -203,6 +251,11 @@ private:
         requirements(P, Need);
       for (auto &[Reg, D] : Need) {
         uint32_t V = *Reg;
+        // A List a kernel reads (list_argument) is no tensor to copy: the
+        // VM brings its elements to the kernel's device.
+        const ir::Type &T = V < F.vregType.size() ? F.vregType[V] : nullptr;
+        if (T && T->kind != ir::TypeKind::Tensor)
+          continue;
         Where W = at(V);
         if (W.kind == Where::Known && W.device == D)
           continue;
@@ -239,9 +292,43 @@ private:
 
 } // namespace
 
-void planDevices(LoweredFunction &F,
+void planDevices(const std::vector<LoweredFunction *> &Fns,
+                 const std::vector<uint32_t> &Index, uint32_t Main,
                  const std::function<KernelPlacement(uint32_t)> &KernelAt) {
-  Planner(F, KernelAt).run();
+  // Some functions are made without lowering (a constructor used as a
+  // function value): they appear only as callees.
+  uint32_t NumFunctions = Main + 1;
+  for (uint32_t I : Index)
+    NumFunctions = std::max(NumFunctions, I + 1);
+  for (LoweredFunction *F : Fns)
+    for (const PendingInst &P : F->code)
+      if (P.inst.op == Opcode::Invoke || P.inst.op == Opcode::TailInvoke ||
+          P.inst.op == Opcode::AllocClosure)
+        NumFunctions = std::max(NumFunctions, P.inst.c + 1);
+  Signatures Sigs(NumFunctions);
+  std::vector<Planner> Planners;
+  for (size_t I = 0; I < Fns.size(); ++I) {
+    Sigs[Index[I]].params.resize(Fns[I]->numParams);
+    Planners.emplace_back(*Fns[I], Index[I], KernelAt);
+  }
+  // Main's arguments come from the host; a closure's from anywhere.
+  for (Where &P : Sigs[Main].params)
+    P = Where::on(Device::CPU);
+  for (LoweredFunction *F : Fns)
+    for (const PendingInst &P : F->code)
+      if (!P.deleted && P.inst.op == Opcode::AllocClosure)
+        for (Where &W : Sigs.at(P.inst.c).params)
+          W = Where::unknown();
+  // The lattice is finite and joins only climb it: this ends.
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (Planner &P : Planners)
+      Changed |= P.infer(Sigs);
+  }
+  for (Planner &P : Planners) {
+    P.infer(Sigs); // the final devices
+    P.insertCopies();
+  }
 }
 
 } // namespace rivet::vm::compiler

@@ -25,15 +25,21 @@ struct KernelPlacement {
   bool shapesOnly = false;
 };
 
-/// Places F's values. A value's device is known where every instruction
-/// that writes it says so (a kernel's allocation, a copy, a constant);
-/// parameters, call results and fields may come from anywhere, so an operand
-/// made of them gets a DeviceCopy that costs nothing at run time when the
-/// value is already where it is needed (a loop's carried GPU tensors stay on
-/// the GPU). A copy is reused until a jump target or a redefinition; one
-/// of a constant becomes a LoadConst on the device (each VM uploads each
-/// constant once). Jumps go forward only (as the memory planner assumes).
-void planDevices(LoweredFunction &F,
+/// Places the values of every function of a module: Fns[I] is function
+/// Index[I] of the executable, Main is @main's index. A value's device is
+/// known where every instruction that writes it says so (a kernel's
+/// allocation, a copy, a constant), and across calls: a parameter's device
+/// is the join of the arguments of every direct call (main's come from the
+/// host), a call's result the join of the callee's returns, to a fixed
+/// point. What stays unknown (a loop's carried tensor, made on the host
+/// before the loop and on the GPU in it; closure parameters; ADT fields)
+/// gets a DeviceCopy that costs nothing at run time when the value is
+/// already where it is needed. A copy is reused until a jump target or a
+/// redefinition; one of a constant becomes a LoadConst on the device (each
+/// VM uploads each constant once). Jumps go forward only (as the memory
+/// planner assumes).
+void planDevices(const std::vector<LoweredFunction *> &Fns,
+                 const std::vector<uint32_t> &Index, uint32_t Main,
                  const std::function<KernelPlacement(uint32_t)> &KernelAt);
 
 } // namespace rivet::vm::compiler

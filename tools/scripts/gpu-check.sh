@@ -70,7 +70,8 @@
 #   PYTHON             default /usr/bin/python3 (needs numpy for --local)
 #   CONFORMANCE=1      add the ONNX conformance pass list's models that
 #                      have GPU kernels (tools/scripts/gpu-conformance-
-#                      bundle.py; needs onnx; ~25 MiB: set BENCH_MODELS="")
+#                      bundle.py; needs onnx; ~25 MiB: set BENCH_MODELS="");
+#                      CONFORMANCE_ONLY=FILE: only the tests it names
 #
 # Then, on the GPU machine (device tool: carry ["gpu-bundle"], timeout_s
 # 360; the device script stays within its --budget, 285 s by default):
@@ -456,7 +457,8 @@ bench_exe() {
 # (CONFORMANCE=1; ~25 MiB, so with no bench model beside it).
 if [ "${CONFORMANCE:-0}" = 1 ]; then
   echo "== conformance pass list (compiled with --gpu-placement all)"
-  "$PYTHON" tools/scripts/gpu-conformance-bundle.py "$BUNDLE" ||
+  "$PYTHON" tools/scripts/gpu-conformance-bundle.py "$BUNDLE" \
+    ${CONFORMANCE_ONLY:+--only-file "$CONFORMANCE_ONLY"} ||
     note "conformance: tools/scripts/gpu-conformance-bundle.py failed"
 fi
 

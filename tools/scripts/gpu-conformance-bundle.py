@@ -11,7 +11,7 @@ BUNDLE/conformance.json. tools/scripts/gpu-conformance-check.py runs them on
 the GPU machine, which needs only numpy.
 
     /usr/bin/python3 tools/scripts/gpu-conformance-bundle.py [BUNDLE]
-        [--data DIR] [--jobs N] [--filter SUBSTR]
+        [--data DIR] [--jobs N] [--filter SUBSTR] [--only-file F]
 """
 import argparse
 import concurrent.futures
@@ -102,10 +102,16 @@ def main():
     ap.add_argument("--rivet", default=os.path.join(ROOT, "build/tools/rivet"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--filter", default="")
+    ap.add_argument("--only-file", help="only the tests named in this file (one per line, "
+                    "as the device script reports them: node.test_abs)")
     args = ap.parse_args()
     with open(os.path.join(ROOT, "tests/conformance/pass_list_interp.txt")) as f:
         tests = [l.strip() for l in f if l.strip() and not l.startswith("#")]
     tests = [t for t in tests if args.filter in t]
+    if args.only_file:
+        with open(args.only_file) as f:
+            only = {l.strip() for l in f if l.strip()}
+        tests = [t for t in tests if t.replace("/", ".") in only]
     out_root = os.path.join(args.bundle, "conformance")
     shutil.rmtree(out_root, ignore_errors=True)
     os.makedirs(out_root)

@@ -320,7 +320,8 @@ def check_conformance(np, bundle, work, budget):
         return name, "agree", ""
 
     import concurrent.futures
-    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+    # Each rivet-run sets up a CUDA context (~0.2 s): many at once.
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
         res = list(pool.map(one, conf["cases"]))
     counts = {}
     for _, st, _ in res:
@@ -1125,6 +1126,8 @@ def main():
     ap.add_argument("--bench-filter", help="a regular expression: only the shapes ('MODEL LABEL') it matches")
     ap.add_argument("--no-compile", action="store_true", help="no torch.compile baseline")
     ap.add_argument("--no-bench", action="store_true", help="correctness only")
+    ap.add_argument("--conformance-budget", type=float, default=90,
+                    help="seconds for the conformance pass list, when the bundle has it (default 90)")
     ap.add_argument("--json", help="where the JSON results go (default $OUT/gpu-check.json)")
     args = ap.parse_args()
     deadline = START + args.budget
@@ -1201,7 +1204,7 @@ def main():
             results = check_cases(np, bundle, args.flavor, args, work)
             if args.flavor == "cuda":
                 try:
-                    conformance = check_conformance(np, bundle, work, 90)
+                    conformance = check_conformance(np, bundle, work, args.conformance_budget)
                 except Exception as e:
                     log(f"error: the conformance check failed: {type(e).__name__}: {e}")
                     conformance = [("conformance", "error", str(e))]

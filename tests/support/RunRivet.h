@@ -18,6 +18,8 @@
 namespace rivet::testing {
 
 inline const std::string RivetBin = RIVET_BINARY_DIR "/tools/rivet";
+/// The runtime-only runner (tools/rivet-run).
+inline const std::string RivetRunBin = RIVET_BINARY_DIR "/tools/rivet-run";
 
 struct RunResult {
   int exitCode = -1;  // -1: killed by a signal or not run
@@ -33,15 +35,16 @@ inline std::string shellQuote(const std::string &S) {
   return Q + "'";
 }
 
-/// Runs `rivet Args...`; stderr joins the output unless WithStderr is false.
+/// Runs `Bin Args...`; stderr joins the output unless WithStderr is false.
 /// Stdin, where given, is what the command reads on its standard input.
 /// MemoryLimitKB, when nonzero, is the address-space limit (ulimit -v) of
 /// the command.
-inline RunResult runRivet(const std::vector<std::string> &Args,
-                          bool WithStderr = true,
-                          const std::string *Stdin = nullptr,
-                          long MemoryLimitKB = 0) {
-  std::string Cmd = shellQuote(RivetBin);
+inline RunResult runBinary(const std::string &Bin,
+                           const std::vector<std::string> &Args,
+                           bool WithStderr = true,
+                           const std::string *Stdin = nullptr,
+                           long MemoryLimitKB = 0) {
+  std::string Cmd = shellQuote(Bin);
   for (const std::string &A : Args)
     Cmd += " " + shellQuote(A);
   Cmd += WithStderr ? " 2>&1" : " 2>/dev/null";
@@ -63,6 +66,14 @@ inline RunResult runRivet(const std::vector<std::string> &Args,
   else if (WIFSIGNALED(Status))
     R.signal = WTERMSIG(Status);
   return R;
+}
+
+/// Runs `rivet Args...` (as runBinary).
+inline RunResult runRivet(const std::vector<std::string> &Args,
+                          bool WithStderr = true,
+                          const std::string *Stdin = nullptr,
+                          long MemoryLimitKB = 0) {
+  return runBinary(RivetBin, Args, WithStderr, Stdin, MemoryLimitKB);
 }
 
 /// An empty folder rivet_<Prefix>_<Name>_<pid> in the temporary directory.

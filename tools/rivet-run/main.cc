@@ -31,6 +31,7 @@
 
 using namespace rivet;
 using rivet::cli::FlagSpec;
+using rivet::cli::jsonString;
 using rivet::cli::ParsedArgs;
 using rivet::cli::UsageError;
 
@@ -60,19 +61,6 @@ using Clock = std::chrono::steady_clock;
 
 double millisSince(Clock::time_point T0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - T0).count();
-}
-
-std::string jsonString(const std::string &S) {
-  std::string R = "\"";
-  for (char C : S) {
-    if (C == '"' || C == '\\')
-      R += {'\\', C};
-    else if ((unsigned char)C < 0x20)
-      R += fmt::format("\\u{:04x}", (unsigned)(unsigned char)C);
-    else
-      R += C;
-  }
-  return R + "\"";
 }
 
 struct Options {

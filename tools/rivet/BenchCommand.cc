@@ -67,19 +67,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string jsonString(const std::string &S) {
-  std::string R = "\"";
-  for (char C : S) {
-    if (C == '"' || C == '\\')
-      R += {'\\', C};
-    else if ((unsigned char)C < 0x20)
-      R += fmt::format("\\u{:04x}", (unsigned)(unsigned char)C);
-    else
-      R += C;
-  }
-  return R + "\"";
-}
-
 /// Runs E on Inputs at least Repeat times and for at least MinTime
 /// seconds, appending each run's latency (ms) to Millis.
 void timeRuns(Engine &E, const std::vector<Tensor> &Inputs, uint64_t Repeat,

@@ -84,4 +84,17 @@ uint64_t parseUnsigned(const std::string &Text, const std::string &Flag) {
   return std::stoull(Text);
 }
 
+std::string jsonString(const std::string &S) {
+  std::string R = "\"";
+  for (char C : S) {
+    if (C == '"' || C == '\\')
+      R += {'\\', C};
+    else if ((unsigned char)C < 0x20)
+      R += fmt::format("\\u{:04x}", (unsigned)(unsigned char)C);
+    else
+      R += C;
+  }
+  return R + "\"";
+}
+
 } // namespace rivet::cli

@@ -52,4 +52,8 @@ std::pair<std::string, std::string> splitAssignment(const std::string &Arg,
 /// Parses an unsigned integer given to Flag; throws UsageError when malformed.
 uint64_t parseUnsigned(const std::string &Text, const std::string &Flag);
 
+/// S as a JSON string literal (quotes and control characters escaped), for
+/// the commands' JSON reports.
+std::string jsonString(const std::string &S);
+
 } // namespace rivet::cli

@@ -55,10 +55,12 @@ std::vector<Tensor>
 readMainInputs(const Executable &Exe,
                const std::map<std::string, std::string> &Files) {
   const std::vector<ParamInfo> &Params = Exe.mainParams;
-  for (const auto &[Name, _] : Files)
+  for (const auto &File : Files) {
+    const std::string &Name = File.first; // clang 14 cannot capture bindings
     if (std::none_of(Params.begin(), Params.end(),
                      [&](const ParamInfo &I) { return I.name == Name; }))
       fail("unknown input '{}': @main has inputs: {}", Name, joinNames(Params));
+  }
   std::vector<Tensor> Args;
   for (const ParamInfo &I : Params) {
     if (!I.isTensor)

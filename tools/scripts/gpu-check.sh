@@ -65,7 +65,8 @@
 #                      benchmarked at every batch of BENCH_BATCHES; 0: not
 #   BUNDLE_MAX_MIB     size cap of the bundle (default 60; it is also kept
 #                      within the 64 MiB a device call carries, working tree
-#                      included)
+#                      included, less CARRY_MARGIN_KIB, default 1024, for
+#                      the tree to grow)
 #   ONLY               a regular expression: only the cases it matches
 #   PYTHON             default /usr/bin/python3 (needs numpy for --local)
 #   CONFORMANCE=1      add the ONNX conformance pass list's models that
@@ -404,9 +405,9 @@ done
 TREE_BYTES=$(git ls-files -z -co --exclude-standard 2>/dev/null |
   xargs -0 du -cb 2>/dev/null | awk '$2 == "total" { s += $1 } END { print s + 0 }')
 # A device call carries the working tree and the bundle, 64 MiB in all;
-# 1 MiB is left for the tree to grow.
+# CARRY_MARGIN_KIB (default 1024) is left for the tree to grow.
 LIMIT=$((BUNDLE_MAX_MIB << 20))
-CARRY_LEFT=$(((63 << 20) - TREE_BYTES))
+CARRY_LEFT=$(((64 << 20) - (${CARRY_MARGIN_KIB:-1024} << 10) - TREE_BYTES))
 [ "$CARRY_LEFT" -lt "$LIMIT" ] && LIMIT=$CARRY_LEFT
 
 BENCH_TSV=$BUNDLE/bench.tsv

@@ -90,6 +90,18 @@ Tensor VirtualMachine::toDevice(const Tensor &T, Device D) {
   return Tensor(std::move(S), 0, T.shape(), T.dtype());
 }
 
+ObjectRef VirtualMachine::onDevice(const ObjectRef &V, Device D) {
+  if (D != Device::CPU && !Exe->needsGpu())
+    fail("the executable has no GPU code, so nothing goes to {}",
+         deviceName(D));
+  return makeTensor(toDevice(asTensor(V, "argument"), D));
+}
+
+void VirtualMachine::synchronize() {
+  if (Exe->needsGpu())
+    cuda::Gpu::get().synchronize();
+}
+
 ObjectRef VirtualMachine::constantOn(uint32_t C, Device D) {
   if (D == Device::CPU)
     return Constants[C];

@@ -358,7 +358,7 @@ ObjectRef VirtualMachine::invoke(const std::string &Fn,
          F.numParams == 1 ? "" : "s", Args.size());
   ObjectRef Result = run(Idx, std::move(Args));
   // Callers read results on the host; the copy also waits for the GPU.
-  return Exe->needsGpu() ? toHost(Result) : Result;
+  return Exe->needsGpu() && ResultsToHost ? toHost(Result) : Result;
 }
 
 /// The interpreter loop. Each case is one instruction of docs/bytecode.md;

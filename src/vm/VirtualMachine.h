@@ -33,6 +33,16 @@ public:
   /// names the input and what was expected.
   ObjectRef invoke(const std::string &Fn, std::vector<ObjectRef> Args);
 
+  /// Where invoke leaves a result made on the GPU: on the host (the
+  /// default: callers read it, and the copy waits for the GPU), or where it
+  /// is (benchmarks of device-resident data; synchronize before timing).
+  void setResultsToHost(bool On) { ResultsToHost = On; }
+  /// V (a tensor) on device D: for arguments that should already be there
+  /// (the compiled code's copies of them are then free).
+  ObjectRef onDevice(const ObjectRef &V, Device D);
+  /// Waits for every kernel and copy queued on the GPU (no-op without one).
+  void synchronize();
+
   /// Bytes of storage currently held (in use or pooled) and the peak of the
   /// bytes in use since construction or resetPeak().
   size_t pooledBytes() const;
@@ -128,6 +138,7 @@ private:
   std::vector<ObjectRef> ArgScratch;
   ExecutionLimits Limits;
   bool Profiling = false;
+  bool ResultsToHost = true;
   std::vector<KernelTime> Profile; // per instruction, while profiling
   size_t PeakDepth = 0, PeakRegs = 0;
 };

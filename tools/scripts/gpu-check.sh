@@ -454,6 +454,12 @@ bench_exe() {
   echo "  $m batch $batch: ${rvx:-no executable}${BENCH_CPU_RVX:+ and $BENCH_CPU_RVX} (input $input=$shape)"
 }
 
+# The elementwise chain whose bandwidth the device script measures (its
+# input is made there: 256 MiB would not travel).
+"$RIVET" compile tools/bench/elementwise_chain.rvir $CUDA_TARGET_ARGS \
+  -o "$BUNDLE/cases/elementwise_chain.rvx" >/dev/null ||
+  note "elementwise_chain: the CUDA compile failed"
+
 # The ONNX conformance pass list, every kernel the GPU can run placed there
 # (CONFORMANCE=1; ~25 MiB, so with no bench model beside it).
 if [ "${CONFORMANCE:-0}" = 1 ]; then

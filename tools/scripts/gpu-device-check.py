@@ -1063,6 +1063,32 @@ def run_bench(np, bundle, args, plan, workers, deadline, work):
     return out
 
 
+def chain_bandwidth(np, bundle, work, copy_gbps):
+    """The fused elementwise chain of tools/bench/elementwise_chain.rvir on
+    64 Mi float32 elements, inputs and result resident on the GPU
+    (rivet-run --device-resident): bytes read and written per second, and
+    that as a fraction of the device-to-device copy's rate."""
+    rvx = os.path.join(bundle.root, "cases", "elementwise_chain.rvx")
+    if not os.path.isfile(rvx):
+        return None
+    n = 64 << 20
+    x = os.path.join(work, "chain_x.npy")
+    np.save(x, np.linspace(-3, 3, n, dtype=np.float32))
+    rc, out, err, _ = bundle.run([rvx, "--input", f"x={x}", "--bench", "20", "--warmup", "3",
+                                  "--device-resident", "--json"], 120)
+    os.remove(x)
+    if rc != 0:
+        log(f"\nelementwise chain: rivet-run failed: {first_error(err, out)}")
+        return {"error": first_error(err, out)}
+    r = json.loads(out.strip().splitlines()[-1])
+    gbps = 2 * n * 4 / (r["median_ms"] / 1e3) / 1e9
+    frac = gbps / copy_gbps if copy_gbps else None
+    log(f"\nfused elementwise chain (tanh(2x + 1), {n >> 20} Mi float32, on the GPU): median "
+        f"{r['median_ms']:.3f} ms = {gbps:.0f} GB/s read + written"
+        + (f", {frac:.2f} of the device copy's {copy_gbps:.0f} GB/s" if frac else ""))
+    return {"median_ms": r["median_ms"], "read_write_gbps": gbps, "of_copy": frac}
+
+
 def bench_summary(bench):
     """One row per shape and rivet-run executable: the median ms of each
     engine and rivet-run's ratio to PyTorch eager's (paired by round)."""
@@ -1244,6 +1270,13 @@ def main():
         listed = ", ".join(f"{r['name']} ({r['status']})" for r in bad[:12])
         log(f"{len(bad)} of {len(results)} cases do not agree: {listed}"
             + (f", and {len(bad) - 12} more" if len(bad) > 12 else ""))
+    copy = (bench or {}).get("bandwidth") or {}
+    chain = None
+    if args.flavor == "cuda":
+        try:
+            chain = chain_bandwidth(np, bundle, work, copy.get("read_write_gbps"))
+        except Exception as e:
+            log(f"error: the elementwise chain failed: {type(e).__name__}: {e}")
     if conformance is not None:
         cc = {}
         for _, st, _ in conformance:
@@ -1255,7 +1288,8 @@ def main():
     report = {"flavor": args.flavor, "elapsed_s": elapsed(), "gpu": gpu_summary(),
               "manifest": {k: v for k, v in m.items() if k != "cases"}, "counts": counts,
               "cases": results, "bench": bench,
-              "conformance": [{"name": n, "status": s, "note": t} for n, s, t in (conformance or [])]}
+              "conformance": [{"name": n, "status": s, "note": t} for n, s, t in (conformance or [])],
+              "elementwise_chain": chain}
     out_dir = os.environ.get("OUT")
     json_path = args.json or (os.path.join(out_dir, "gpu-check.json") if out_dir else None)
     if json_path:

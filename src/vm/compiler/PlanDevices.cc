@@ -4,6 +4,7 @@
 #include "kernels/Error.h"
 
 #include <map>
+#include <optional>
 
 namespace rivet::vm::compiler {
 
@@ -234,6 +235,13 @@ public:
     for (uint32_t Pos : F.labelPos)
       if (Pos < IsTarget.size())
         IsTarget[Pos] = true;
+    // The constants registers were loaded from, read before F.code is
+    // moved from below.
+    std::vector<std::optional<Instruction>> LoadedConstant(F.vregType.size());
+    for (uint32_t V = 0; V < LoadedConstant.size(); ++V)
+      if (const PendingInst *Def = onlyDef(V);
+          Def && !Def->deleted && Def->inst.op == Opcode::LoadConst)
+        LoadedConstant[V] = Def->inst;
     std::vector<uint32_t> NewIndex(F.code.size() + 1);
     std::vector<PendingInst> Code;
     Code.reserve(F.code.size());
@@ -262,10 +270,9 @@ public:
         auto [It, New] = Copies.emplace(std::make_pair(V, D), 0);
         if (New) {
           It->second = newRegLike(V);
-          const PendingInst *Def = onlyDef(V);
           PendingInst C;
-          if (Def && Def->inst.op == Opcode::LoadConst) {
-            C.inst = Def->inst;
+          if (V < LoadedConstant.size() && LoadedConstant[V]) {
+            C.inst = *LoadedConstant[V];
             C.inst.dst = It->second;
             C.inst.d = (uint32_t)D;
           } else {

@@ -89,12 +89,14 @@ uint64_t countFlag(const ParsedArgs &P, const std::string &Flag, uint64_t Min,
 
 /// Parses the command line; nullopt for --help (usage printed).
 std::optional<Options> parseOptions(const std::vector<std::string> &Args) {
-  std::vector<FlagSpec> Flags = {
-      {"input", true, true},    {"output-dir", true, false},
-      {"threads", true, false}, {"bench", true, false},
-      {"warmup", true, false},  {"json", false, false},
-      {"device-resident", false, false},
-      {"help", false, false}};
+  std::vector<FlagSpec> Flags = {{"input", true, true},
+                                 {"output-dir", true, false},
+                                 {"threads", true, false},
+                                 {"bench", true, false},
+                                 {"warmup", true, false},
+                                 {"json", false, false},
+                                 {"device-resident", false, false},
+                                 {"help", false, false}};
   ParsedArgs P = cli::parseArgs(Args, Flags);
   if (P.has("help")) {
     std::fputs(Usage, stdout);

@@ -48,6 +48,13 @@ def factorial():
 
 
 @program
+def cast_like_extents():
+    x = np.zeros((2, 0, 4), np.float32)
+    r = rng(21).uniform(0.5, 2, (2, 3, 4)).astype(np.float64)
+    return {"x": x, "r": r}, np.log(r).astype(np.float32)
+
+
+@program
 def rnn_loop():
     r = rng(2)
     xs = f32(r.uniform(-1, 1, (7, 4)))

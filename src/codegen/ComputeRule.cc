@@ -143,7 +143,8 @@ LoopExpr numElements(const std::vector<LoopExpr> &Shape) {
 }
 
 bool isCodegenDType(DType T) {
-  return T != DType::Float16 && T != DType::BFloat16;
+  return T != DType::Float16 && T != DType::BFloat16 && !isNarrow(T) &&
+         !isString(T);
 }
 
 void requireCodegenDType(const std::string &Op, DType T) {

@@ -1,10 +1,10 @@
 //===- ElementwiseRules.cc - Compute rules of elementwise operators -------===//
 //
-// Arithmetic, math functions, comparisons, logical operators, where and
-// casts (src/ir/ops/Elementwise.cc), with NumPy broadcasting. Each rule
-// matches the reference kernel's semantics (src/kernels/ops/Elementwise.cc);
-// where that semantics needs a run-time error (integer division by zero) the
-// rule refuses and the builtin kernel runs instead.
+// Arithmetic, math functions, comparisons, logical and bitwise operators,
+// where and casts (src/ir/ops/Elementwise.cc), with NumPy broadcasting. Each
+// rule matches its reference kernel (src/kernels/ops/Elementwise.cc); where
+// that needs a run-time error (integer division by zero) the rule refuses and
+// the builtin kernel runs instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,6 +88,15 @@ LoopExpr powRule(ComputeContext &Ctx, const Ix &Out) {
 
 template <LoopOp Op> LoopExpr shiftRule(ComputeContext &Ctx, const Ix &Out) {
   return binary(Op, arg(Ctx, 0, Out), arg(Ctx, 1, Out));
+}
+
+/// Bitwise and/or/xor of integers (the relation admits no other dtype).
+template <LoopOp Op> LoopExpr bitwiseRule(ComputeContext &Ctx, const Ix &Out) {
+  return binary(Op, arg(Ctx, 0, Out), arg(Ctx, 1, Out));
+}
+
+LoopExpr bitwiseNotRule(ComputeContext &Ctx, const Ix &Out) {
+  return unary(LoopOp::Not, arg(Ctx, 0, Out));
 }
 
 template <LoopOp Op> LoopExpr compareRule(ComputeContext &Ctx, const Ix &Out) {
@@ -198,6 +207,13 @@ LoopExpr castLikeRule(ComputeContext &Ctx, const Ix &Out) {
   return convertLikeKernels(Ctx.read(0, Out), Ctx.output().dtype);
 }
 
+/// cast_like's result has x's extents: the second operand only gives the
+/// dtype, and it need not broadcast with x.
+std::vector<LoopExpr> castLikeShape(const Attrs &,
+                                    const std::vector<TensorDesc> &In) {
+  return In.at(0).shape;
+}
+
 LoopExpr fullLikeRule(ComputeContext &Ctx, const Ix &) {
   DType T = Ctx.output().dtype;
   requireCodegenDType("full_like", T);
@@ -257,6 +273,10 @@ RIVET_REGISTER_COMPUTE_RULE("mod", modRule);
 RIVET_REGISTER_COMPUTE_RULE("pow", powRule);
 RIVET_REGISTER_COMPUTE_RULE("left_shift", shiftRule<LoopOp::Shl>);
 RIVET_REGISTER_COMPUTE_RULE("right_shift", shiftRule<LoopOp::Shr>);
+RIVET_REGISTER_COMPUTE_RULE("bitwise_and", bitwiseRule<LoopOp::And>);
+RIVET_REGISTER_COMPUTE_RULE("bitwise_or", bitwiseRule<LoopOp::Or>);
+RIVET_REGISTER_COMPUTE_RULE("bitwise_xor", bitwiseRule<LoopOp::Xor>);
+RIVET_REGISTER_COMPUTE_RULE("bitwise_not", bitwiseNotRule);
 RIVET_REGISTER_COMPUTE_RULE("equal", compareRule<LoopOp::EQ>);
 RIVET_REGISTER_COMPUTE_RULE("not_equal", compareRule<LoopOp::NE>);
 RIVET_REGISTER_COMPUTE_RULE("less", compareRule<LoopOp::LT>);
@@ -297,6 +317,7 @@ RIVET_REGISTER_COMPUTE_RULE("isinf", isinfRule);
 RIVET_REGISTER_COMPUTE_RULE("where", whereRule);
 RIVET_REGISTER_COMPUTE_RULE("cast", castRule);
 RIVET_REGISTER_COMPUTE_RULE("cast_like", castLikeRule);
+RIVET_REGISTER_SHAPE_RULE("cast_like", castLikeShape);
 RIVET_REGISTER_COMPUTE_RULE("full_like", fullLikeRule);
 
 } // namespace rivet::codegen

@@ -105,9 +105,12 @@ template <Fold F> LoopExpr reduceRule(ComputeContext &Ctx, const Ix &Out) {
     unsupported("{}: dtype {} has no generated code", Ctx.opName(),
                 dtypeName(T));
   ReducePlan P = planReduce(Ctx);
-  // Max and min have no value over no elements, nor has an integer mean:
-  // the reference reports an error, and so must the kernel's caller.
-  if (F == Fold::Max || F == Fold::Min || (F == Fold::Mean && !isFloat(T)))
+  // Max and min have no value over no elements (unless the call asks for
+  // their identity, Init below), nor has an integer mean: the reference
+  // reports an error, and so must the kernel's caller.
+  bool Extremum = F == Fold::Max || F == Fold::Min;
+  if ((Extremum && Ctx.opAttrs().getInt("empty_identity") == 0) ||
+      (F == Fold::Mean && !isFloat(T)))
     requireNonEmptyReduction(Ctx.opName(), P.extents, Ctx.output().shape);
   // Accumulate as the reference does: integer means in int64, float32 in
   // float64, so that a sum whose float32 partial sums would overflow (or

@@ -225,7 +225,8 @@ LoopExpr padRule(ComputeContext &Ctx, const Ix &Out) {
   Axes = Ctx.attrs().getInts("axes", Axes);
   if (Pads.size() != 2 * Axes.size())
     unsupported("pad: {} pads for {} axes", Pads.size(), Axes.size());
-  if (Mode != "constant" && Mode != "reflect" && Mode != "edge")
+  if (Mode != "constant" && Mode != "reflect" && Mode != "edge" &&
+      Mode != "wrap")
     unsupported("pad: mode '{}'", Mode);
   std::vector<int64_t> Begin(R, 0);
   for (size_t I = 0; I < Axes.size(); ++I)
@@ -246,6 +247,11 @@ LoopExpr padRule(ComputeContext &Ctx, const Ix &Out) {
       InIx[D] = clampIndex(I, E);
     } else if (Mode == "edge") {
       InIx[D] = clampIndex(I, E);
+    } else if (Mode == "wrap") {
+      // The data repeats with period E.
+      LoopExpr Period = imax(E, ic(1));
+      LoopExpr M = binary(LoopOp::Rem, I, Period);
+      InIx[D] = clampIndex(select(lt(M, ic(0)), add(M, Period), M), E);
     } else {
       // Reflect without repeating the edge; the period is 2 * (E - 1).
       LoopExpr Period = imax(mul(ic(2), sub(E, ic(1))), ic(1));

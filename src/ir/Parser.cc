@@ -11,6 +11,7 @@
 #include "ir/Lexer.h"
 #include "ir/Op.h"
 #include "kernels/Error.h"
+#include "kernels/StringTable.h"
 
 #include <cerrno>
 #include <cmath>
@@ -934,6 +935,40 @@ double floatValue(const Token &T, DType D, std::string &Err) {
 /// true/false); fails with a message naming the token when it does not fit.
 void storeElement(Tensor &T, int64_t I, const Token &Tok, std::string &Err) {
   DType D = T.dtype();
+  if (isString(D) != (Tok.kind == TokKind::String)) {
+    Err = isString(D) ? fmt::format("expected a quoted string for a string "
+                                    "constant, found {}",
+                                    describeToken(Tok))
+                      : fmt::format("a string {} in a {} constant",
+                                    describeToken(Tok), dtypeName(D));
+    return;
+  }
+  if (isString(D)) {
+    setStringElement(T, I, Tok.text);
+    return;
+  }
+  if (isNarrow(D)) {
+    // Each element is a number that the type holds exactly or rounds to;
+    // one beyond its range is an error, not a saturated value.
+    if (Tok.kind != TokKind::Int && Tok.kind != TokKind::Float) {
+      Err = fmt::format("expected a number for a {} constant, found {}",
+                        dtypeName(D), describeToken(Tok));
+      return;
+    }
+    double V = floatValue(Tok, DType::Float64, Err);
+    uint8_t B = floatToNarrow(D, V, /*Saturate=*/false);
+    float Back = narrowToFloat(D, B);
+    bool Fits = !dtypeInfo(D).narrowFloat
+                    ? Tok.kind == TokKind::Int && (double)Back == V
+                : std::isnan(V) ? true
+                : std::isinf(V) ? std::isinf(Back)
+                                : std::isfinite(Back);
+    if (!Fits && Err.empty())
+      Err = fmt::format("literal {} out of range for {}", describeToken(Tok),
+                        dtypeName(D));
+    static_cast<uint8_t *>(T.rawData())[I] = B;
+    return;
+  }
   if (isFloat(D)) {
     if (Tok.kind != TokKind::Int && Tok.kind != TokKind::Float) {
       Err = fmt::format("expected a number for a {} constant, found {}",
@@ -1082,7 +1117,8 @@ Tensor Parser::parseTensorConst() {
   expect(TokKind::LBracket, "'[' before the constant's values");
   std::vector<size_t> ElemToks;
   while (!is(TokKind::RBracket)) {
-    if (!is(TokKind::Int) && !is(TokKind::Float) && !is(TokKind::Ident))
+    if (!is(TokKind::Int) && !is(TokKind::Float) && !is(TokKind::Ident) &&
+        !is(TokKind::String))
       error(cur(),
             fmt::format("expected a value, found {}", describeToken(cur())));
     ElemToks.push_back(Idx);

@@ -3,6 +3,7 @@
 
 #include "ir/Op.h"
 #include "kernels/Error.h"
+#include "kernels/StringTable.h"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -81,8 +82,13 @@ std::string elementText(const Tensor &T, int64_t I) {
     return std::to_string(static_cast<const uint64_t *>(P)[I]);
   case DType::BFloat16:
     return floatText((float)static_cast<const BFloat16 *>(P)[I]);
+  case DType::String: return quote(std::string(stringElement(T, I)));
+  default: break;
   }
-  return "0";
+  uint8_t B = static_cast<const uint8_t *>(P)[I];
+  if (dtypeInfo(T.dtype()).narrowFloat)
+    return floatText(narrowToFloat(T.dtype(), B));
+  return std::to_string(narrowToInt(T.dtype(), B));
 }
 
 std::string shapeText(const Shape &S) {
@@ -102,23 +108,11 @@ std::string constantText(const Tensor &T, bool ForceConst) {
     fail("cannot print an undefined tensor constant");
   if (!T.hasData())
     fail("cannot print constant {}: it has no data", T.typeString());
-  if (T.rank() == 0 && !ForceConst) {
-    std::string S = elementText(T, 0);
-    switch (T.dtype()) {
-    case DType::Bool:
-    case DType::Int64:
-    case DType::Float32: return S;
-    case DType::Int8: return S + "i8";
-    case DType::Int16: return S + "i16";
-    case DType::Int32: return S + "i32";
-    case DType::UInt8: return S + "u8";
-    case DType::Float16: return S + "f16";
-    case DType::Float64: return S + "f64";
-    case DType::UInt16: return S + "u16";
-    case DType::UInt32: return S + "u32";
-    case DType::UInt64: return S + "u64";
-    case DType::BFloat16: return S + "bf16";
-    }
+  // Scalars of the computing types print as literals with their suffix;
+  // the narrow types have no literal syntax.
+  if (T.rank() == 0 && !ForceConst && !isNarrow(T.dtype()) &&
+      !isString(T.dtype())) {
+    return elementText(T, 0) + std::string(dtypeInfo(T.dtype()).suffix);
   }
   std::string R = fmt::format("const[{}, {}]([", shapeText(T.shape()),
                               dtypeName(T.dtype()));

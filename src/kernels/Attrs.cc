@@ -215,6 +215,10 @@ void Attrs::serialize(std::vector<uint8_t> &Out) const {
               fail("attributes: cannot serialize undefined tensor attribute "
                    "'{}'",
                    Name);
+            if (isString(X.dtype()) && X.hasData())
+              fail("attributes: cannot serialize string tensor attribute "
+                   "'{}' (its elements are process-local handles)",
+                   Name);
             W.pod<uint8_t>((uint8_t)X.dtype());
             W.pod<uint32_t>((uint32_t)X.rank());
             for (int64_t D : X.shape())

@@ -48,9 +48,26 @@ template <typename To, typename From> inline To convertElement(From V) {
   }
 }
 
+/// convertBuffer when FromT or ToT is a narrow type (ElementConvert.cc).
+void convertNarrowBuffer(const void *Src, DType FromT, void *Dst, DType ToT,
+                         int64_t N, bool Saturate, RoundMode R);
+/// convertBuffer when FromT or ToT is string: numbers print as the shortest
+/// text that reads back to the same value (NumPy's str), bools as True and
+/// False; text parses as a number ("inf", "-INF", "NaN" in any case; an
+/// error for text that is not one).
+void convertStringBuffer(const void *Src, DType FromT, void *Dst, DType ToT,
+                         int64_t N, bool Saturate, RoundMode R);
+
 /// Converts N elements from a buffer of dtype FromT into one of dtype ToT.
+/// Saturate and R apply to conversions to the narrow float types (ONNX
+/// Cast's saturate and round_mode).
 inline void convertBuffer(const void *Src, DType FromT, void *Dst, DType ToT,
-                          int64_t N) {
+                          int64_t N, bool Saturate = true,
+                          RoundMode R = RoundMode::Up) {
+  if (isString(FromT) || isString(ToT))
+    return convertStringBuffer(Src, FromT, Dst, ToT, N, Saturate, R);
+  if (isNarrow(FromT) || isNarrow(ToT))
+    return convertNarrowBuffer(Src, FromT, Dst, ToT, N, Saturate, R);
   dispatchDType(FromT, [&](auto FromTag) {
     using F = decltype(FromTag);
     dispatchDType(ToT, [&](auto ToTag) {

@@ -2,6 +2,7 @@
 #include "kernels/Npy.h"
 #include "kernels/OutputFiles.h"
 #include "kernels/RegularFile.h"
+#include "kernels/StringTable.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <cerrno>
@@ -35,7 +36,13 @@ std::string npyDescr(DType T) {
     // NumPy has no bfloat16; ml_dtypes' extension type is not portable.
     fail("npy: bfloat16 tensors cannot be written as .npy (NumPy has no "
          "bfloat16 dtype); cast to float32 first");
+  default: break;
   }
+  if (isNarrow(T))
+    // ml_dtypes saves these as opaque bytes ('<V1'), which lose the type.
+    fail("npy: {} tensors cannot be written as .npy (NumPy has no {} dtype "
+         "and ml_dtypes saves it as untyped bytes); cast to float32 first",
+         dtypeName(T), dtypeName(T));
   fail("npy: invalid dtype code {}", (int)T);
 }
 
@@ -203,6 +210,70 @@ private:
   }
 };
 
+/// NumPy's fixed-width unicode dtype ('<U5': 5 UTF-32 code units per
+/// element, NUL-padded) holds string tensors; its width, or 0 for another
+/// descr.
+size_t unicodeWidth(const std::string &D, const std::string &What) {
+  if (D.size() < 3 || D[1] != 'U' || (D[0] != '<' && D[0] != '|'))
+    return 0;
+  size_t W = 0;
+  for (size_t I = 2; I < D.size(); ++I) {
+    if (D[I] < '0' || D[I] > '9' || W > (1u << 20))
+      fail("{}: unsupported npy dtype '{}'", What, D);
+    W = W * 10 + (size_t)(D[I] - '0');
+  }
+  if (W == 0)
+    fail("{}: npy unicode dtype '{}' has no width", What, D);
+  return W;
+}
+
+void appendUtf8(std::string &Out, uint32_t C, const std::string &What) {
+  if (C < 0x80) {
+    Out += (char)C;
+  } else if (C < 0x800) {
+    Out += (char)(0xc0 | (C >> 6));
+    Out += (char)(0x80 | (C & 0x3f));
+  } else if (C < 0x10000) {
+    if (C >= 0xd800 && C < 0xe000)
+      fail("{}: npy string holds a surrogate code point U+{:04X}", What, C);
+    Out += (char)(0xe0 | (C >> 12));
+    Out += (char)(0x80 | ((C >> 6) & 0x3f));
+    Out += (char)(0x80 | (C & 0x3f));
+  } else if (C < 0x110000) {
+    Out += (char)(0xf0 | (C >> 18));
+    Out += (char)(0x80 | ((C >> 12) & 0x3f));
+    Out += (char)(0x80 | ((C >> 6) & 0x3f));
+    Out += (char)(0x80 | (C & 0x3f));
+  } else {
+    fail("{}: npy string holds an invalid code point {:#x}", What, C);
+  }
+}
+
+/// The code points of UTF-8 text S (an error for malformed UTF-8).
+std::vector<uint32_t> codePoints(std::string_view S) {
+  std::vector<uint32_t> R;
+  for (size_t I = 0; I < S.size();) {
+    unsigned char B = (unsigned char)S[I];
+    int Len = B < 0x80         ? 1
+              : (B >> 5) == 6  ? 2
+              : (B >> 4) == 14 ? 3
+              : (B >> 3) == 30 ? 4
+                               : 0;
+    if (Len == 0 || I + Len > S.size())
+      fail("npy: string element is not valid UTF-8");
+    uint32_t C = Len == 1 ? B : B & (0x7f >> Len);
+    for (int K = 1; K < Len; ++K) {
+      unsigned char Cont = (unsigned char)S[I + K];
+      if ((Cont >> 6) != 2)
+        fail("npy: string element is not valid UTF-8");
+      C = (C << 6) | (Cont & 0x3f);
+    }
+    R.push_back(C);
+    I += (size_t)Len;
+  }
+  return R;
+}
+
 template <typename T> T readLE(const uint8_t *P) {
   T V;
   std::memcpy(&V, P, sizeof(T));
@@ -255,8 +326,10 @@ Tensor readNpyBytes(const uint8_t *Data, size_t Size, const std::string &What) {
       fail("{}: malformed npy header: '{}' must be {}", What, Key, KindName);
     return It->second;
   };
-  DType T =
-      parseDescr(Get("descr", HeaderParser::Value::Str, "a string").S, What);
+  const std::string &Descr =
+      Get("descr", HeaderParser::Value::Str, "a string").S;
+  size_t UWidth = unicodeWidth(Descr, What);
+  DType T = UWidth ? DType::String : parseDescr(Descr, What);
   bool Fortran =
       Get("fortran_order", HeaderParser::Value::Bool, "True or False").B;
   Shape Sh = Get("shape", HeaderParser::Value::Tuple, "a tuple").Ints;
@@ -267,7 +340,7 @@ Tensor readNpyBytes(const uint8_t *Data, size_t Size, const std::string &What) {
   } catch (const Error &E) {
     fail("{}: invalid npy shape: {}", What, E.what());
   }
-  size_t ESize = dtypeSize(T);
+  size_t ESize = UWidth ? 4 * UWidth : dtypeSize(T);
   if ((uint64_t)N > SIZE_MAX / ESize)
     fail("{}: npy shape {} is too large", What, shapeToString(Sh));
   size_t NBytes = (size_t)N * ESize;
@@ -279,7 +352,34 @@ Tensor readNpyBytes(const uint8_t *Data, size_t Size, const std::string &What) {
          Size - Pos - NBytes);
 
   Tensor R = Tensor::empty(Sh, T);
-  if (!Fortran) {
+  if (UWidth) {
+    // Decode each element (in file order) into a handle, then order them.
+    Tensor Flat = Tensor::empty({N}, T);
+    for (int64_t I = 0; I < N; ++I) {
+      std::string Text;
+      const uint8_t *E = Data + Pos + (size_t)I * ESize;
+      for (size_t K = 0; K < UWidth; ++K) {
+        uint32_t C = readLE<uint32_t>(E + 4 * K);
+        if (C == 0)
+          break;
+        appendUtf8(Text, C, What);
+      }
+      setStringElement(Flat, I, Text);
+    }
+    if (!Fortran) {
+      if (N)
+        std::memcpy(R.rawData(), Flat.rawData(), R.nbytes());
+    } else {
+      std::vector<int64_t> FStride(Sh.size());
+      int64_t Acc = 1;
+      for (size_t D = 0; D < Sh.size(); ++D) {
+        FStride[D] = Acc;
+        Acc *= Sh[D];
+      }
+      kernels::copyStrided(Flat.rawData(), FStride, 0, R.rawData(), Sh,
+                           sizeof(StringHandle));
+    }
+  } else if (!Fortran) {
     if (NBytes)
       std::memcpy(R.rawData(), Data + Pos, NBytes);
   } else {
@@ -313,15 +413,24 @@ Tensor readNpy(const std::string &Path) {
 std::vector<uint8_t> npyBytes(const Tensor &T) {
   if (!T.defined() || !T.hasData())
     fail("npy: cannot write a tensor without data");
+  // Strings as NumPy's fixed-width unicode, as wide as the longest.
+  std::vector<std::vector<uint32_t>> Text;
+  size_t UWidth = 1;
+  if (isString(T.dtype()))
+    for (int64_t I = 0; I < T.numel(); ++I) {
+      Text.push_back(codePoints(stringElement(T, I)));
+      UWidth = std::max(UWidth, Text.back().size());
+    }
   std::string Shape = "(";
   for (size_t I = 0; I < T.shape().size(); ++I)
     Shape += fmt::format("{}{}", I ? ", " : "", T.shape()[I]);
   if (T.shape().size() == 1)
     Shape += ",";
   Shape += ")";
-  std::string Header =
-      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
-                  npyDescr(T.dtype()), Shape);
+  std::string Header = fmt::format(
+      "{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
+      isString(T.dtype()) ? fmt::format("<U{}", UWidth) : npyDescr(T.dtype()),
+      Shape);
   // Pad with spaces so that magic + version + length + header (ending in
   // '\n') is a multiple of 64 bytes.
   bool V2 = Header.size() + 1 + 10 > 65535;
@@ -340,6 +449,15 @@ std::vector<uint8_t> npyBytes(const Tensor &T) {
     Out.push_back((Len >> 24) & 0xff);
   }
   Out.insert(Out.end(), Header.begin(), Header.end());
+  if (isString(T.dtype())) {
+    for (const std::vector<uint32_t> &S : Text)
+      for (size_t K = 0; K < UWidth; ++K) {
+        uint32_t C = K < S.size() ? S[K] : 0;
+        for (int B = 0; B < 4; ++B)
+          Out.push_back((uint8_t)(C >> (8 * B)));
+      }
+    return Out;
+  }
   const uint8_t *P = static_cast<const uint8_t *>(T.rawData());
   Out.insert(Out.end(), P, P + T.nbytes());
   return Out;

@@ -21,6 +21,22 @@ Tensor randomTensor(const Shape &Sh, DType T, uint64_t Seed) {
   Tensor R = Tensor::empty(Sh, T);
   SplitMix64 Rng{Seed};
   int64_t N = R.numel();
+  if (isNarrow(T)) {
+    // Narrow floats: [-1, 1) rounded to the type, so [-1, 1] (float8e8m0
+    // holds only powers of two: (0, 1)); narrow integers: any value.
+    uint8_t *P = static_cast<uint8_t *>(R.rawData());
+    for (int64_t I = 0; I < N; ++I) {
+      uint64_t X = Rng.next();
+      double U = (double)(X >> 11) * 0x1.0p-53;
+      if (!dtypeInfo(T).narrowFloat)
+        P[I] = intToNarrow(T, (int64_t)(X >> 32));
+      else if (T == DType::Float8E8M0)
+        P[I] = floatToNarrow(T, U, true, RoundMode::Down);
+      else
+        P[I] = floatToNarrow(T, U * 2.0 - 1.0, true);
+    }
+    return R;
+  }
   dispatchDType(T, [&](auto Tag) {
     using E = decltype(Tag);
     E *P = static_cast<E *>(R.rawData());

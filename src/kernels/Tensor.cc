@@ -60,7 +60,10 @@ Tensor Tensor::empty(const Shape &Sh, DType T) {
   size_t N = (size_t)numElements(Sh);
   if (N > SIZE_MAX / dtypeSize(T))
     fail("tensor of shape {} is too large", shapeToString(Sh));
-  return Tensor(Storage::allocate(N * dtypeSize(T)), 0, Sh, T);
+  Tensor R(Storage::allocate(N * dtypeSize(T)), 0, Sh, T);
+  if (isString(T) && N) // null handles: empty strings, never dangling
+    std::memset(R.rawData(), 0, R.nbytes());
+  return R;
 }
 
 Tensor Tensor::zeros(const Shape &Sh, DType T) {
@@ -100,9 +103,20 @@ Tensor Tensor::clone() const {
   return R;
 }
 
+/// Element I of a narrow-typed tensor: floats through float, integers
+/// exactly.
+template <typename T> T Tensor::narrowElement(int64_t I) const {
+  uint8_t B = static_cast<const uint8_t *>(rawData())[I];
+  if (dtypeInfo(dtype()).narrowFloat)
+    return convertElement<T>(narrowToFloat(dtype(), B));
+  return (T)narrowToInt(dtype(), B);
+}
+
 double Tensor::elementAsDouble(int64_t I) const {
   if (I < 0 || I >= numel())
     fail("element index {} out of range for {}", I, typeString());
+  if (isNarrow(dtype()))
+    return narrowElement<double>(I);
   return dispatchDType(dtype(), [&](auto Tag) -> double {
     using E = decltype(Tag);
     return convertElement<double>(static_cast<const E *>(rawData())[I]);
@@ -112,6 +126,8 @@ double Tensor::elementAsDouble(int64_t I) const {
 int64_t Tensor::elementAsInt(int64_t I) const {
   if (I < 0 || I >= numel())
     fail("element index {} out of range for {}", I, typeString());
+  if (isNarrow(dtype()))
+    return narrowElement<int64_t>(I);
   return dispatchDType(dtype(), [&](auto Tag) -> int64_t {
     using E = decltype(Tag);
     return convertElement<int64_t>(static_cast<const E *>(rawData())[I]);
@@ -120,6 +136,11 @@ int64_t Tensor::elementAsInt(int64_t I) const {
 
 std::vector<int64_t> Tensor::toIntVector() const {
   std::vector<int64_t> R((size_t)numel());
+  if (isNarrow(dtype())) {
+    for (size_t I = 0; I < R.size(); ++I)
+      R[I] = narrowElement<int64_t>((int64_t)I);
+    return R;
+  }
   dispatchDType(dtype(), [&](auto Tag) {
     using E = decltype(Tag);
     const E *P = static_cast<const E *>(rawData());
@@ -131,6 +152,11 @@ std::vector<int64_t> Tensor::toIntVector() const {
 
 std::vector<double> Tensor::toDoubleVector() const {
   std::vector<double> R((size_t)numel());
+  if (isNarrow(dtype())) {
+    for (size_t I = 0; I < R.size(); ++I)
+      R[I] = narrowElement<double>((int64_t)I);
+    return R;
+  }
   dispatchDType(dtype(), [&](auto Tag) {
     using E = decltype(Tag);
     const E *P = static_cast<const E *>(rawData());
@@ -163,6 +189,9 @@ bool allClose(const Tensor &Actual, const Tensor &Expected, double Rtol,
   if (Actual.dtype() != Expected.dtype() || Actual.shape() != Expected.shape())
     return false;
   int64_t N = Actual.numel();
+  if (isString(Actual.dtype())) // interned: equal text, equal handles
+    return N == 0 || std::memcmp(Actual.rawData(), Expected.rawData(),
+                                 Actual.nbytes()) == 0;
   for (int64_t I = 0; I < N; ++I) {
     double A = Actual.elementAsDouble(I), E = Expected.elementAsDouble(I);
     if (std::isnan(A) || std::isnan(E)) {
@@ -190,10 +219,32 @@ namespace {
 // which is what we produce and accept.
 constexpr uint8_t kDLBoolCode = 6;
 
+// DLPack 1.1's codes of the 8-bit float types (the 4- and 2-bit types are
+// packed in DLPack, unpacked here, so they have no exchange).
+struct DLNarrowCode {
+  uint8_t code;
+  DType dtype;
+};
+constexpr DLNarrowCode kDLNarrowCodes[] = {{10, DType::Float8E4M3FN},
+                                           {11, DType::Float8E4M3FNUZ},
+                                           {12, DType::Float8E5M2},
+                                           {13, DType::Float8E5M2FNUZ},
+                                           {14, DType::Float8E8M0}};
+
 DLDataType toDLDataType(DType T) {
   DLDataType D;
   D.lanes = 1;
   D.bits = (uint8_t)(dtypeSize(T) * 8);
+  if (isNarrow(T)) {
+    for (const DLNarrowCode &C : kDLNarrowCodes)
+      if (C.dtype == T) {
+        D.code = C.code;
+        return D;
+      }
+    fail("DLPack: {} has no DLPack code for unpacked elements (cast it to "
+         "int8 or float first)",
+         dtypeName(T));
+  }
   if (T == DType::Bool)
     D.code = kDLBoolCode;
   else if (T == DType::BFloat16)
@@ -210,6 +261,9 @@ DLDataType toDLDataType(DType T) {
 std::optional<DType> fromDLDataType(DLDataType D) {
   if (D.lanes != 1)
     return std::nullopt;
+  for (const DLNarrowCode &C : kDLNarrowCodes)
+    if (C.code == D.code)
+      return D.bits == 8 ? std::optional<DType>(C.dtype) : std::nullopt;
   switch (D.code) {
   case kDLInt:
     switch (D.bits) {

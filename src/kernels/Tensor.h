@@ -164,6 +164,7 @@ public:
 
 private:
   [[noreturn]] void noData() const;
+  template <typename T> T narrowElement(int64_t I) const;
   std::shared_ptr<Storage> Store;
   size_t Offset = 0;
   Shape Sh;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/OutputFiles.h"
 #include "kernels/RegularFile.h"
+#include "kernels/StringTable.h"
 #include "vm/Executable.h"
 
 #include "vm/NativeLibrary.h"
@@ -78,11 +79,20 @@ std::vector<uint8_t> encodeConstants(const Executable &E) {
       fail("cannot save constant without data");
     DescEnd += 24 + 8 * T.shape().size();
   }
+  // String constants are saved as their text (StringTable.h), everything
+  // else as its bytes.
+  std::vector<std::vector<uint8_t>> Text(E.constants.size());
+  auto dataSize = [&](size_t I) {
+    return isString(E.constants[I].dtype()) ? Text[I].size()
+                                            : E.constants[I].nbytes();
+  };
   std::vector<uint64_t> Offsets;
   uint64_t Off = alignUp(DescEnd, kAlignment);
-  for (const Tensor &T : E.constants) {
+  for (size_t I = 0; I < E.constants.size(); ++I) {
+    if (isString(E.constants[I].dtype()))
+      Text[I] = encodeStrings(E.constants[I]);
     Offsets.push_back(Off);
-    Off = alignUp(Off + T.nbytes(), kAlignment);
+    Off = alignUp(Off + dataSize(I), kAlignment);
   }
   for (size_t I = 0; I < E.constants.size(); ++I) {
     const Tensor &T = E.constants[I];
@@ -91,14 +101,16 @@ std::vector<uint8_t> encodeConstants(const Executable &E) {
     W.pod<uint16_t>(0);
     W.pod<uint32_t>((uint32_t)T.rank());
     W.pod<uint64_t>(Offsets[I]);
-    W.pod<uint64_t>(T.nbytes());
+    W.pod<uint64_t>(dataSize(I));
     for (int64_t D : T.shape())
       W.pod<int64_t>(D);
   }
   for (size_t I = 0; I < E.constants.size(); ++I) {
     const Tensor &T = E.constants[I];
     W.padTo(kAlignment);
-    if (T.nbytes())
+    if (isString(T.dtype()))
+      W.bytes(Text[I].data(), Text[I].size());
+    else if (T.nbytes())
       W.bytes(T.rawData(), T.nbytes());
   }
   return Out;
@@ -518,7 +530,8 @@ void Loader::readConstants() {
               shapeToString(D.shape));
     }
     if ((uint64_t)NumEl > UINT64_MAX / 8 ||
-        (uint64_t)NumEl * dtypeSize(D.dtype) != D.nbytes)
+        (!isString(D.dtype) &&
+         (uint64_t)NumEl * dtypeSize(D.dtype) != D.nbytes))
       R.error("constant {} of shape {} and dtype {} has {} bytes of data", I,
               shapeToString(D.shape), dtypeName(D.dtype), D.nbytes);
   }
@@ -543,7 +556,13 @@ void Loader::readConstants() {
   Exe->constants.reserve(N);
   for (const Desc &D : Descs) {
     const uint8_t *P = Base + D.offset;
-    if (Mapping) {
+    if (isString(D.dtype)) {
+      Tensor T = Tensor::empty(D.shape, D.dtype);
+      decodeStrings(
+          T, P, D.nbytes,
+          fmt::format("{}: constant {}", What, Exe->constants.size()));
+      Exe->constants.push_back(std::move(T));
+    } else if (Mapping) {
       // The tensor keeps the whole mapping alive; no copy.
       std::shared_ptr<const void> Keep = Mapping;
       auto S = Storage::wrap(const_cast<uint8_t *>(P), D.nbytes,

@@ -85,7 +85,8 @@ std::vector<OpCase> binaryOpCases() {
   C.push_back({"mod",
                {t("n, 4", "float32"), t("4", "float32")},
                "mod(%p0, %p1, fmod=1)"});
-  for (const char *Op : {"left_shift", "right_shift"})
+  for (const char *Op : {"left_shift", "right_shift", "bitwise_and",
+                         "bitwise_or", "bitwise_xor"})
     Add(binaryCases(Op, {"int64", "int32", "uint8"}));
   for (const char *Op :
        {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
@@ -101,6 +102,7 @@ std::vector<OpCase> unaryOpCases() {
     C.insert(C.end(), V.begin(), V.end());
   };
   Add(unaryCases("logical_not", {"bool"}));
+  Add(unaryCases("bitwise_not", {"int64", "int8", "uint16"}));
   for (const char *Op : {"negative", "abs", "relu", "sign"})
     Add(unaryCases(Op, {"float32", "float64", "int64", "int8"}));
   for (const char *Op :
@@ -200,6 +202,9 @@ std::vector<OpCase> injectiveCases() {
   C.push_back({"pad",
                {t("n, 4", "int64")},
                "pad(%p0, pads=[0, 2, 0, 3], mode=\"edge\")"});
+  C.push_back({"pad",
+               {t("n, 3", "int32")},
+               "pad(%p0, pads=[2, 7, 1, -1], mode=\"wrap\")"});
   C.push_back({"tile", {t("n, 3", "float32")}, "tile(%p0, repeats=[2, 3])"});
   C.push_back({"shape_of", {t("n, 3, m", "float32")}, "shape_of(%p0)"});
   C.push_back({"shape_of", {t("?, 2, n", "int64")}, "shape_of(%p0, start=1)"});
@@ -225,10 +230,21 @@ std::vector<OpCase> reductionCases() {
     C.push_back({S, {t("4, m", "float64")}, S + "(%p0, keepdims=1)"});
   }
   C.push_back({"max", {t("n, 4", "bool")}, "max(%p0, axis=[1])"});
+  C.push_back(
+      {"min", {t("n, 4", "int32")}, "min(%p0, axis=[0], empty_identity=1)"});
   C.push_back({"softmax", {t("n, 7", "float32")}, "softmax(%p0, axis=-1)"});
   C.push_back({"softmax", {t("3, n, 2", "float64")}, "softmax(%p0, axis=1)"});
   C.push_back(
       {"log_softmax", {t("n, 7", "float32")}, "log_softmax(%p0, axis=1)"});
+  C.push_back({"rms_norm",
+               {t("n, 6", "float32"), t("6", "float32")},
+               "rms_norm(%p0, %p1)"});
+  C.push_back({"rms_norm",
+               {t("2, n, 3", "float64"), t("n, 1", "float64")},
+               "rms_norm(%p0, %p1, axis=1, epsilon=0.5)"});
+  C.push_back({"rms_norm",
+               {t("n, 4", "float32"), t("n, 4", "float64")},
+               "multiply(rms_norm(%p0, %p1, axis=0, stash_type=11), 2f32)"});
   return C;
 }
 

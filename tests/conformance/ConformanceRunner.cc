@@ -1,17 +1,23 @@
 //===- ConformanceRunner.cc - The ONNX backend test suite -----------------===//
 //
-// Runs every model of the ONNX backend test data (Debian libonnx-testdata):
+// Runs every model of an ONNX backend test suite:
 // import, type inference, execution by the chosen executor (the reference
-// interpreter, or the VM after compiling at -O3 or --opt-level; with
+// interpreter, or the VM after compiling at -O3 or --opt-level, or the VM on
+// the compiled executable after a round trip through its .rvx bytes; with
 // --opt-level the interpreter runs the module after that level's passes too),
 // comparison of
 // every test_data_set_* with the expected outputs (ONNX's tolerances). Each
 // test runs in a child process, so a crash or a hang fails only that test.
 //
-//   rivet_conformance [--data DIR] [--executor interp|vm] [--opt-level 0..3]
+//   rivet_conformance [--data DIR] [--executor interp|vm|rvx]
+//                     [--opt-level 0..3]
 //                     [--codegen off|jit|so] [--filter SUBSTR]
 //                     [--jobs N] [--timeout SEC] [--pass-list FILE]
-//                     [--write-pass-list FILE] [--verbose]
+//                     [--write-pass-list FILE] [--verbose] [--skip-if-missing]
+//
+// DIR holds the suites' folders (node/, pytorch-converted/, ...): Debian's
+// libonnx-testdata by default, or ONNX 1.20.1's node tests as
+// tools/scripts/fetch-onnx-testdata.sh caches them.
 //
 // With --pass-list the exit status is 1 when a listed test does not pass.
 //
@@ -54,7 +60,11 @@ struct Options {
   int timeoutSec = 120;
   std::string passList, writePassList;
   bool verbose = false;
+  /// Exit with kSkipped (ctest's SKIP_RETURN_CODE) when --data is absent.
+  bool skipIfMissing = false;
 };
+
+constexpr int kSkipped = 77;
 
 struct Running {
   std::string name;
@@ -161,18 +171,20 @@ int main(int Argc, char **Argv) {
       O.writePassList = next();
     else if (A == "--verbose")
       O.verbose = true;
+    else if (A == "--skip-if-missing")
+      O.skipIfMissing = true;
     else {
       std::cerr
-          << "usage: rivet_conformance [--data DIR] [--executor interp|vm] "
+          << "usage: rivet_conformance [--data DIR] [--executor interp|vm|rvx] "
              "[--opt-level 0..3] [--codegen off|jit|so] [--target cpu|cuda] "
              "[--filter S]... [--jobs N] [--timeout SEC] [--pass-list F] "
-             "[--write-pass-list F] [--verbose]\n";
+             "[--write-pass-list F] [--verbose] [--skip-if-missing]\n";
       return 2;
     }
   }
-  if (O.executor != "interp" && O.executor != "vm") {
+  if (O.executor != "interp" && O.executor != "vm" && O.executor != "rvx") {
     std::cerr << "error: unknown executor '" << O.executor
-              << "' (available: interp, vm)\n";
+              << "' (available: interp, vm, rvx)\n";
     return 2;
   }
   if (O.target != "cpu" && O.target != "cuda") {
@@ -185,6 +197,11 @@ int main(int Argc, char **Argv) {
     std::cerr << "error: unknown codegen mode '" << O.codegen
               << "' (available: off, jit, so)\n";
     return 2;
+  }
+  if (O.skipIfMissing && !fs::is_directory(O.dataDir)) {
+    std::cout << "skipped: no test data at '" << O.dataDir
+              << "' (tools/scripts/fetch-onnx-testdata.sh fetches it)\n";
+    return kSkipped;
   }
   std::vector<std::string> Tests = listTests(O);
   std::set<std::string> Expected;

@@ -7,6 +7,7 @@
 #include "ir/TypeInference.h"
 #include "ir/transforms/Pass.h"
 #include "kernels/Error.h"
+#include "kernels/StringTable.h"
 #include "vm/VirtualMachine.h"
 #include "vm/compiler/Compiler.h"
 #include "vm/compiler/ValueConversion.h"
@@ -113,6 +114,12 @@ std::string compare(const Value &Actual, const Value &Expected, double Rtol,
     if (A.dtype() != E.dtype() || A.shape() != E.shape())
       return fmt::format("expected {}, got {}", E.typeString(), A.typeString());
     if (!allClose(A, E, Rtol, Atol)) {
+      if (isString(A.dtype()))
+        for (int64_t I = 0; I < A.numel(); ++I)
+          if (stringElement(A, I) != stringElement(E, I))
+            return fmt::format("strings differ at element {} (got \"{}\", "
+                               "expected \"{}\")",
+                               I, stringElement(A, I), stringElement(E, I));
       double MaxAbs = 0;
       int64_t Worst = 0;
       for (int64_t I = 0; I < A.numel(); ++I) {
@@ -199,7 +206,7 @@ bool runTestCase(const fs::path &Dir, const std::string &Executor, int OptLevel,
 
     // One engine for every data set: the interpreter, or one executable
     // and one VM (so that data sets of different shapes share them).
-    if (Executor != "interp" && Executor != "vm")
+    if (Executor != "interp" && Executor != "vm" && Executor != "rvx")
       fail("unknown executor '{}'", Executor);
     std::unique_ptr<ir::Interpreter> Interp;
     std::shared_ptr<vm::Executable> Exe;
@@ -230,6 +237,12 @@ bool runTestCase(const fs::path &Dir, const std::string &Executor, int OptLevel,
       } else if (Target != "cpu")
         fail("unknown target '{}'", Target);
       Exe = vm::compile(M, CO);
+      if (Executor == "rvx") {
+        // What `rivet compile` writes and `rivet run m.rvx` reads.
+        std::vector<uint8_t> Bytes = Exe->serialize();
+        Exe = vm::Executable::deserialize(Bytes.data(), Bytes.size(),
+                                          "model.rvx");
+      }
       if (Exe->needsGpu() && !vm::cuda::available()) {
         Msg = "compiled for cuda (no GPU here to run it)";
         return true;

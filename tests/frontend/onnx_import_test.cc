@@ -549,3 +549,92 @@ TEST(OnnxImport, AnInputTheOperatorDoesNotHaveIsAnError) {
   M.mutable_graph()->mutable_node(0)->set_input(1, "");
   EXPECT_EQ(importError(M), "<no error>");
 }
+
+//===----------------------------------------------------------------------===//
+// Opsets 19 to 25: the newest opset, narrow element types, Cast's saturate
+//===----------------------------------------------------------------------===//
+
+TEST(OnnxImport, ReadsOpsetsThrough25AndRefuses26) {
+  for (int64_t Opset : {19, 23, 25}) {
+    onnx::ModelProto M = newModel(Opset);
+    GraphBuilder G{M.mutable_graph()};
+    G.input("x", onnx::TensorProto::FLOAT, {"2"});
+    G.node("Relu", {"x"}, {"y"});
+    G.output("y", onnx::TensorProto::FLOAT, {"2"});
+    EXPECT_EQ(importError(M), "<no error>") << "opset " << Opset;
+  }
+  onnx::ModelProto M = newModel(26);
+  GraphBuilder G{M.mutable_graph()};
+  G.input("x", onnx::TensorProto::FLOAT, {"2"});
+  G.node("Relu", {"x"}, {"y"});
+  G.output("y", onnx::TensorProto::FLOAT, {"2"});
+  std::string E = importError(M);
+  EXPECT_NE(E.find("opset 26 is not supported (Rivet reads opsets 1 to 25)"),
+            std::string::npos)
+      << E;
+}
+
+/// A model computing Cast(x: float32 -> To) with the given saturate.
+onnx::ModelProto castModel(int32_t To, int64_t Saturate, int64_t Opset = 19) {
+  onnx::ModelProto M = newModel(Opset);
+  GraphBuilder G{M.mutable_graph()};
+  G.input("x", onnx::TensorProto::FLOAT, {"3"});
+  auto *N = G.node("Cast", {"x"}, {"y"}, "cast");
+  auto *A = N->add_attribute();
+  A->set_name("to");
+  A->set_type(onnx::AttributeProto::INT);
+  A->set_i(To);
+  auto *S = N->add_attribute();
+  S->set_name("saturate");
+  S->set_type(onnx::AttributeProto::INT);
+  S->set_i(Saturate);
+  G.output("y", To, {"3"});
+  return M;
+}
+
+TEST(OnnxImport, CastToFloat8SaturatesUnlessToldNot) {
+  constexpr int32_t kFloat8E4M3FN = 17, kFloat8E5M2 = 19;
+  Tensor X = Tensor::fromVector<float>({1.0f, 1e6f, -1e6f}, {3});
+  auto run = [&](int32_t To, int64_t Saturate) {
+    ir::Module Mod = import(castModel(To, Saturate));
+    ir::Interpreter I(Mod);
+    return I.call("main", {ir::Value(X)}).tensor();
+  };
+  Tensor Sat = run(kFloat8E4M3FN, 1);
+  EXPECT_EQ(Sat.dtype(), DType::Float8E4M3FN);
+  EXPECT_EQ(Sat.toDoubleVector(), (std::vector<double>{1, 448, -448}));
+  // saturate=0: out of range is NaN for e4m3fn (no infinity), inf for e5m2.
+  std::vector<double> NoSat = run(kFloat8E4M3FN, 0).toDoubleVector();
+  EXPECT_EQ(NoSat[0], 1.0);
+  EXPECT_TRUE(std::isnan(NoSat[1]) && std::isnan(NoSat[2]));
+  std::vector<double> Inf = run(kFloat8E5M2, 0).toDoubleVector();
+  EXPECT_TRUE(std::isinf(Inf[1]) && Inf[1] > 0);
+  EXPECT_TRUE(std::isinf(Inf[2]) && Inf[2] < 0);
+}
+
+TEST(OnnxImport, PackedInt4InitializersAreCheckedAndUnpacked) {
+  constexpr int32_t kInt4 = 22;
+  onnx::ModelProto M = newModel(21);
+  GraphBuilder G{M.mutable_graph()};
+  auto *T = M.mutable_graph()->add_initializer();
+  T->set_name("w");
+  T->set_data_type(kInt4);
+  T->add_dims(3);
+  T->set_raw_data(std::string("\x87\x0f", 2)); // 7, -8 | -1, (pad)
+  auto *N = G.node("Cast", {"w"}, {"y"}, "cast");
+  auto *A = N->add_attribute();
+  A->set_name("to");
+  A->set_type(onnx::AttributeProto::INT);
+  A->set_i(onnx::TensorProto::INT8);
+  G.output("y", onnx::TensorProto::INT8, {"3"});
+  ir::Module Mod = import(M);
+  ir::Interpreter I(Mod);
+  EXPECT_EQ(I.call("main", {}).tensor().toIntVector(),
+            (std::vector<int64_t>{7, -8, -1}));
+  // Three int4 values need two bytes, not three.
+  T->set_raw_data(std::string("\x87\x0f\x00", 3));
+  std::string E = importError(M);
+  EXPECT_NE(E.find("has 3 bytes of data, but (3,) of int4 needs 2"),
+            std::string::npos)
+      << E;
+}

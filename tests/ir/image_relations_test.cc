@@ -31,9 +31,13 @@ TEST(ImageRelations, ResizeStatic) {
                             Attrs{{"scales", std::vector<double>{2}},
                                   {"mode", std::string("area")}}),
                    "attribute 'mode' is 'area'");
+  EXPECT_EQ(rel("resize", {f32({c(8)})},
+                Attrs{{"scales", std::vector<double>{0.5}},
+                      {"antialias", int64_t(1)}}),
+            "Tensor[(4,), float32]");
   EXPECT_REL_ERROR(relError("resize", {f32({c(2)})},
                             Attrs{{"scales", std::vector<double>{2}},
-                                  {"antialias", int64_t(1)}}),
+                                  {"antialias", std::string("yes")}}),
                    "antialias");
 }
 
@@ -61,6 +65,20 @@ TEST(ImageRelations, GridSampleRoiAlignNms) {
   EXPECT_REL_ERROR(relError("grid_sample", {f32({c(1), c(3), c(8), c(8)}),
                                             f32({c(1), c(5), c(6), c(3)})}),
                    "last dimension must be 2");
+  // Volumetric (ONNX GridSample-20): three coordinates per location.
+  EXPECT_EQ(rel("grid_sample",
+                {f32({c(2), c(3), c(4), c(8), c(8)}),
+                 f32({q(), c(1), c(5), c(6), c(3)})},
+                Attrs{{"mode", std::string("cubic")}}),
+            "Tensor[(2, 3, 1, 5, 6), float32]");
+  EXPECT_EQ(rel("grid_sample", {unknown(), f32({c(2), s("w"), c(1)})}),
+            "Tensor[(2, ?, w), float32]");
+  EXPECT_REL_ERROR(relError("grid_sample", {f32({c(1), c(3), c(4), c(8), c(8)}),
+                                            f32({c(1), c(5), c(6), c(3)})}),
+                   "must have the same rank");
+  EXPECT_REL_ERROR(
+      relError("grid_sample", {f32({c(1), c(3)}), f32({c(1), c(3)})}),
+      "the input must be [N, C, D1, ..., Dr]");
   EXPECT_EQ(
       rel("roi_align",
           {f32({c(1), c(3), c(8), c(8)}), f32({q(), c(4)}), i64({s("r")})},
@@ -80,6 +98,40 @@ TEST(ImageRelations, GridSampleRoiAlignNms) {
                             {f32({c(1), c(6), c(4)}), f32({c(1), c(2), c(5)}),
                              i64({c(1)}), f32({c(1)}), absent()}),
                    "disagree on batch or box count");
+}
+
+TEST(ImageRelations, AffineGridCol2ImDeformConv) {
+  EXPECT_EQ(rel("affine_grid", {f32({s("n"), c(2), c(3)}), i64({c(4)})}),
+            "Tensor[(n, ?, ?, 2), float32]");
+  EXPECT_EQ(rel("affine_grid", {f32({q(), q(), q()}), i64({c(5)})}),
+            "Tensor[(?, ?, ?, ?, 3), float32]");
+  EXPECT_EQ(rel("affine_grid", {unknown(), i64({q()})}), "Tensor[?, float32]");
+  EXPECT_REL_ERROR(
+      relError("affine_grid", {f32({c(1), c(2), c(4)}), i64({c(4)})}),
+      "theta must be [N, 2, 3] or [N, 3, 4]");
+  EXPECT_REL_ERROR(
+      relError("affine_grid", {f32({c(1), c(3), c(4)}), i64({c(4)})}),
+      "size must have 5 entries");
+  EXPECT_EQ(rel("col2im", {f32({c(2), c(12), c(6)}), i64({c(2)}), i64({c(2)})}),
+            "Tensor[(2, ?, ?, ?), float32]");
+  EXPECT_REL_ERROR(
+      relError("col2im", {f32({c(2), c(12), c(6)}), i64({c(2)}), i64({c(3)})}),
+      "image_shape has 2 entries but block_shape 3");
+  EXPECT_REL_ERROR(
+      relError("col2im", {f32({c(2), c(12)}), i64({c(2)}), i64({c(2)})}),
+      "[N, C * prod(block_shape), L]");
+  Type X = f32({c(1), c(4), c(9), c(9)}), W = f32({c(6), c(2), c(3), c(3)});
+  Attrs G{{"group", int64_t(2)}, {"strides", std::vector<int64_t>{2, 2}}};
+  EXPECT_EQ(rel("deform_conv",
+                {X, W, f32({c(1), c(18), q(), q()}), absent(), absent()}, G),
+            "Tensor[(1, 6, 4, 4), float32]");
+  EXPECT_REL_ERROR(
+      relError("deform_conv",
+               {X, W, f32({c(1), c(18), c(7), c(7)}), absent(), absent()}, G),
+      "do not have the output extent 4");
+  EXPECT_REL_ERROR(relError("deform_conv", {X, W, f32({c(1), c(18), q(), q()}),
+                                            absent(), absent()}),
+                   "expects 2 input channels");
 }
 
 TEST(RnnRelations, TupleResults) {
@@ -134,6 +186,15 @@ TEST(SignalRelations, DftStftWindowsMel) {
             "Tensor[(2, 6, 2), float32]");
   EXPECT_EQ(rel("dft_dynamic", {f32({c(2), c(8), c(1)}), i64({})}),
             "Tensor[(2, ?, 2), float32]");
+  // An axis argument (ONNX DFT-20): the transformed axis is unknown, so every
+  // signal extent is, unless no length and no onesided keep them all.
+  EXPECT_EQ(rel("dft_dynamic", {f32({c(2), c(8), c(1)}), i64({}), i64({})}),
+            "Tensor[(?, ?, 2), float32]");
+  EXPECT_EQ(rel("dft_dynamic", {f32({c(2), c(8), c(1)}), i64({c(0)}), i64({})}),
+            "Tensor[(2, 8, 2), float32]");
+  EXPECT_REL_ERROR(
+      relError("dft_dynamic", {f32({c(2), c(8), c(1)}), i64({}), f32({})}),
+      "'axis' must be an integer scalar");
   EXPECT_REL_ERROR(relError("dft", {f32({c(2), c(8), c(3)})}),
                    "[..., N, 1] or [..., N, 2]");
   EXPECT_REL_ERROR(

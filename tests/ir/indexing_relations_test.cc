@@ -163,8 +163,11 @@ TEST(IndexingRelations, ShapeOps) {
             "Tensor[(2, ?), float32]");
   EXPECT_REL_ERROR(
       relError("pad", {f32({c(2)})},
-               {{"pads", Ints{1, 1}}, {"mode", std::string("wrap")}}),
+               {{"pads", Ints{1, 1}}, {"mode", std::string("torus")}}),
       "mode");
+  EXPECT_EQ(rel("pad", {f32({c(2)})},
+                {{"pads", Ints{1, 1}}, {"mode", std::string("wrap")}}),
+            "Tensor[(4,), float32]");
   EXPECT_EQ(rel("pad_dyn", {f32({c(2), c(3)}), i64({c(4)}), f32({})}),
             "Tensor[(?, ?), float32]");
   EXPECT_REL_ERROR(relError("pad_dyn", {f32({c(2)}), i64({c(2)}), i64({})}),

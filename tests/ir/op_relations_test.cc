@@ -252,6 +252,18 @@ TEST(OpRelations, Split) {
   EXPECT_REL_ERROR(
       relError("split", {f32({c(5)})}, Attrs{{"sections", int64_t(2)}}),
       "split: 2 sections do not divide dimension 0");
+  // uneven (ONNX Split-18): ceil(5 / 2) = 3, then the rest.
+  EXPECT_EQ(rel("split", {f32({c(5)})},
+                Attrs{{"sections", int64_t(2)}, {"uneven", int64_t(1)}}),
+            "(Tensor[(3,), float32], Tensor[(2,), float32])");
+  EXPECT_EQ(rel("split", {i64({c(4)})},
+                Attrs{{"sections", int64_t(5)}, {"uneven", int64_t(1)}}),
+            "(Tensor[(1,), int64], Tensor[(1,), int64], Tensor[(1,), int64], "
+            "Tensor[(1,), int64], Tensor[(0,), int64])");
+  EXPECT_REL_ERROR(relError("split", {f32({c(5)})},
+                            Attrs{{"indices", std::vector<int64_t>{1}},
+                                  {"uneven", int64_t(1)}}),
+                   "'uneven' applies to 'sections'");
   EXPECT_REL_ERROR(
       relError("split", {f32({c(5)})}),
       "split: exactly one of the attributes 'sections' and 'indices'");

@@ -55,6 +55,16 @@ TEST(ReduceRelations, DynReduce) {
                    "dyn_reduce: unknown reduction 'x'");
   EXPECT_REL_ERROR(relError("dyn_reduce", {X, i64({c(1)})}),
                    "'reduction' is required");
+  EXPECT_EQ(
+      rel("dyn_reduce", {X, i64({c(1)})},
+          {{"reduction", std::string("max")}, {"empty_identity", int64_t(1)}}),
+      "Tensor[?, float32]");
+  EXPECT_REL_ERROR(relError("dyn_reduce", {X, i64({c(1)})},
+                            {{"reduction", std::string("sum")},
+                             {"empty_identity", int64_t(1)}}),
+                   "empty_identity applies to max and min, not sum");
+  EXPECT_REL_ERROR(relError("sum", {X}, {{"empty_identity", int64_t(1)}}),
+                   "empty_identity");
 }
 
 TEST(ReduceRelations, ArgAndSoft) {

@@ -47,6 +47,38 @@ TEST(ReduceOps, MaxMinOfBool) {
               "prod: input 'x' must have a numeric dtype");
 }
 
+// ONNX ReduceMax/ReduceMin-20: over no elements, the identity of the
+// dtype (without empty_identity an error, tests/kernels/reduce_test.cc).
+TEST(ReduceOps, MaxMinOverNoElementsWithEmptyIdentity) {
+  Attrs A{{"axis", Ints{1}}, {"empty_identity", int64_t(1)}};
+  Tensor F = run("max", {f32({}, {2, 0})}, A);
+  ASSERT_EQ(F.shape(), (Shape{2}));
+  EXPECT_EQ(F.elementAsDouble(0), -INFINITY);
+  EXPECT_EQ(run("min", {f32({}, {2, 0})}, A).elementAsDouble(1), INFINITY);
+  expectTensor(run("max", {tensor<int8_t>({}, {1, 0})}, A),
+               tensor<int8_t>({-128}, {1}));
+  expectTensor(run("min", {tensor<uint8_t>({}, {1, 0})}, A),
+               tensor<uint8_t>({255}, {1}));
+  expectTensor(run("min", {tensor<int32_t>({}, {1, 0})}, A),
+               tensor<int32_t>({INT32_MAX}, {1}));
+  expectTensor(run("max", {b8({}, {1, 0})}, A), b8({false}, {1}));
+  expectTensor(run("min", {b8({}, {1, 0})}, A), b8({true}, {1}));
+  // Elements present: the attribute changes nothing.
+  expectTensor(run("max", {tensor<int8_t>({-3, 7}, {1, 2})}, A),
+               tensor<int8_t>({7}, {1}));
+  // dyn_reduce passes it on.
+  Attrs D{{"reduction", std::string("max")},
+          {"keepdims", int64_t(1)},
+          {"empty_identity", int64_t(1)}};
+  EXPECT_EQ(run("dyn_reduce", {f32({}, {2, 0}), i64({1}, {1})}, D).shape(),
+            (Shape{2, 1}));
+  expectError(
+      [] {
+        run("max", {f32({}, {2, 0})}, {{"axis", Ints{1}}});
+      },
+      "reduction over zero elements");
+}
+
 TEST(ReduceOps, DynReduce) {
   Tensor X = f32({1, 2, 3, 4, 5, 6}, {2, 3});
   Attrs A{{"reduction", std::string("sum")}, {"keepdims", int64_t(1)}};

@@ -1,6 +1,8 @@
 //===- signal_ops_test.cc - dft, stft, windows, mel_weight_matrix ---------===//
 #include "KernelTestUtil.h"
 
+#include <cmath>
+
 using namespace rivet;
 using namespace rivet::test;
 
@@ -49,6 +51,45 @@ TEST(DftKernel, AxisAndFloat64) {
       },
       "[..., N, 1] (real) or [..., N, 2] (complex)");
   expectError([&] { run("dft", {i64({1, 2}, {2, 1})}); }, "float");
+}
+
+// DFT-20 passes the axis as an input: dft_dynamic's third argument, whose
+// zero elements mean the 'axis' attribute.
+TEST(DftKernel, AxisInput) {
+  Tensor X = tensor<double>({1, 0, 1, 0}, {2, 2, 1});
+  Tensor Absent = Tensor::zeros({0}, DType::Int64);
+  Tensor Y0 = run("dft", {X}, Attrs{{"axis", int64_t(0)}});
+  Tensor Y1 = run("dft", {X}, Attrs{{"axis", int64_t(1)}});
+  expectNear(run("dft_dynamic", {X, Absent, i64({0}, {})}),
+             Y0.toDoubleVector());
+  expectNear(run("dft_dynamic", {X, Absent, i64({-2}, {})}),
+             Y1.toDoubleVector());
+  expectNear(
+      run("dft_dynamic", {X, Absent, Absent}, Attrs{{"axis", int64_t(0)}}),
+      Y0.toDoubleVector());
+  // The axis decides which extent dft_length and onesided change.
+  EXPECT_EQ(shapeOf("dft_dynamic", {X, i64({3}, {}), i64({0}, {})})[0].shape,
+            (Shape{3, 2, 2}));
+  expectError(
+      [&] {
+        run("dft_dynamic", {X, Absent, i64({2}, {})});
+      },
+      "axis 2 is out of range");
+}
+
+// The sums run in double: where the exact transform is 0 (the imaginary part
+// of bin N/2 of a real signal), the float32 result is 0 to double rounding.
+// (ONNX's test_dft_inverse data, from a float32 FFT, has 1.9e-7 there.)
+TEST(DftKernel, AccurateInDouble) {
+  std::vector<float> V(200, 0.0f);
+  for (size_t I = 0; I < 100; ++I)
+    V[2 * I] = (float)I; // x[n, m] = 10 n + m, imaginary parts 0
+  Tensor Y = run("dft", {f32(V, {1, 10, 10, 2})},
+                 Attrs{{"axis", int64_t(1)}, {"inverse", int64_t(1)}});
+  for (int64_t M = 0; M < 10; ++M) {
+    EXPECT_NEAR(Y.elementAsDouble(2 * (50 + M)), -5, 1e-6);
+    EXPECT_LT(std::fabs(Y.elementAsDouble(2 * (50 + M) + 1)), 1e-12);
+  }
 }
 
 TEST(StftKernel, FramesAndWindow) {

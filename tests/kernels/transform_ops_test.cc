@@ -202,11 +202,18 @@ TEST(TransformOps, Pad) {
       },
       "must have 2 * 2 entries");
   expectError([&] { run("pad", {V}, {{"pads", Ints{-2, -2}}}); }, "below zero");
+  // np.pad([1, 2, 3], (4, 2), 'wrap') = [3 1 2 3 1 2 3 1 2]
+  expectTensor(
+      run("pad", {V}, {{"pads", Ints{4, 2}}, {"mode", std::string("wrap")}}),
+      f32({3, 1, 2, 3, 1, 2, 3, 1, 2}, {9}));
+  expectTensor(
+      run("pad_dyn", {X, ints({0, 1, 0, 1})}, {{"mode", std::string("wrap")}}),
+      f32({2, 1, 2, 1, 4, 3, 4, 3}, {2, 4}));
   expectError(
       [&] {
-        run("pad", {V}, {{"pads", Ints{1, 1}}, {"mode", std::string("wrap")}});
+        run("pad", {V}, {{"pads", Ints{1, 1}}, {"mode", std::string("torus")}});
       },
-      "unsupported mode 'wrap'");
+      "unsupported mode 'torus'");
 }
 
 TEST(TransformOps, DepthToSpaceAndBack) {

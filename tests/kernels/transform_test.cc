@@ -120,6 +120,18 @@ TEST(Transform, Split) {
         runAll("split", {X}, {{"sections", int64_t(4)}});
       },
       "cannot be split into 4 equal sections");
+  // uneven (ONNX Split-18): parts of ceil(7 / 4) = 2, the last smaller, and
+  // empty once the extent runs out.
+  auto U = runAll("split", {iota({7})},
+                  {{"sections", int64_t(4)}, {"uneven", int64_t(1)}});
+  ASSERT_EQ(U.size(), 4u);
+  expectTensor(U[2], f32({4, 5}, {2}));
+  expectTensor(U[3], f32({6}, {1}));
+  auto E = runAll("split", {iota({4})},
+                  {{"sections", int64_t(5)}, {"uneven", int64_t(1)}});
+  ASSERT_EQ(E.size(), 5u);
+  EXPECT_EQ(E[3].shape(), (Shape{1}));
+  EXPECT_EQ(E[4].shape(), (Shape{0}));
   expectError([&] { runAll("split", {X}); }, "exactly one of");
   expectError(
       [&] {

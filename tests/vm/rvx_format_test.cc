@@ -656,8 +656,8 @@ TEST(RvxFormat, ValidatesIndicesEvenWithGoodChecksums) {
         "function index 3 is out of range (3 functions)");
   Check([](Executable &E) { E.functions[2].code[16].b = 2; },
         "passes 2 arguments to 'ident', which takes 1");
-  Check([](Executable &E) { E.functions[2].code[15].c = 13; },
-        "invalid dtype code 13");
+  Check([](Executable &E) { E.functions[2].code[15].c = 24; },
+        "invalid dtype code 24");
   Check([](Executable &E) { E.functions[2].code[15].b = 2; },
         "shape [2, 5) is outside the shapes of 3 entries");
   Check([](Executable &E) { E.functions[2].code[15].d = 65; },

@@ -13,6 +13,7 @@
 
 #include "frontend/onnx/Importer.h"
 #include "ir/Op.h"
+#include "kernels/Error.h"
 #include "kernels/Kernel.h"
 
 #include <fmt/format.h>
@@ -135,34 +136,67 @@ std::string kernelText(const std::string &Name) {
 }
 
 struct OnnxOp {
+  frontend::OnnxDomainVersions domain;
   std::string name;
   std::vector<int64_t> versions; // sorted opsets the translations start at
 };
 
+/// "Relu" for ai.onnx, the default domain; "ai.onnx.ml.TreeEnsemble" (as
+/// ONNX's own operator lists write it) for the others.
+std::string qualifiedName(const OnnxOp &Op) {
+  const std::string Default = frontend::onnxDomains().front().name;
+  return Op.domain.name == Default ? Op.name : Op.domain.name + "." + Op.name;
+}
+
+/// The ONNX operators, those of ai.onnx first, then the other domains' in
+/// the frontend's order, each by name.
 std::vector<OnnxOp> onnxOps() {
-  std::map<std::string, std::vector<int64_t>> ByName;
+  std::vector<frontend::OnnxDomainVersions> Domains = frontend::onnxDomains();
+  auto DomainIndex = [&](const std::string &Name) {
+    for (size_t I = 0; I < Domains.size(); ++I)
+      if (Domains[I].name == Name)
+        return I;
+    fail("ops: a translation of domain '{}', which the frontend does not "
+         "list",
+         Name);
+  };
+  std::map<std::pair<size_t, std::string>, std::vector<int64_t>> ByName;
   for (const frontend::OnnxOpVersion &C : frontend::onnxOperatorVersions())
-    ByName[C.opType].push_back(C.sinceVersion);
+    ByName[{DomainIndex(C.domain), C.opType}].push_back(C.sinceVersion);
   std::vector<OnnxOp> R;
-  for (auto &[Name, Versions] : ByName) {
+  for (auto &[Key, Versions] : ByName) {
     std::sort(Versions.begin(), Versions.end());
     Versions.erase(std::unique(Versions.begin(), Versions.end()),
                    Versions.end());
-    R.push_back({Name, Versions});
+    R.push_back({Domains[Key.first], Key.second, Versions});
   }
   return R;
 }
 
-/// "1+" when the oldest translation starts at opset 1, else "13+".
+/// "1+" when the oldest translation starts at the domain's oldest opset,
+/// else "13+".
 std::string supportedText(const OnnxOp &Op) {
-  return fmt::format(
-      "{}+", std::max(Op.versions.front(), frontend::onnxOpsetRange().first));
+  return fmt::format("{}+",
+                     std::max(Op.versions.front(), Op.domain.minVersion));
 }
 
 std::string versionsText(const OnnxOp &Op) {
   std::string S;
   for (int64_t V : Op.versions)
     S += (S.empty() ? "" : ", ") + std::to_string(V);
+  return S;
+}
+
+/// "ai.onnx opsets 1 to 25, ai.onnx.ml opsets 1 to 5, ...".
+std::string domainsText() {
+  std::string S;
+  for (const frontend::OnnxDomainVersions &D : frontend::onnxDomains()) {
+    S += S.empty() ? "" : ", ";
+    S += D.minVersion == D.maxVersion
+             ? fmt::format("{} opset {}", D.name, D.minVersion)
+             : fmt::format("{} opsets {} to {}", D.name, D.minVersion,
+                           D.maxVersion);
+  }
   return S;
 }
 
@@ -193,10 +227,8 @@ std::string markdown() {
        "`src/frontend/onnx/ops/<family>.cc`, one per opset in which the "
        "operator's signature changed.\n\n";
   S += fmt::format("- [IR operators](#ir-operators): {}\n", Ir.size());
-  S += fmt::format("- [ONNX operators](#onnx-operators): {} (ai.onnx opsets "
-                   "{} to {})\n\n",
-                   Onnx.size(), frontend::onnxOpsetRange().first,
-                   frontend::onnxOpsetRange().second);
+  S += fmt::format("- [ONNX operators](#onnx-operators): {} ({})\n\n",
+                   Onnx.size(), domainsText());
 
   S += "## IR operators\n\n";
   S += "Broadcasting is NumPy's everywhere; axes may be negative (counted "
@@ -223,18 +255,20 @@ std::string markdown() {
 
   S += "\n## ONNX operators\n\n";
   S += fmt::format(
-      "The frontend reads models of ai.onnx opsets {} to {}. For a model of "
-      "opset N it uses the\n"
-      "translation with the highest starting opset ≤ N: \"supported\" is the "
-      "oldest opset any\n"
-      "translation covers; a model of an older opset fails with an "
-      "error naming the node.\n\n",
-      frontend::onnxOpsetRange().first, frontend::onnxOpsetRange().second);
+      "The frontend reads models of {}.\n"
+      "For a model importing an operator's domain at opset N it uses the "
+      "translation with the highest\n"
+      "starting opset ≤ N: \"supported\" is the oldest opset any translation "
+      "covers; a model of an older\n"
+      "opset fails with an error naming the node. Operators of domains other "
+      "than ai.onnx are named\n"
+      "with their domain (`ai.onnx.ml.Binarizer`).\n\n",
+      domainsText());
   S += "| ONNX op | supported | translations from opsets |\n";
   S += "| --- | --- | --- |\n";
   for (const OnnxOp &Op : Onnx)
-    S += fmt::format("| `{}` | {} | {} |\n", Op.name, supportedText(Op),
-                     versionsText(Op));
+    S += fmt::format("| `{}` | {} | {} |\n", qualifiedName(Op),
+                     supportedText(Op), versionsText(Op));
   return S;
 }
 
@@ -252,12 +286,10 @@ std::string plainText() {
     for (const ir::AttrSpec &A : Op->attrs())
       S += fmt::format("      attr {}\n", attrText(A));
   }
-  S += fmt::format("\nONNX operators ({}; ai.onnx opsets {} to {}):\n",
-                   Onnx.size(), frontend::onnxOpsetRange().first,
-                   frontend::onnxOpsetRange().second);
+  S += fmt::format("\nONNX operators ({}; {}):\n", Onnx.size(), domainsText());
   for (const OnnxOp &Op : Onnx)
-    S += fmt::format("  {}  opsets {} (translations from {})\n", Op.name,
-                     supportedText(Op), versionsText(Op));
+    S += fmt::format("  {}  opsets {} (translations from {})\n",
+                     qualifiedName(Op), supportedText(Op), versionsText(Op));
   return S;
 }
 

@@ -19,8 +19,14 @@ std::string NodeContext::where() const {
           ? (Node.output_size() ? "with output '" + Node.output(0) + "'"
                                 : "<unnamed>")
           : "'" + Node.name() + "'";
-  return fmt::format("{}: node {} ({}, opset {})", Graph.state().what, Name,
-                     Node.op_type(), OpsetVersion);
+  // ai.onnx, the domain of most nodes, goes unnamed.
+  std::string Set =
+      Domain == kDefaultOnnxDomain ? std::string() : std::string(Domain) + " ";
+  std::string Version = OpsetVersion > 0
+                            ? fmt::format("{}opset {}", Set, OpsetVersion)
+                            : fmt::format("{}not imported", Set);
+  return fmt::format("{}: node {} ({}, {})", Graph.state().what, Name,
+                     Node.op_type(), Version);
 }
 
 bool NodeContext::hasInput(size_t I) const {
@@ -191,9 +197,25 @@ std::vector<ir::Expr> NodeContext::bindTuple(ir::Expr E, size_t N) {
 // ConverterRegistry
 //===----------------------------------------------------------------------===//
 
+const OnnxDomainRange *findOnnxDomain(std::string_view Domain) {
+  for (const OnnxDomainRange &D : kOnnxDomains)
+    if (D.name == Domain)
+      return &D;
+  return nullptr;
+}
+
 namespace {
-std::multimap<std::string, OnnxConverter, std::less<>> &table() {
-  static std::multimap<std::string, OnnxConverter, std::less<>> T;
+using OpKey = std::pair<std::string_view, std::string_view>;
+/// Orders (domain, op type) keys, owned or viewed (for find's lookups).
+struct OpKeyLess {
+  using is_transparent = void;
+  bool operator()(OpKey A, OpKey B) const { return A < B; }
+};
+/// Registrations by (domain, op type); one entry per version.
+using ConverterTable = std::multimap<std::pair<std::string, std::string>,
+                                     OnnxConverter, OpKeyLess>;
+ConverterTable &table() {
+  static ConverterTable T;
   return T;
 }
 } // namespace
@@ -204,19 +226,29 @@ ConverterRegistry &ConverterRegistry::global() {
 }
 
 void ConverterRegistry::add(OnnxConverter C) {
-  auto [B, E] = table().equal_range(C.opType);
+  const OnnxDomainRange *D = findOnnxDomain(C.domain);
+  RIVET_CHECK(D,
+              "ONNX operator {} registered for domain '{}', which is not "
+              "in kOnnxDomains",
+              C.opType, C.domain);
+  RIVET_CHECK(C.sinceVersion <= D->maxVersion,
+              "ONNX operator {} registered for {} opset {}, above the newest "
+              "one read ({})",
+              C.opType, C.domain, C.sinceVersion, D->maxVersion);
+  std::pair<std::string, std::string> Key{C.domain, C.opType};
+  auto [B, E] = table().equal_range(Key);
   for (auto It = B; It != E; ++It)
     RIVET_CHECK(It->second.sinceVersion != C.sinceVersion,
-                "ONNX operator {} (opset {}) registered twice", C.opType,
-                C.sinceVersion);
-  std::string Key = C.opType;
+                "ONNX operator {} ({} opset {}) registered twice", C.opType,
+                C.domain, C.sinceVersion);
   table().emplace(std::move(Key), std::move(C));
 }
 
-const OnnxConverter *ConverterRegistry::find(std::string_view OpType,
+const OnnxConverter *ConverterRegistry::find(std::string_view Domain,
+                                             std::string_view OpType,
                                              int64_t Opset) const {
   const OnnxConverter *Best = nullptr;
-  auto [B, E] = table().equal_range(OpType);
+  auto [B, E] = table().equal_range(OpKey{Domain, OpType});
   for (auto It = B; It != E; ++It)
     if (It->second.sinceVersion <= Opset &&
         (!Best || It->second.sinceVersion > Best->sinceVersion))

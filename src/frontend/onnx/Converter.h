@@ -1,9 +1,11 @@
 //===- Converter.h - Translating one ONNX node ------------------*- C++ -*-===//
 //
 // Each ONNX operator is translated in exactly one place: a ConvertFn in the
-// file of its family, registered with RIVET_REGISTER_ONNX_OP for the opset
-// version it was introduced or changed in. The importer picks, for a model's
-// opset, the registration with the highest version not above it.
+// file of its family, registered with RIVET_REGISTER_ONNX_OP (domain ai.onnx)
+// or RIVET_REGISTER_ONNX_DOMAIN_OP (another domain: ai.onnx.ml, ...) for the
+// version of its domain's opset it was introduced or changed in. The importer
+// picks, for the version the model imports of the node's domain, the
+// registration with the highest version not above it.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -25,11 +27,16 @@ class GraphImporter;
 /// What a converter sees of the node it translates.
 class NodeContext {
 public:
-  NodeContext(GraphImporter &G, const onnx::NodeProto &N, int64_t Opset)
-      : Graph(G), Node(N), OpsetVersion(Opset) {}
+  /// Domain is the node's domain by its canonical name (ai.onnx for "");
+  /// Opset the version the model imports of it (0: not imported).
+  NodeContext(GraphImporter &G, const onnx::NodeProto &N,
+              std::string_view Domain, int64_t Opset)
+      : Graph(G), Node(N), Domain(Domain), OpsetVersion(Opset) {}
 
   const onnx::NodeProto &node() const { return Node; }
-  /// The model's ai.onnx opset version.
+  /// The node's domain (canonical: "ai.onnx", "ai.onnx.ml", ...).
+  std::string_view domain() const { return Domain; }
+  /// The version the model imports of the node's domain.
   int64_t opset() const { return OpsetVersion; }
 
   /// Number of inputs as written, including empty optional ones.
@@ -92,7 +99,8 @@ public:
   /// numInputs() when there is none.
   size_t firstUnconsideredInput() const;
 
-  /// "node 'conv1' (Conv, opset 13)": the prefix of every error.
+  /// "node 'conv1' (Conv, opset 13)", "node 't' (TreeEnsemble, ai.onnx.ml
+  /// opset 5)": the prefix of every error.
   std::string where() const;
   template <typename... Args>
   [[noreturn]] void error(fmt::format_string<Args...> Fmt, Args &&...A) const {
@@ -105,6 +113,7 @@ private:
                                    onnx::AttributeProto::AttributeType T) const;
   GraphImporter &Graph;
   const onnx::NodeProto &Node;
+  std::string_view Domain;
   int64_t OpsetVersion;
   mutable std::vector<bool> Considered;
 };
@@ -113,39 +122,79 @@ private:
 /// the operator does not produce).
 using ConvertFn = std::vector<ir::Expr> (*)(NodeContext &C);
 
+/// The name ai.onnx goes by; the empty domain of nodes and opset_import
+/// entries means it too.
+inline constexpr std::string_view kDefaultOnnxDomain = "ai.onnx";
+
+/// Domain as registrations and errors name it ("" is ai.onnx).
+inline std::string_view canonicalOnnxDomain(std::string_view Domain) {
+  return Domain.empty() ? kDefaultOnnxDomain : Domain;
+}
+
+/// An operator set the frontend reads and the versions of it it reads.
+struct OnnxDomainRange {
+  std::string_view name;
+  int64_t minVersion;
+  int64_t maxVersion;
+};
+
+/// The oldest and newest ai.onnx opsets the frontend accepts.
+inline constexpr int64_t kMinOnnxOpset = 1;
+inline constexpr int64_t kMaxOnnxOpset = 25;
+
+/// Every domain the frontend reads, ai.onnx first. A node of any other
+/// domain, or of a version outside its range, is an error naming it.
+inline constexpr OnnxDomainRange kOnnxDomains[] = {
+    {kDefaultOnnxDomain, kMinOnnxOpset, kMaxOnnxOpset},
+    {"ai.onnx.ml", 1, 5},
+    {"ai.onnx.preview.training", 1, 1},
+};
+
+/// The range of the canonical domain Domain; null when Rivet does not read
+/// it.
+const OnnxDomainRange *findOnnxDomain(std::string_view Domain);
+
 struct OnnxConverter {
+  std::string domain; // canonical: "ai.onnx", "ai.onnx.ml", ...
   std::string opType;
-  int64_t sinceVersion; // the ai.onnx opset this translation applies from
+  int64_t sinceVersion; // the version of the domain's opset it applies from
   ConvertFn convert;
 };
 
 class ConverterRegistry {
 public:
   static ConverterRegistry &global();
+  /// Throws when C's domain is not one of kOnnxDomains or (domain, op,
+  /// version) is registered already.
   void add(OnnxConverter C);
-  /// The translation of OpType for Opset, or null when there is none.
-  const OnnxConverter *find(std::string_view OpType, int64_t Opset) const;
+  /// The translation of Domain's (canonical) OpType for the domain's opset
+  /// Opset, or null when there is none.
+  const OnnxConverter *find(std::string_view Domain, std::string_view OpType,
+                            int64_t Opset) const;
   /// Every registration, for the operator coverage table.
   std::vector<OnnxConverter> all() const;
 };
 
 namespace detail {
 struct ConverterRegistrar {
-  ConverterRegistrar(std::string Op, int64_t Since, ConvertFn F) {
-    ConverterRegistry::global().add({std::move(Op), Since, F});
+  ConverterRegistrar(std::string Domain, std::string Op, int64_t Since,
+                     ConvertFn F) {
+    ConverterRegistry::global().add(
+        {std::move(Domain), std::move(Op), Since, F});
   }
 };
 } // namespace detail
-
-/// The oldest and newest ai.onnx opsets the frontend accepts.
-inline constexpr int64_t kMinOnnxOpset = 1;
-inline constexpr int64_t kMaxOnnxOpset = 18;
 
 } // namespace rivet::frontend
 
 #define RIVET_ONNX_CONCAT2(A, B) A##B
 #define RIVET_ONNX_CONCAT(A, B) RIVET_ONNX_CONCAT2(A, B)
-/// RIVET_REGISTER_ONNX_OP("Relu", 6, convertRelu);
-#define RIVET_REGISTER_ONNX_OP(OpType, Since, Fn)                              \
+/// RIVET_REGISTER_ONNX_DOMAIN_OP("ai.onnx.ml", "Binarizer", 1,
+///                               convertBinarizer);
+#define RIVET_REGISTER_ONNX_DOMAIN_OP(Domain, OpType, Since, Fn)               \
   static ::rivet::frontend::detail::ConverterRegistrar RIVET_ONNX_CONCAT(      \
-      RivetOnnxReg_, __COUNTER__)(OpType, Since, Fn)
+      RivetOnnxReg_, __COUNTER__)(Domain, OpType, Since, Fn)
+/// RIVET_REGISTER_ONNX_OP("Relu", 6, convertRelu): an ai.onnx operator.
+#define RIVET_REGISTER_ONNX_OP(OpType, Since, Fn)                              \
+  RIVET_REGISTER_ONNX_DOMAIN_OP(                                               \
+      std::string(::rivet::frontend::kDefaultOnnxDomain), OpType, Since, Fn)

@@ -111,19 +111,34 @@ ir::Expr GraphImporter::importGraph(
 }
 
 void GraphImporter::importNode(const onnx::NodeProto &N) {
-  const std::string &Domain = N.domain();
-  NodeContext C(*this, N, State.opset);
-  if (!Domain.empty() && Domain != "ai.onnx")
-    C.error("operator domain '{}' is not supported", Domain);
+  std::string_view Domain = canonicalOnnxDomain(N.domain());
+  auto Imported = State.opsets.find(Domain);
+  int64_t Opset = Imported == State.opsets.end() ? 0 : Imported->second;
+  NodeContext C(*this, N, Domain, Opset);
+  const OnnxDomainRange *Range = findOnnxDomain(Domain);
+  if (!Range) {
+    std::string Known;
+    for (const OnnxDomainRange &D : kOnnxDomains)
+      Known += (Known.empty() ? "" : ", ") + std::string(D.name);
+    C.error("operator domain '{}' is not supported (Rivet reads {})", Domain,
+            Known);
+  }
+  if (!Opset)
+    C.error("the model does not import domain '{}' (its opset_import has no "
+            "entry for it)",
+            Domain);
+  if (Opset < Range->minVersion || Opset > Range->maxVersion)
+    C.error("{} opset {} is not supported (Rivet reads opsets {} to {})",
+            Domain, Opset, Range->minVersion, Range->maxVersion);
   const OnnxConverter *Conv =
-      ConverterRegistry::global().find(N.op_type(), State.opset);
+      ConverterRegistry::global().find(Domain, N.op_type(), Opset);
   if (!Conv)
     C.error("unsupported operator");
   std::vector<ir::Expr> Outs = Conv->convert(C);
   if (size_t I = C.firstUnconsideredInput(); I < C.numInputs())
     C.error("input {} ('{}') is not an input of {} at opset {} (the operator "
             "has fewer inputs); it would be ignored",
-            I, N.input((int)I), N.op_type(), State.opset);
+            I, N.input((int)I), N.op_type(), Opset);
   if (Outs.size() < (size_t)N.output_size()) {
     // Trailing outputs the converter does not produce must be unused.
     for (int I = (int)Outs.size(); I < N.output_size(); ++I)

@@ -20,7 +20,8 @@ namespace rivet::frontend {
 
 /// State shared by all graphs of one model.
 struct ImportState {
-  int64_t opset = 0;
+  /// The version the model imports of each domain (canonical names).
+  std::map<std::string, int64_t, std::less<>> opsets;
   std::string modelDir;
   std::string what; // the model, for messages
   ir::Module *module = nullptr;

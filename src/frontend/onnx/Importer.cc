@@ -10,32 +10,35 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 
 namespace rivet::frontend {
 
 namespace {
 
-int64_t modelOpset(const onnx::ModelProto &M, const std::string &What) {
+/// The version of each domain the model imports. Whether Rivet reads a
+/// domain and that version of it is checked at the nodes that use it (a
+/// model may import a domain it has no node of).
+std::map<std::string, int64_t, std::less<>>
+modelOpsets(const onnx::ModelProto &M, const std::string &What) {
   if (M.opset_import().empty())
     fail("{}: the model imports no operator set (opset_import is empty)", What);
-  int64_t Opset = -1;
+  std::map<std::string, int64_t, std::less<>> Opsets;
   for (const auto &O : M.opset_import()) {
+    std::string Domain(canonicalOnnxDomain(O.domain()));
     if (O.version() < 1)
-      fail("{}: operator set '{}' is imported at version {}", What,
-           O.domain().empty() ? "ai.onnx" : O.domain(), O.version());
-    if (O.domain().empty() || O.domain() == "ai.onnx")
-      Opset = O.version();
+      fail("{}: operator set '{}' is imported at version {}", What, Domain,
+           O.version());
+    auto [It, New] = Opsets.emplace(Domain, O.version());
+    if (!New && It->second != O.version())
+      fail("{}: operator set '{}' is imported at versions {} and {}", What,
+           Domain, It->second, O.version());
   }
-  if (Opset < 0) {
-    // Only other domains imported: any ai.onnx node is reported by the
-    // importer as an unsupported domain/opset.
-    Opset = kMaxOnnxOpset;
-  }
-  if (Opset < kMinOnnxOpset || Opset > kMaxOnnxOpset)
-    fail("{}: ai.onnx opset {} is not supported (Rivet reads opsets {} to {})",
-         What, Opset, kMinOnnxOpset, kMaxOnnxOpset);
-  return Opset;
+  // A model importing only other domains: its ai.onnx nodes, if any, are
+  // read at the newest opset.
+  Opsets.emplace(kDefaultOnnxDomain, kMaxOnnxOpset);
+  return Opsets;
 }
 
 /// Protobuf's default limit of nested messages is 100: about 33 nested
@@ -77,7 +80,7 @@ ir::Module importOnnxBytes(const void *Data, size_t Size,
 
   ir::Module M = ir::Module::withPrelude();
   ImportState State;
-  State.opset = modelOpset(Model, What);
+  State.opsets = modelOpsets(Model, What);
   State.modelDir = ModelDir;
   State.what = What;
   State.module = &M;
@@ -127,12 +130,15 @@ ir::Module importOnnxFile(const std::string &Path) {
 std::vector<OnnxOpVersion> onnxOperatorVersions() {
   std::vector<OnnxOpVersion> R;
   for (const OnnxConverter &C : ConverterRegistry::global().all())
-    R.push_back({C.opType, C.sinceVersion});
+    R.push_back({C.domain, C.opType, C.sinceVersion});
   return R;
 }
 
-std::pair<int64_t, int64_t> onnxOpsetRange() {
-  return {kMinOnnxOpset, kMaxOnnxOpset};
+std::vector<OnnxDomainVersions> onnxDomains() {
+  std::vector<OnnxDomainVersions> R;
+  for (const OnnxDomainRange &D : kOnnxDomains)
+    R.push_back({std::string(D.name), D.minVersion, D.maxVersion});
+  return R;
 }
 
 OnnxSignature onnxSignature(const ir::Module &M) {

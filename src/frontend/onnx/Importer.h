@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace rivet::frontend {
@@ -19,7 +18,8 @@ namespace rivet::frontend {
 /// the graph inputs (initializers excluded) in order and returns its outputs
 /// (a tuple when there are several). External-data tensors are read relative
 /// to the model's folder. Throws rivet::Error for a malformed model, an
-/// unsupported operator (naming op, node and opset) or an unsupported opset.
+/// unsupported operator (naming op, node and opset), an unsupported domain
+/// or an unsupported version of one.
 ir::Module importOnnxFile(const std::string &Path);
 
 /// The same for a model already in memory; ModelDir resolves external data.
@@ -34,15 +34,24 @@ struct OnnxSignature {
 };
 OnnxSignature onnxSignature(const ir::Module &M);
 
-/// One ONNX operator translation: the operator and the ai.onnx opset it
-/// applies from (an operator has one entry per version that changed it).
+/// One ONNX operator translation: the operator, its domain ("ai.onnx",
+/// "ai.onnx.ml", ...) and the version of the domain's opset it applies from
+/// (an operator has one entry per version that changed it).
 struct OnnxOpVersion {
+  std::string domain;
   std::string opType;
   int64_t sinceVersion;
 };
 /// Every translation the frontend has, for the operator coverage table.
 std::vector<OnnxOpVersion> onnxOperatorVersions();
-/// The oldest and newest ai.onnx opsets the frontend reads.
-std::pair<int64_t, int64_t> onnxOpsetRange();
+
+/// A domain the frontend reads and its oldest and newest opsets it reads.
+struct OnnxDomainVersions {
+  std::string name;
+  int64_t minVersion;
+  int64_t maxVersion;
+};
+/// Every domain the frontend reads, ai.onnx (the default one) first.
+std::vector<OnnxDomainVersions> onnxDomains();
 
 } // namespace rivet::frontend

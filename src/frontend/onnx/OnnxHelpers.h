@@ -17,4 +17,11 @@ inline ir::Expr stackList(ir::Expr List, int64_t Axis = 0) {
                     Attrs{{"axis", Axis}, {"new_axis", int64_t(1)}});
 }
 
+/// The scalar V in the dtype of Like (a constant of a function body whose
+/// type follows an input's).
+inline ir::Expr constantLike(double V, const ir::Expr &Like) {
+  return ir::callOp("cast_like",
+                    {ir::constant(Tensor::scalar<double>(V)), Like});
+}
+
 } // namespace rivet::frontend

@@ -2,6 +2,7 @@
 #include "frontend/onnx/OnnxTensor.h"
 #include "kernels/Error.h"
 #include "kernels/RegularFile.h"
+#include "kernels/StringTable.h"
 
 #include <charconv>
 #include <cstring>
@@ -10,29 +11,43 @@
 
 namespace rivet::frontend {
 
+namespace {
+
+/// ONNX's TensorProto.DataType codes of Rivet's dtypes (by number: the
+/// protobuf headers Rivet builds with may predate the newer ones).
+struct OnnxDType {
+  int32_t code;
+  DType dtype;
+};
+constexpr OnnxDType kOnnxDTypes[] = {
+    {1, DType::Float32},       {2, DType::UInt8},
+    {3, DType::Int8},          {4, DType::UInt16},
+    {5, DType::Int16},         {6, DType::Int32},
+    {7, DType::Int64},         {8, DType::String},
+    {9, DType::Bool},          {10, DType::Float16},
+    {11, DType::Float64},      {12, DType::UInt32},
+    {13, DType::UInt64},       {16, DType::BFloat16},
+    {17, DType::Float8E4M3FN}, {18, DType::Float8E4M3FNUZ},
+    {19, DType::Float8E5M2},   {20, DType::Float8E5M2FNUZ},
+    {21, DType::UInt4},        {22, DType::Int4},
+    {23, DType::Float4E2M1},   {24, DType::Float8E8M0},
+    {25, DType::UInt2},        {26, DType::Int2},
+};
+
+/// Elements per byte of packed data (raw_data, int32_data) of type T.
+int64_t elementsPerByte(DType T) {
+  return dtypeInfo(T).bits < 8 ? 8 / dtypeInfo(T).bits : 1;
+}
+
+} // namespace
+
 DType dtypeFromOnnx(int32_t OnnxType, const std::string &What) {
-  using TP = onnx::TensorProto;
-  switch (OnnxType) {
-  case TP::FLOAT: return DType::Float32;
-  case TP::DOUBLE: return DType::Float64;
-  case TP::FLOAT16: return DType::Float16;
-  case TP::INT8: return DType::Int8;
-  case TP::INT16: return DType::Int16;
-  case TP::INT32: return DType::Int32;
-  case TP::INT64: return DType::Int64;
-  case TP::UINT8: return DType::UInt8;
-  case TP::UINT16: return DType::UInt16;
-  case TP::UINT32: return DType::UInt32;
-  case TP::UINT64: return DType::UInt64;
-  case TP::BFLOAT16: return DType::BFloat16;
-  case TP::BOOL: return DType::Bool;
-  default: break;
-  }
-  const char *Name = "unknown";
-  if (onnx::TensorProto_DataType_IsValid(OnnxType))
-    Name = onnx::TensorProto_DataType_Name(
-               static_cast<onnx::TensorProto_DataType>(OnnxType))
-               .c_str();
+  for (const OnnxDType &E : kOnnxDTypes)
+    if (E.code == OnnxType)
+      return E.dtype;
+  const char *Name = OnnxType == 14   ? "COMPLEX64"
+                     : OnnxType == 15 ? "COMPLEX128"
+                                      : "unknown";
   fail("{}: unsupported element type {} ({})", What, Name, OnnxType);
 }
 
@@ -110,7 +125,30 @@ Tensor tensorFromProto(const onnx::TensorProto &T, const std::string &ModelDir,
 
   // The payload's size is checked before anything is allocated, so a
   // corrupt shape cannot ask for terabytes.
+  // 4- and 2-bit types pack 2 or 4 elements per byte, first in the low
+  // bits; in memory each has a byte (sign-extended for the signed ones).
+  const int64_t PerByte = elementsPerByte(DT);
+  auto unpack = [&](auto Packed) {
+    Tensor R = Tensor::empty(Sh, DT);
+    uint8_t *Out = static_cast<uint8_t *>(R.rawData());
+    const int Bits = dtypeInfo(DT).bits;
+    for (int64_t I = 0; I < N; ++I) {
+      int64_t Byte = I / PerByte;
+      uint8_t V = (uint8_t)((uint8_t)Packed(Byte) >> (Bits * (I % PerByte)));
+      V &= (uint8_t)((1 << Bits) - 1);
+      // Integers are sign-extended values; float4e2m1 keeps its bits.
+      Out[I] = dtypeInfo(DT).narrowFloat ? V : intToNarrow(DT, V);
+    }
+    return R;
+  };
   auto fromBytes = [&](const std::string &Raw) {
+    if (PerByte > 1) {
+      int64_t Need = (N + PerByte - 1) / PerByte;
+      if ((int64_t)Raw.size() != Need)
+        fail("{}: has {} bytes of data, but {} of {} needs {}", What,
+             Raw.size(), shapeToString(Sh), dtypeName(DT), Need);
+      return unpack([&](int64_t B) { return (uint8_t)Raw[(size_t)B]; });
+    }
     if (Raw.size() != Bytes)
       fail("{}: has {} bytes of data, but {} of {} needs {}", What, Raw.size(),
            shapeToString(Sh), dtypeName(DT), Bytes);
@@ -124,10 +162,29 @@ Tensor tensorFromProto(const onnx::TensorProto &T, const std::string &ModelDir,
     return R;
   };
 
+  if (DT == DType::String) {
+    // string_data only: raw_data and external data have no string layout.
+    if (T.has_raw_data() || T.data_location() == onnx::TensorProto::EXTERNAL)
+      fail("{}: a string tensor keeps its values in string_data", What);
+    if (T.string_data_size() != N)
+      fail("{}: has {} strings, but its shape {} needs {}", What,
+           T.string_data_size(), shapeToString(Sh), N);
+    Tensor R = Tensor::empty(Sh, DT);
+    for (int64_t I = 0; I < N; ++I)
+      setStringElement(R, I, T.string_data((int)I));
+    return R;
+  }
   if (T.data_location() == onnx::TensorProto::EXTERNAL)
     return fromBytes(readExternal(T, ModelDir, What));
   if (T.has_raw_data())
     return fromBytes(T.raw_data());
+  if (PerByte > 1) {
+    int64_t Need = (N + PerByte - 1) / PerByte;
+    if (T.int32_data_size() != Need)
+      fail("{}: has {} values, but its shape {} of {} needs {}", What,
+           T.int32_data_size(), shapeToString(Sh), dtypeName(DT), Need);
+    return unpack([&](int64_t B) { return (uint8_t)T.int32_data((int)B); });
+  }
   int64_t Count = 0;
   switch (DT) {
   case DType::Float32: Count = T.float_data_size(); break;
@@ -162,6 +219,9 @@ Tensor tensorFromProto(const onnx::TensorProto &T, const std::string &ModelDir,
   case DType::Float16:  // bit patterns in int32_data
   case DType::BFloat16: // likewise
     copyField<uint16_t>(T.int32_data(), R, N, What);
+    break;
+  default: // the 8-bit narrow types: bit patterns in int32_data
+    copyField<uint8_t>(T.int32_data(), R, N, What);
     break;
   }
   return R;

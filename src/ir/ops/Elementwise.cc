@@ -187,6 +187,18 @@ RIVET_REGISTER_OP(OpInfo{"right_shift",
                          "shift by the bit width or more gives 0.",
                          2, binaryRel<"right_shift", DKind::Integer, false>,
                          Bcast});
+// Bitwise: integer dtypes (two's complement for the signed ones).
+RIVET_REGISTER_OP(zeroAbsorbingOp(OpInfo{
+    "bitwise_and", "Elementwise a & b on integers with broadcasting.", 2,
+    binaryRel<"bitwise_and", DKind::Integer, false>, Bcast}));
+RIVET_REGISTER_OP(keepsZeroOp(OpInfo{
+    "bitwise_or", "Elementwise a | b on integers with broadcasting.", 2,
+    binaryRel<"bitwise_or", DKind::Integer, false>, Bcast}));
+RIVET_REGISTER_OP(keepsZeroOp(OpInfo{
+    "bitwise_xor", "Elementwise a ^ b on integers with broadcasting.", 2,
+    binaryRel<"bitwise_xor", DKind::Integer, false>, Bcast}));
+RIVET_REGISTER_OP(OpInfo{"bitwise_not", "Elementwise ~x on integers.", 1,
+                         unaryRel<"bitwise_not", DKind::Integer>, Elem});
 RIVET_REGISTER_OP(keepsZeroOp(OpInfo{
     "maximum", "Elementwise maximum with broadcasting.", 2,
     binaryRel<"maximum", DKind::Numeric, false>, Bcast}));

@@ -1,4 +1,4 @@
-//===- Image.cc - resize, grid_sample, roi_align, non_max_suppression -----===//
+//===- Image.cc - Resampling, sampling grids, col2im, roi_align, NMS ------===//
 #include "ir/ops/RelationUtil.h"
 
 #include <cmath>
@@ -158,7 +158,7 @@ Type resizeDynamicRel(const std::vector<Type> &Args, const Attrs &A) {
   return makeTensor(Out, X.dtype);
 }
 
-// grid_sample(x[N, C, H, W], grid[N, Ho, Wo, 2]) -> [N, C, Ho, Wo].
+// grid_sample(x[N, C, D1..Dr], grid[N, O1..Or, r]) -> [N, C, O1..Or].
 Type gridSampleRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("grid_sample", A);
   checkArity("grid_sample", Args, 2);
@@ -172,30 +172,123 @@ Type gridSampleRel(const std::vector<Type> &Args, const Attrs &A) {
   const TensorTypeNode &G = tensorArg("grid_sample", Args, 1);
   requireFloat("grid_sample", X, 0);
   requireSameDType("grid_sample", X, G, 1);
-  if (X.shape && X.shape->size() != 4)
-    failArg(0, "grid_sample: the input must be [N, C, H, W], got {}",
+  if (X.shape && X.shape->size() < 3)
+    failArg(0, "grid_sample: the input must be [N, C, D1, ..., Dr], got {}",
             typeStr(X));
-  if (G.shape && G.shape->size() != 4)
-    failArg(1, "grid_sample: the grid must be [N, H_out, W_out, 2], got {}",
+  if (G.shape && G.shape->size() < 3)
+    failArg(1, "grid_sample: the grid must be [N, O1, ..., Or, r], got {}",
             typeStr(G));
-  if (G.shape && (*G.shape)[3].isConst() && (*G.shape)[3].value != 2)
-    failArg(1, "grid_sample: the grid's last dimension must be 2, got {}",
-            typeStr(G));
-  Dim N = Dim::any(), C = Dim::any(), HO = Dim::any(), WO = Dim::any();
+  if (X.shape && G.shape && X.shape->size() != G.shape->size())
+    fail("grid_sample: the input {} and the grid {} must have the same rank",
+         typeStr(X), typeStr(G));
+  std::optional<size_t> Rank;
+  if (X.shape)
+    Rank = X.shape->size();
+  else if (G.shape)
+    Rank = G.shape->size();
+  if (!Rank)
+    return tensorTypeUnknownRank(X.dtype);
+  int64_t R = (int64_t)*Rank - 2;
+  if (G.shape && G.shape->back().isConst() && G.shape->back().value != R)
+    failArg(1,
+            "grid_sample: the grid's last dimension must be {} (one "
+            "coordinate per spatial axis), got {}",
+            R, typeStr(G));
+  std::vector<Dim> Out(*Rank, Dim::any());
   if (X.shape) {
-    N = (*X.shape)[0];
-    C = (*X.shape)[1];
+    Out[0] = (*X.shape)[0];
+    Out[1] = (*X.shape)[1];
   }
   if (G.shape) {
-    std::optional<Dim> M = mergeEqualDim(N, (*G.shape)[0]);
+    std::optional<Dim> M = mergeEqualDim(Out[0], (*G.shape)[0]);
     if (!M)
       fail("grid_sample: batch sizes differ: {} and {}", typeStr(X),
            typeStr(G));
-    N = *M;
-    HO = (*G.shape)[1];
-    WO = (*G.shape)[2];
+    Out[0] = *M;
+    std::copy(G.shape->begin() + 1, G.shape->end() - 1, Out.begin() + 2);
   }
-  return makeTensor(std::vector<Dim>{N, C, HO, WO}, X.dtype);
+  return makeTensor(Out, X.dtype);
+}
+
+/// The length of a 1-D integer argument that holds a shape (nullopt when
+/// unknown).
+std::optional<int64_t> shapeArgLength(std::string_view Op,
+                                      const std::vector<Type> &Args, size_t I,
+                                      const char *Name) {
+  const TensorTypeNode &T = tensorArg(Op, Args, I);
+  requireIndex(Op, T, I);
+  if (!T.shape)
+    return std::nullopt;
+  if (T.shape->size() != 1)
+    failArg(I, "{}: '{}' must be 1-D, got {}", Op, Name, typeStr(T));
+  const Dim &D = (*T.shape)[0];
+  return D.isConst() ? std::optional<int64_t>(D.value) : std::nullopt;
+}
+
+// affine_grid(theta[N, r, r + 1], size[r + 2]) -> [N, D1..Dr, r]; the
+// extents are size's values.
+Type affineGridRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "affine_grid";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 2);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &Theta = tensorArg(Op, Args, 0);
+  requireFloat(Op, Theta, 0);
+  std::optional<int64_t> Len = shapeArgLength(Op, Args, 1, "size");
+  std::optional<int64_t> R;
+  Dim N = Dim::any();
+  if (Theta.shape) {
+    const std::vector<Dim> &T = *Theta.shape;
+    if (T.size() != 3 ||
+        (T[1].isConst() && T[1].value != 2 && T[1].value != 3) ||
+        (T[1].isConst() && T[2].isConst() && T[2].value != T[1].value + 1))
+      failArg(0, "{}: theta must be [N, 2, 3] or [N, 3, 4], got {}", Op,
+              typeStr(Theta));
+    N = T[0];
+    if (T[1].isConst())
+      R = T[1].value;
+  }
+  if (Len && ((R && *Len != *R + 2) || (*Len != 4 && *Len != 5)))
+    failArg(1,
+            "{}: size must have {} entries (N, C and the spatial extents), "
+            "got {}",
+            Op, R ? fmt::format("{}", *R + 2) : std::string("4 or 5"), *Len);
+  if (!R && Len)
+    R = *Len - 2;
+  if (!R)
+    return tensorTypeUnknownRank(Theta.dtype);
+  std::vector<Dim> Out((size_t)*R + 2, Dim::any());
+  Out.front() = N;
+  Out.back() = Dim::constant(*R);
+  return makeTensor(Out, Theta.dtype);
+}
+
+// col2im(x[N, C * prod(block), L], image_shape[r], block_shape[r]) ->
+// [N, C, image_shape...]: the extents are the shape arguments' values.
+Type col2imRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "col2im";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 3);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  requireNumeric(Op, X, 0);
+  if (X.shape && X.shape->size() != 3)
+    failArg(0, "{}: the input must be [N, C * prod(block_shape), L], got {}",
+            Op, typeStr(X));
+  std::optional<int64_t> R = shapeArgLength(Op, Args, 1, "image_shape");
+  std::optional<int64_t> RB = shapeArgLength(Op, Args, 2, "block_shape");
+  if (R && RB && *R != *RB)
+    fail("{}: image_shape has {} entries but block_shape {}", Op, *R, *RB);
+  if (!R)
+    R = RB;
+  if (!R)
+    return tensorTypeUnknownRank(X.dtype);
+  std::vector<Dim> Out((size_t)*R + 2, Dim::any());
+  if (X.shape)
+    Out[0] = (*X.shape)[0];
+  return makeTensor(Out, X.dtype);
 }
 
 // roi_align(x[N, C, H, W], rois[R, 4], batch_indices[R]) -> [R, C, oh, ow].
@@ -288,9 +381,22 @@ RIVET_REGISTER_OP(OpInfo{
     4, resizeDynamicRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "grid_sample",
-    "Samples x[N, C, H, W] at the normalized grid[N, Ho, Wo, 2] locations\n"
-    "(bilinear, nearest or bicubic; zeros, border or reflection padding).",
+    "Samples x[N, C, D1, ..., Dr] at the normalized grid[N, O1, ..., Or, r]\n"
+    "locations (innermost axis first): linear, nearest or cubic; zeros,\n"
+    "border or reflection padding.",
     2, gridSampleRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "affine_grid",
+    "Sampling grid [N, D1, ..., Dr, r] of theta[N, r, r + 1] applied to the\n"
+    "normalized positions of a size[r + 2] image, r = 2 or 3 (ONNX\n"
+    "AffineGrid); the extents are size's values.",
+    2, affineGridRel, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "col2im",
+    "Sums column blocks x[N, C * prod(block_shape), L] back into an image\n"
+    "[N, C, image_shape...] (ONNX Col2Im); the extents are the values of\n"
+    "image_shape.",
+    3, col2imRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "roi_align",
     "RoI Align: average or max of bilinear samples per output bin of each\n"

@@ -464,6 +464,20 @@ Type instanceNormRel(const std::vector<Type> &Args, const Attrs &A) {
   return makeTensor(X.shape, X.dtype);
 }
 
+/// The dtype of a normalization's statistics: attribute stash_type, an ONNX
+/// TensorProto data type (1 float, 10 float16, 11 double, 16 bfloat16).
+DType stashDType(std::string_view Op, const Attrs &A) {
+  int64_t Stash = OpAttrs(Op, A).getInt("stash_type");
+  switch (Stash) {
+  case 1: return DType::Float32;
+  case 10: return DType::Float16;
+  case 11: return DType::Float64;
+  case 16: return DType::BFloat16;
+  default:
+    fail("{}: unsupported stash_type {} (expected 1, 10, 11 or 16)", Op, Stash);
+  }
+}
+
 Type layerNormRel(const std::vector<Type> &Args, const Attrs &A) {
   const char *Op = "layer_norm";
   validateOpAttrs(Op, A);
@@ -471,15 +485,7 @@ Type layerNormRel(const std::vector<Type> &Args, const Attrs &A) {
     fail("{}: expects 2 or 3 arguments (x, scale[, bias]), got {}", Op,
          Args.size());
   bool Stats = flagAttr(Op, A, "with_stats");
-  int64_t Stash = OpAttrs(Op, A).getInt("stash_type");
-  DType SD = Stash == 1    ? DType::Float32
-             : Stash == 10 ? DType::Float16
-             : Stash == 11 ? DType::Float64
-             : Stash == 16 ? DType::BFloat16
-                           : (fail("{}: unsupported stash_type {} (expected 1, "
-                                   "10, 11 or 16)",
-                                   Op, Stash),
-                              DType::Float32);
+  DType SD = stashDType(Op, A);
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg(Op, Args, 0);
@@ -515,6 +521,69 @@ Type layerNormRel(const std::vector<Type> &Args, const Attrs &A) {
   for (size_t I = (size_t)*Axis; I < S.size(); ++I)
     S[I] = Dim::constant(1);
   return tupleType({Y, makeTensor(S, SD), makeTensor(S, SD)});
+}
+
+/// rms_norm(x, scale): scale broadcasts to x (ONNX's unidirectional
+/// broadcasting); the result has x's type.
+Type rmsNormRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "rms_norm";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 2);
+  stashDType(Op, A);
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  const TensorTypeNode &S = tensorArg(Op, Args, 1);
+  requireFloat(Op, X, 0);
+  requireFloat(Op, S, 1);
+  if (X.shape)
+    normalizeAxisFor(Op, OpAttrs(Op, A).getInt("axis"),
+                     (int64_t)X.shape->size());
+  if (X.shape && S.shape) {
+    bool Ok = S.shape->size() <= X.shape->size();
+    for (size_t D = 0; Ok && D < S.shape->size(); ++D) {
+      const Dim &E = (*S.shape)[S.shape->size() - 1 - D];
+      const Dim &T = (*X.shape)[X.shape->size() - 1 - D];
+      Ok = !(E.isConst() && E.value != 1 && T.isConst() && T.value != E.value);
+    }
+    if (!Ok)
+      failArg(1, "{}: the scale {} does not broadcast to x {}", Op, typeStr(S),
+              typeStr(X));
+  }
+  return makeTensor(X.shape, X.dtype);
+}
+
+/// group_norm(x, scale, bias) over x[N, C, ...]: scale and bias have C
+/// entries, or num_groups with per_group=1.
+Type groupNormRel(const std::vector<Type> &Args, const Attrs &A) {
+  const char *Op = "group_norm";
+  validateOpAttrs(Op, A);
+  checkArity(Op, Args, 3);
+  stashDType(Op, A);
+  int64_t G = OpAttrs(Op, A).getInt("num_groups");
+  if (G < 1)
+    fail("{}: attribute 'num_groups' must be >= 1, got {}", Op, G);
+  bool PerGroup = flagAttr(Op, A, "per_group");
+  if (anyUndecided(Args))
+    return nullptr;
+  const TensorTypeNode &X = tensorArg(Op, Args, 0);
+  requireFloat(Op, X, 0);
+  if (X.shape && X.shape->size() < 2)
+    failArg(0, "{}: the input must have rank >= 2 ([N, C, ...]), got {}", Op,
+            typeStr(X));
+  Dim C = dimOr(X, 1);
+  if (C.isConst() && C.value % G != 0)
+    failArg(0, "{}: num_groups {} does not divide the channels of {}", Op, G,
+            typeStr(X));
+  Dim Len = PerGroup ? Dim::constant(G) : C;
+  for (size_t I : {size_t(1), size_t(2)}) {
+    const TensorTypeNode &P = tensorArg(Op, Args, I);
+    requireSameDType(Op, X, P, I);
+    if (P.shape && (P.shape->size() != 1 || !mergeEqualDim((*P.shape)[0], Len)))
+      failArg(I, "{}: expected a vector of {} values (one per {}), got {}", Op,
+              Len.str(), PerGroup ? "group" : "channel", typeStr(P));
+  }
+  return makeTensor(X.shape, X.dtype);
 }
 
 /// A relation for float operators whose output has the input's type.
@@ -636,6 +705,16 @@ RIVET_REGISTER_OP(OpInfo{
     "Layer normalization over axes [axis, rank) with broadcast scale and "
     "optional bias; with_stats also returns Mean and InvStdDev.",
     -1, layerNormRel, Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "rms_norm",
+    "RMS normalization over axes [axis, rank): x / sqrt(mean(x^2) + epsilon) "
+    "* scale, scale broadcast to x.",
+    2, rmsNormRel, OutFusable});
+RIVET_REGISTER_OP(OpInfo{
+    "group_norm",
+    "Group normalization of x[N, C, ...]: per (n, group of C/num_groups "
+    "channels), then scale and bias per channel (or per group).",
+    3, groupNormRel, Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "lrn",
     "Local response normalization across channels: x / (bias + alpha/size * "

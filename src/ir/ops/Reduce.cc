@@ -84,6 +84,8 @@ Type dynReduceRel(const std::vector<Type> &Args, const Attrs &A) {
   std::string R = *optString(A, "reduction");
   if (!reductionNames().count(R))
     fail("{}: unknown reduction '{}'", Op, R);
+  if (flagAttr(Op, A, "empty_identity") && R != "max" && R != "min")
+    fail("{}: empty_identity applies to max and min, not {}", Op, R);
   if (anyUndecided(Args))
     return nullptr;
   const TensorTypeNode &X = tensorArg(Op, Args, 0);
@@ -183,12 +185,16 @@ RIVET_REGISTER_OP(OpInfo{"sum", "Sum over axes.", 1,
                          reduceRel<"sum", RedClass::Numeric>, Red});
 RIVET_REGISTER_OP(OpInfo{"mean", "Arithmetic mean over axes.", 1,
                          reduceRel<"mean", RedClass::Numeric>, Red});
-RIVET_REGISTER_OP(OpInfo{
-    "max", "Maximum over axes (bool allowed; an empty reduction is an error).",
-    1, reduceRel<"max", RedClass::Any>, Red});
-RIVET_REGISTER_OP(OpInfo{
-    "min", "Minimum over axes (bool allowed; an empty reduction is an error).",
-    1, reduceRel<"min", RedClass::Any>, Red});
+RIVET_REGISTER_OP(OpInfo{"max",
+                         "Maximum over axes (bool allowed).\nAn empty "
+                         "reduction is an error, or with empty_identity=1\n"
+                         "-inf (the dtype's lowest value).",
+                         1, reduceRel<"max", RedClass::Any>, Red});
+RIVET_REGISTER_OP(OpInfo{"min",
+                         "Minimum over axes (bool allowed).\nAn empty "
+                         "reduction is an error, or with empty_identity=1\n"
+                         "+inf (the dtype's highest value).",
+                         1, reduceRel<"min", RedClass::Any>, Red});
 RIVET_REGISTER_OP(OpInfo{"prod",
                          "Product over axes.\nAn empty reduction gives 1.", 1,
                          reduceRel<"prod", RedClass::Numeric>, Red});

@@ -23,13 +23,25 @@ void requireScalarArg(std::string_view Op, const std::vector<Type> &Args,
     failArg(I, "{}: '{}' must be a scalar, got {}", Op, Name, typeStr(T));
 }
 
+/// True when T is known to have zero elements (an absent optional input).
+bool knownEmpty(const TensorTypeNode &T) {
+  return T.shape && T.shape->size() == 1 && (*T.shape)[0].isConst() &&
+         (*T.shape)[0].value == 0;
+}
+
 /// The output of dft for input x; Len is the dft length when known.
+/// dft_dynamic's optional third argument is the axis (ONNX DFT-20), which
+/// then decides the transformed axis at run time.
 template <OpName Name>
 Type dftRel(const std::vector<Type> &Args, const Attrs &A) {
   std::string_view Op = Name.view();
   bool Dynamic = Op == "dft_dynamic";
   validateOpAttrs(Op, A);
-  checkArity(Op, Args, Dynamic ? 2 : 1);
+  if (Dynamic && Args.size() != 2 && Args.size() != 3)
+    fail("{}: expects 2 or 3 arguments (x, dft_length[, axis]), got {}", Op,
+         Args.size());
+  if (!Dynamic)
+    checkArity(Op, Args, 1);
   std::optional<int64_t> Len = optInt(A, "dft_length");
   if (Len && *Len <= 0)
     fail("{}: dft_length must be positive, got {}", Op, *Len);
@@ -40,6 +52,9 @@ Type dftRel(const std::vector<Type> &Args, const Attrs &A) {
   requireFloat(Op, X, 0);
   if (Dynamic)
     requireScalarArg(Op, Args, 1, "dft_length", true);
+  bool AxisArg = Args.size() > 2;
+  if (AxisArg)
+    requireScalarArg(Op, Args, 2, "axis", true);
   if (!X.shape)
     return tensorTypeUnknownRank(X.dtype);
   int64_t R = (int64_t)X.shape->size();
@@ -47,6 +62,15 @@ Type dftRel(const std::vector<Type> &Args, const Attrs &A) {
   if (R < 2 || (Last.isConst() && Last.value != 1 && Last.value != 2))
     failArg(0, "{}: the input must be [..., N, 1] or [..., N, 2], got {}", Op,
             typeStr(X));
+  std::vector<Dim> Out = *X.shape;
+  Out.back() = Dim::constant(2);
+  if (AxisArg) {
+    // Every signal axis keeps its extent unless the unknown one changes.
+    if (Onesided || !knownEmpty(tensorArg(Op, Args, 1)))
+      for (size_t I = 0; I + 1 < Out.size(); ++I)
+        Out[I] = Dim::any();
+    return makeTensor(Out, X.dtype);
+  }
   int64_t Axis = OpAttrs(Op, A).getInt("axis");
   if (Axis < -R || Axis >= R - 1 || Axis == -1)
     fail("{}: axis {} is out of range for rank {} (the last axis holds the "
@@ -54,12 +78,10 @@ Type dftRel(const std::vector<Type> &Args, const Attrs &A) {
          Op, Axis, R);
   if (Axis < 0)
     Axis += R;
-  std::vector<Dim> Out = *X.shape;
   Dim N = Dynamic ? Dim::any() : Len ? Dim::constant(*Len) : Out[(size_t)Axis];
   if (Onesided)
     N = N.isConst() ? Dim::constant(N.value / 2 + 1) : Dim::any();
   Out[(size_t)Axis] = N;
-  Out.back() = Dim::constant(2);
   return makeTensor(Out, X.dtype);
 }
 
@@ -170,9 +192,10 @@ RIVET_REGISTER_OP(OpInfo{
     1, dftRel<"dft">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "dft_dynamic",
-    "dft whose dft_length is a scalar input (zero elements: absent); the\n"
-    "transformed extent is data-dependent.",
-    2, dftRel<"dft_dynamic">, FusionPattern::Opaque});
+    "dft whose dft_length is a scalar input (zero elements: absent), and\n"
+    "optionally the axis too (ONNX DFT-20); the transformed extent is\n"
+    "data-dependent.",
+    -1, dftRel<"dft_dynamic">, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "stft",
     "Short-time Fourier transform of signal[batch, length, 1|2] with a window\n"

@@ -161,8 +161,10 @@ Expr dynReduce(const CallNode &C) {
   OpAttrs OA("dyn_reduce", C.attrs);
   if (Axes->empty() && OA.getInt("noop_with_empty_axes") != 0)
     return C.args[0];
-  return callOp(OA.getString("reduction"), {C.args[0]},
-                Attrs{{"axis", *Axes}, {"keepdims", OA.getInt("keepdims")}});
+  Attrs A{{"axis", *Axes}, {"keepdims", OA.getInt("keepdims")}};
+  if (OA.getInt("empty_identity") != 0)
+    A.set("empty_identity", int64_t(1));
+  return callOp(OA.getString("reduction"), {C.args[0]}, A);
 }
 
 Expr resizeDynamic(const CallNode &C) {
@@ -193,6 +195,17 @@ Expr dftDynamic(const CallNode &C) {
     if (!isInteger(Len->dtype()))
       return nullptr;
     A.set("dft_length", Len->elementAsInt(0));
+  }
+  // An axis argument (DFT-20) overrides the attribute.
+  if (C.args.size() > 2) {
+    const Tensor *Axis = constantScalar(C, 2, Empty);
+    if (!Axis && !Empty)
+      return nullptr;
+    if (Axis) {
+      if (!isInteger(Axis->dtype()))
+        return nullptr;
+      A.set("axis", Axis->elementAsInt(0));
+    }
   }
   return callOp("dft", {C.args[0]}, A);
 }

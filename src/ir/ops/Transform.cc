@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/ops/RelationUtil.h"
 #include "kernels/SliceBounds.h"
+#include "kernels/SplitParts.h"
 
 #include <limits>
 #include <set>
@@ -258,6 +259,8 @@ Type splitRel(const std::vector<Type> &Args, const Attrs &A) {
          "be given");
   if (Sections && *Sections <= 0)
     fail("split: attribute 'sections' must be positive, got {}", *Sections);
+  if (Indices && A.has("uneven"))
+    fail("split: attribute 'uneven' applies to 'sections', not 'indices'");
   size_t Parts = Sections ? (size_t)*Sections : Indices->size() + 1;
   if (anyUndecided(Args))
     return nullptr;
@@ -270,15 +273,21 @@ Type splitRel(const std::vector<Type> &Args, const Attrs &A) {
   }
   int64_t Ax = normalizeAxisFor("split", Axis, (int64_t)X.shape->size());
   const Dim &D = (*X.shape)[Ax];
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> SectionParts;
+  if (Sections && D.isConst()) {
+    SectionParts = sectionParts(D.value, *Sections,
+                                OpAttrs("split", A).getInt("uneven") != 0);
+    if (!SectionParts)
+      failArg(0, "split: {} sections do not divide dimension {} of {} evenly",
+              *Sections, Ax, typeStr(X));
+  }
   for (size_t I = 0; I < Parts; ++I) {
     std::vector<Dim> S = *X.shape;
     if (!D.isConst()) {
       S[Ax] = Dim::any();
     } else if (Sections) {
-      if (D.value % *Sections != 0)
-        failArg(0, "split: {} sections do not divide dimension {} of {} evenly",
-                *Sections, Ax, typeStr(X));
-      S[Ax] = Dim::constant(D.value / *Sections);
+      auto [Begin, End] = (*SectionParts)[I];
+      S[Ax] = Dim::constant(End - Begin);
     } else {
       int64_t Begin = I == 0 ? 0 : clampIndex((*Indices)[I - 1], D.value);
       int64_t End =
@@ -663,9 +672,11 @@ Type tileDynRel(const std::vector<Type> &Args, const Attrs &A) {
 
 void checkPadMode(std::string_view Op, const Attrs &A) {
   std::string Mode = OpAttrs(Op, A).getString("mode");
-  if (Mode != "constant" && Mode != "reflect" && Mode != "edge")
-    fail("{}: attribute 'mode' must be constant, reflect or edge, got '{}'", Op,
-         Mode);
+  if (Mode != "constant" && Mode != "reflect" && Mode != "edge" &&
+      Mode != "wrap")
+    fail("{}: attribute 'mode' must be constant, reflect, edge or wrap, got "
+         "'{}'",
+         Op, Mode);
 }
 
 // pad(x; pads, mode, value, axes?): pads = [begins..., ends...].
@@ -799,8 +810,10 @@ RIVET_REGISTER_OP(OpInfo{"stack",
                          "Stacks tensors of one shape along a new axis.", -1,
                          stackRel, Inj});
 RIVET_REGISTER_OP(OpInfo{
-    "split", "Splits a tensor along an axis into a tuple of tensors.", 1,
-    splitRel, Inj});
+    "split",
+    "Splits a tensor along an axis into a tuple of tensors: equal "
+    "sections (uneven=1: the last ones smaller) or at split points.",
+    1, splitRel, Inj});
 RIVET_REGISTER_OP(OpInfo{
     "strided_slice", "ONNX Slice: begin/end/strides along axes, bounds clamp.",
     1, stridedSliceRel, Inj});
@@ -864,8 +877,8 @@ RIVET_REGISTER_OP(OpInfo{
     tileDynRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "pad",
-    "Pads (or crops, for negative pads) each axis: constant, reflect "
-    "or edge mode.",
+    "Pads (or crops, for negative pads) each axis: constant, reflect, "
+    "edge or wrap mode.",
     1, padRel, Inj});
 RIVET_REGISTER_OP(OpInfo{
     "pad_dyn",

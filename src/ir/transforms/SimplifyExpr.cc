@@ -46,7 +46,11 @@ int precisionBits(DType T) {
 /// True when every value of From converts to To and back exactly, so a
 /// cast through To is the same as a direct cast.
 bool isLosslessCast(DType From, DType To) {
-  if (From == To || From == DType::Bool)
+  if (From == To)
+    return true;
+  if (isNarrow(From) || isNarrow(To))
+    return false; // rare enough not to reason about
+  if (From == DType::Bool)
     return true;
   if (To == DType::Bool)
     return false;

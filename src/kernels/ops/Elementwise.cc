@@ -165,7 +165,6 @@ struct ModOp {
 /// negative signed value shifted right), never undefined behaviour.
 struct LeftShiftOp {
   static constexpr const char *Name = "left_shift";
-  static constexpr DTypeClass Class = DTypeClass::Numeric;
   static constexpr bool IntegerOnly = true;
   static constexpr bool OutBool = false;
   template <typename T> static T apply(T A, T B) {
@@ -180,7 +179,6 @@ struct LeftShiftOp {
 };
 struct RightShiftOp {
   static constexpr const char *Name = "right_shift";
-  static constexpr DTypeClass Class = DTypeClass::Numeric;
   static constexpr bool IntegerOnly = true;
   static constexpr bool OutBool = false;
   template <typename T> static T apply(T A, T B) {
@@ -196,6 +194,20 @@ struct RightShiftOp {
     return (T)(A >> B);
   }
 };
+
+/// Bitwise operators on integers; on signed ones they act on the two's
+/// complement bits.
+#define RIVET_BITWISE_OP(Struct, OpName, Expr)                                 \
+  struct Struct {                                                              \
+    static constexpr const char *Name = OpName;                                \
+    static constexpr bool IntegerOnly = true;                                  \
+    static constexpr bool OutBool = false;                                     \
+    template <typename T> static T apply(T A, T B) { return (T)(Expr); }       \
+  };
+RIVET_BITWISE_OP(BitwiseAndOp, "bitwise_and", A &B)
+RIVET_BITWISE_OP(BitwiseOrOp, "bitwise_or", A | B)
+RIVET_BITWISE_OP(BitwiseXorOp, "bitwise_xor", A ^ B)
+#undef RIVET_BITWISE_OP
 
 #define RIVET_COMPARE_OP(Struct, OpName, Expr)                                 \
   struct Struct {                                                              \
@@ -285,6 +297,11 @@ struct SqrtOp {
   static constexpr const char *Name = "sqrt";
   static constexpr DTypeClass Class = DTypeClass::Float;
   template <typename T> static T apply(T X) { return std::sqrt(X); }
+};
+struct BitwiseNotOp {
+  static constexpr const char *Name = "bitwise_not";
+  static constexpr bool IntegerOnly = true;
+  template <typename T> static T apply(T X) { return (T)~X; }
 };
 struct LogicalNotOp {
   static constexpr const char *Name = "logical_not";
@@ -403,6 +420,15 @@ std::vector<TensorMeta> binaryShape(const std::vector<Tensor> &In,
 template <typename Op>
 void binaryKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                   const Attrs &Attr) {
+  if constexpr (std::is_same_v<Op, EqualOp> || std::is_same_v<Op, NotEqualOp>)
+    if (isString(In[0].dtype())) {
+      // Interned strings are equal exactly when their handles are.
+      auto handles = [](const Tensor &T) {
+        return Tensor(T.storage(), T.byteOffset(), T.shape(), DType::UInt64);
+      };
+      std::vector<Tensor> Handles{handles(In[0]), handles(In[1])};
+      return binaryKernel<Op>(Handles, Out, Attr);
+    }
   const Tensor &A = In[0], &B = In[1];
   Tensor &R = Out[0];
   Op F = makeFunctor<Op>(Attr);
@@ -561,9 +587,12 @@ std::vector<TensorMeta> castShape(const std::vector<Tensor> &In,
 }
 
 void castKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
-                const Attrs &) {
+                const Attrs &A) {
+  OpAttrs Own("cast", A); // cast_like has the same attributes
+  bool Saturate = Own.getInt("saturate") != 0;
+  RoundMode R = parseRoundMode(Own.getString("round_mode"));
   convertBuffer(In[0].rawData(), In[0].dtype(), Out[0].rawData(),
-                Out[0].dtype(), In[0].numel());
+                Out[0].dtype(), In[0].numel(), Saturate, R);
 }
 
 std::vector<TensorMeta> castLikeShape(const std::vector<Tensor> &In,
@@ -634,6 +663,9 @@ RIVET_BINARY(DivideOp);
 RIVET_BINARY(ModOp);
 RIVET_BINARY(LeftShiftOp);
 RIVET_BINARY(RightShiftOp);
+RIVET_BINARY(BitwiseAndOp);
+RIVET_BINARY(BitwiseOrOp);
+RIVET_BINARY(BitwiseXorOp);
 RIVET_BINARY(MaximumOp);
 RIVET_BINARY(MinimumOp);
 RIVET_BINARY(EqualOp);
@@ -654,6 +686,7 @@ RIVET_UNARY(TanhOp);
 RIVET_UNARY(SigmoidOp);
 RIVET_UNARY(SqrtOp);
 RIVET_UNARY(LogicalNotOp);
+RIVET_UNARY(BitwiseNotOp);
 RIVET_UNARY(CeilOp);
 RIVET_UNARY(FloorOp);
 RIVET_UNARY(RoundOp);
@@ -690,8 +723,21 @@ RIVET_REGISTER_ATTRS("mod", {{"fmod", AttrKind::Int, false,
 RIVET_REGISTER_ATTRS(
     "isinf", {{"detect_negative", AttrKind::Int, false, "0/1: count -inf", 1},
               {"detect_positive", AttrKind::Int, false, "0/1: count +inf", 1}});
+// saturate and round_mode matter only for the narrow float types (ONNX Cast
+// 19 and 24); cast and cast_like share them.
+#define RIVET_NARROW_CAST_ATTRS                                                \
+  {"saturate", AttrKind::Int, false,                                           \
+   "1: values beyond a float8 type's range become its largest; 0: infinity "   \
+   "or NaN",                                                                   \
+   1},                                                                         \
+  {                                                                            \
+    "round_mode", AttrKind::String, false,                                     \
+        "rounding to float8e8m0: up, down or nearest", "up"                    \
+  }
 RIVET_REGISTER_ATTRS("cast", {{"dtype", AttrKind::String, true,
-                               "the target dtype, e.g. \"float32\""}});
+                               "the target dtype, e.g. \"float32\""},
+                              RIVET_NARROW_CAST_ATTRS});
+RIVET_REGISTER_ATTRS("cast_like", {RIVET_NARROW_CAST_ATTRS});
 RIVET_REGISTER_ATTRS(
     "legacy_broadcast",
     {{"axis", AttrKind::Int, true,

@@ -1,13 +1,15 @@
-//===- Image.cc - resize, grid_sample, roi_align, non_max_suppression -----===//
+//===- Image.cc - Resampling, sampling grids, col2im, roi_align, NMS ------===//
 //
-// Reference kernels of the image operators, with ONNX semantics. Resize is
-// separable: each axis gets, per output index, a short list of (input index,
-// weight) taps; an output element is the sum over the tensor product of its
-// taps. Arithmetic happens in double and is converted once per element.
+// Reference kernels of the image operators, with ONNX semantics. Resize and
+// grid_sample are separable: each axis gets, per output index, a short list
+// of (input index, weight) taps; an output element is the sum over the
+// tensor product of its taps. Arithmetic happens in double and is converted
+// once per element.
 // Optional inputs of the *_dynamic/nms variants are absent when they have
 // zero elements (the frontend passes an empty constant for a missing input).
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/WindowGeometry.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <algorithm>
@@ -48,6 +50,7 @@ struct ResizeParams {
   std::string Mode, CoordMode, NearestMode, KeepPolicy;
   double CubicA = -0.75;
   bool ExcludeOutside = false;
+  bool Antialias = false;
   double Extrapolation = 0.0;
   std::vector<int64_t> Axes;
   std::vector<double> Roi, Scales;
@@ -62,6 +65,7 @@ ResizeParams resizeParams(const char *Op, const Attrs &A) {
   P.KeepPolicy = attrString(Op, A, "keep_aspect_ratio_policy");
   P.CubicA = attrFloat(Op, A, "cubic_coeff_a");
   P.ExcludeOutside = attrFlag(Op, A, "exclude_outside");
+  P.Antialias = attrFlag(Op, A, "antialias");
   P.Extrapolation = attrFloat(Op, A, "extrapolation_value");
   P.Axes = attrInts(Op, A, "axes");
   if (P.Mode != "nearest" && P.Mode != "linear" && P.Mode != "cubic")
@@ -227,15 +231,36 @@ std::vector<Tap> resizeTaps(const ResizeParams &P, int64_t X, int64_t InLen,
   }
   std::vector<double> W;
   int64_t First;
-  if (P.Mode == "linear") {
+  double A = P.CubicA;
+  auto Near = [&](double S) { return ((A + 2) * S - (A + 3)) * S * S + 1; };
+  auto Far = [&](double S) {
+    return ((A * S - 5 * A) * S + 8 * A) * S - 4 * A;
+  };
+  if (P.Antialias && Scale < 1) {
+    // Downsampling stretches the filter by 1 / Scale (ONNX's reference):
+    // taps Lo + K around Ori, weighted by the filter at (Lo + K - Ori) *
+    // Scale and normalized to sum 1. Lo rounds toward the left neighbour, so
+    // an integral Ori takes Ori - 1 as the left tap.
+    double Support = P.Mode == "linear" ? 1.0 : 2.0;
+    int64_t Start = (int64_t)std::floor(-Support / Scale) + 1;
+    int64_t Left = T == 0 ? Base - 1 : Base;
+    First = Left + Start;
+    double Sum = 0;
+    for (int64_t K = 0; K < 2 - 2 * Start; ++K) {
+      double D = std::fabs((double)(First + K) - Ori) * Scale;
+      double V = P.Mode == "linear" ? std::max(1 - D, 0.0)
+                 : D <= 1           ? Near(D)
+                 : D < 2            ? Far(D)
+                                    : 0.0;
+      W.push_back(V);
+      Sum += V;
+    }
+    for (double &V : W)
+      V /= Sum;
+  } else if (P.Mode == "linear") {
     W = {1 - T, T};
     First = Base;
   } else {
-    double A = P.CubicA;
-    auto Near = [&](double S) { return ((A + 2) * S - (A + 3)) * S * S + 1; };
-    auto Far = [&](double S) {
-      return ((A * S - 5 * A) * S + 8 * A) * S - 4 * A;
-    };
     W = {Far(T + 1), Near(T), Near(1 - T), Far(2 - T)};
     First = Base - 1;
   }
@@ -366,11 +391,11 @@ void resizeDynamicKernel(const std::vector<Tensor> &In,
 }
 
 //===----------------------------------------------------------------------===//
-// grid_sample (PyTorch/ONNX semantics, 4-D)
+// grid_sample (PyTorch/ONNX semantics, any number of spatial axes)
 //===----------------------------------------------------------------------===//
 
 struct GridParams {
-  int Mode;    // 0 bilinear, 1 nearest, 2 bicubic
+  int Mode;    // 0 (bi)linear, 1 nearest, 2 (bi)cubic
   int Padding; // 0 zeros, 1 border, 2 reflection
   bool AlignCorners;
 };
@@ -387,8 +412,7 @@ GridParams gridParams(const Attrs &A) {
   else if (M == "bicubic" || M == "cubic")
     G.Mode = 2;
   else
-    fail("{}: unknown mode '{}' (expected bilinear, nearest or bicubic)", Op,
-         M);
+    fail("{}: unknown mode '{}' (expected linear, nearest or cubic)", Op, M);
   if (Pad == "zeros")
     G.Padding = 0;
   else if (Pad == "border")
@@ -452,79 +476,274 @@ std::vector<TensorMeta> gridSampleShape(const std::vector<Tensor> &In,
   const Tensor &X = In[0], &Grid = In[1];
   checkDType(Op, "x", X.dtype(), DTypeClass::Float);
   checkSameDType(Op, "x", X, "grid", Grid);
-  if (X.rank() != 4 || Grid.rank() != 4 || Grid.shape()[3] != 2 ||
+  int64_t R = X.rank() - 2;
+  if (R < 1 || Grid.rank() != R + 2 || Grid.shape().back() != R ||
       Grid.shape()[0] != X.shape()[0])
-    fail("{}: expected x [N, C, H, W] and grid [N, H_out, W_out, 2], got {} "
-         "and {}",
+    fail("{}: expected x [N, C, D1, ..., Dr] and grid [N, O1, ..., Or, r], "
+         "got {} and {}",
          Op, shapeToString(X.shape()), shapeToString(Grid.shape()));
-  return {{{X.shape()[0], X.shape()[1], Grid.shape()[1], Grid.shape()[2]},
-           X.dtype()}};
+  Shape Out = {X.shape()[0], X.shape()[1]};
+  Out.insert(Out.end(), Grid.shape().begin() + 1, Grid.shape().end() - 1);
+  return {{Out, X.dtype()}};
+}
+
+/// The (input index, weight) taps of one sample along one spatial axis of
+/// extent Size at the unnormalized coordinate X; taps outside the input are
+/// dropped (they read zero).
+std::vector<Tap> gridTaps(const GridParams &G, double X, int64_t Size) {
+  std::vector<Tap> Taps;
+  auto Add = [&](double I, double W) {
+    if (I >= 0 && I < (double)Size)
+      Taps.push_back({(int64_t)I, W});
+  };
+  if (G.Mode == 2) {
+    // Cubic pads each tap, not the sample point.
+    double F = std::floor(X), T = X - F;
+    for (int K = 0; K < 4; ++K)
+      Add(std::trunc(padCoord(G, F - 1 + K, Size)), cubicWeight(T, K));
+    return Taps;
+  }
+  double S = padCoord(G, X, Size);
+  if (G.Mode == 1) {
+    Add(std::nearbyint(S), 1.0);
+  } else {
+    double F = std::floor(S), T = S - F;
+    Add(F, 1 - T);
+    Add(F + 1, T);
+  }
+  return Taps;
 }
 
 void gridSampleKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                       const Attrs &A) {
   GridParams G = gridParams(A);
   const Tensor &X = In[0], &Grid = In[1];
-  int64_t N = X.shape()[0], C = X.shape()[1], H = X.shape()[2],
-          W = X.shape()[3];
-  int64_t HO = Grid.shape()[1], WO = Grid.shape()[2];
+  size_t R = (size_t)X.rank() - 2;
+  int64_t N = X.shape()[0], C = X.shape()[1];
+  Shape Spatial(X.shape().begin() + 2, X.shape().end());
+  std::vector<int64_t> Strides = contiguousStrides(Spatial);
+  int64_t InSize = numElements(Spatial);
+  int64_t OutSize = Out[0].numel() / std::max<int64_t>(N * C, 1);
   dispatchDType(X.dtype(), [&](auto Tag) {
     using E = decltype(Tag);
     if constexpr (elemInClass<E>(DTypeClass::Float)) {
       const E *PX = X.data<E>(), *PG = Grid.data<E>();
       E *PO = Out[0].data<E>();
+      std::vector<Tap> Taps; // (flat spatial offset, weight) of one sample
       for (int64_t B = 0; B < N; ++B)
-        for (int64_t Y = 0; Y < HO; ++Y)
-          for (int64_t XO = 0; XO < WO; ++XO) {
-            const E *GP = PG + ((B * HO + Y) * WO + XO) * 2;
-            double GX = (double)ComputeT<E>(GP[0]),
-                   GY = (double)ComputeT<E>(GP[1]);
-            double IX = unnormalize(G, GX, W), IY = unnormalize(G, GY, H);
+        for (int64_t O = 0; O < OutSize; ++O) {
+          const E *GP = PG + (B * OutSize + O) * (int64_t)R;
+          Taps.assign(1, Tap{0, 1.0});
+          for (size_t D = 0; D < R && !Taps.empty(); ++D) {
+            // The grid lists the innermost axis first.
+            double V = (double)ComputeT<E>(GP[R - 1 - D]);
+            double Coord = unnormalize(G, V, Spatial[D]);
             // A non-finite location samples nothing (and is never cast).
-            bool Finite = std::isfinite(IX) && std::isfinite(IY);
-            for (int64_t Ch = 0; Ch < C; ++Ch) {
-              const E *Img = PX + (B * C + Ch) * H * W;
-              auto At = [&](int64_t YY, int64_t XX) -> double {
-                if (YY < 0 || YY >= H || XX < 0 || XX >= W)
-                  return 0.0;
-                return (double)ComputeT<E>(Img[YY * W + XX]);
-              };
-              double V = 0;
-              if (!Finite) {
-                V = 0;
-              } else if (G.Mode == 2) {
-                // Bicubic pads each tap, not the sample point.
-                double FX = std::floor(IX), FY = std::floor(IY);
-                double TX = IX - FX, TY = IY - FY;
-                for (int KY = 0; KY < 4; ++KY) {
-                  double Row = 0;
-                  for (int KX = 0; KX < 4; ++KX) {
-                    double SX = padCoord(G, FX - 1 + KX, W);
-                    double SY = padCoord(G, FY - 1 + KY, H);
-                    Row += cubicWeight(TX, KX) * At((int64_t)SY, (int64_t)SX);
-                  }
-                  V += cubicWeight(TY, KY) * Row;
-                }
-              } else {
-                double SX = padCoord(G, IX, W), SY = padCoord(G, IY, H);
-                if (G.Mode == 1) {
-                  V = At((int64_t)std::nearbyint(SY),
-                         (int64_t)std::nearbyint(SX));
-                } else {
-                  double FX = std::floor(SX), FY = std::floor(SY);
-                  double TX = SX - FX, TY = SY - FY;
-                  int64_t X0 = (int64_t)FX, Y0 = (int64_t)FY;
-                  V = At(Y0, X0) * (1 - TX) * (1 - TY) +
-                      At(Y0, X0 + 1) * TX * (1 - TY) +
-                      At(Y0 + 1, X0) * (1 - TX) * TY +
-                      At(Y0 + 1, X0 + 1) * TX * TY;
-                }
-              }
-              PO[((B * C + Ch) * HO + Y) * WO + XO] = convertElement<E>(V);
-            }
+            std::vector<Tap> Axis;
+            if (std::isfinite(Coord))
+              Axis = gridTaps(G, Coord, Spatial[D]);
+            std::vector<Tap> Next;
+            for (const Tap &P : Taps)
+              for (const Tap &Q : Axis)
+                Next.push_back(
+                    {P.Index + Q.Index * Strides[D], P.Weight * Q.Weight});
+            Taps = std::move(Next);
           }
+          for (int64_t Ch = 0; Ch < C; ++Ch) {
+            const E *Img = PX + (B * C + Ch) * InSize;
+            double V = 0;
+            for (const Tap &T : Taps)
+              V += T.Weight * (double)ComputeT<E>(Img[T.Index]);
+            PO[(B * C + Ch) * OutSize + O] = convertElement<E>(V);
+          }
+        }
     } else {
       checkDType("grid_sample", "x", X.dtype(), DTypeClass::Float);
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// affine_grid (ONNX AffineGrid, 2-D and 3-D)
+//===----------------------------------------------------------------------===//
+
+/// The values of a 1-D integer shape input.
+std::vector<int64_t> shapeValues(const char *Op, const char *Name,
+                                 const Tensor &T) {
+  checkDType(Op, Name, T.dtype(), DTypeClass::Index);
+  if (T.rank() != 1)
+    fail("{}: input '{}' must be 1-D, got {}", Op, Name,
+         shapeToString(T.shape()));
+  if (!T.hasData())
+    fail("{}: '{}' is a value the shape depends on, but no data was given", Op,
+         Name);
+  return T.toIntVector();
+}
+
+std::vector<TensorMeta> affineGridShape(const std::vector<Tensor> &In,
+                                        const Attrs &A) {
+  const char *Op = "affine_grid";
+  checkArity(Op, In, 2);
+  attrFlag(Op, A, "align_corners");
+  const Tensor &Theta = In[0];
+  checkDType(Op, "theta", Theta.dtype(), DTypeClass::Float);
+  std::vector<int64_t> Size = shapeValues(Op, "size", In[1]);
+  int64_t R = Theta.rank() == 3 ? Theta.shape()[1] : 0;
+  if ((R != 2 && R != 3) || Theta.shape()[2] != R + 1)
+    fail("{}: theta must be [N, 2, 3] or [N, 3, 4], got {}", Op,
+         shapeToString(Theta.shape()));
+  if ((int64_t)Size.size() != R + 2 || Size[0] != Theta.shape()[0])
+    fail("{}: size {} must be (N, C, {}) with N = {} for theta {}", Op,
+         shapeToString(Size), R == 2 ? "H, W" : "D, H, W", Theta.shape()[0],
+         shapeToString(Theta.shape()));
+  Shape Out = {Size[0]};
+  for (int64_t I = 0; I < R; ++I) {
+    if (Size[(size_t)I + 2] < 0)
+      fail("{}: size {} has a negative extent", Op, shapeToString(Size));
+    Out.push_back(Size[(size_t)I + 2]);
+  }
+  Out.push_back(R);
+  return {{Out, Theta.dtype()}};
+}
+
+void affineGridKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                      const Attrs &A) {
+  bool Align = attrFlag("affine_grid", A, "align_corners");
+  const Shape &S = Out[0].shape();
+  size_t R = S.size() - 2;
+  Shape Spatial(S.begin() + 1, S.end() - 1);
+  int64_t Points = numElements(Spatial);
+  std::vector<double> Theta = In[0].toDoubleVector();
+  // The normalized position of index I of an axis of extent D: -1 and 1 are
+  // the corner pixels' centers (Align) or outer edges.
+  auto Pos = [&](int64_t I, int64_t D) {
+    if (Align)
+      return D == 1 ? -1.0 : -1 + 2.0 * (double)I / (double)(D - 1);
+    return (2.0 * (double)I + 1) / (double)D - 1;
+  };
+  std::vector<double> V((size_t)Out[0].numel());
+  std::vector<double> H(R + 1); // homogeneous position, innermost axis first
+  for (int64_t B = 0; B < S[0]; ++B) {
+    const double *T = Theta.data() + B * (int64_t)(R * (R + 1));
+    for (int64_t P = 0; P < Points; ++P) {
+      int64_t Rest = P;
+      for (size_t D = 0; D < R; ++D) {
+        int64_t Ext = Spatial[R - 1 - D];
+        H[D] = Pos(Rest % Ext, Ext);
+        Rest /= Ext;
+      }
+      H[R] = 1;
+      double *Dst = V.data() + (B * Points + P) * (int64_t)R;
+      for (size_t I = 0; I < R; ++I) {
+        double Sum = 0;
+        for (size_t J = 0; J <= R; ++J)
+          Sum += T[I * (R + 1) + J] * H[J];
+        Dst[I] = Sum;
+      }
+    }
+  }
+  dispatchDType(Out[0].dtype(), [&](auto Tag) {
+    using E = decltype(Tag);
+    E *PO = Out[0].data<E>();
+    for (size_t I = 0; I < V.size(); ++I)
+      PO[I] = convertElement<E>(V[I]);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// col2im (ONNX Col2Im: PyTorch's fold, N-D)
+//===----------------------------------------------------------------------===//
+
+struct Col2ImPlan {
+  Shape Image, Block, Blocks; // Blocks: block positions per axis
+  std::vector<int64_t> Strides, Pads, Dilations;
+  Shape Out;
+};
+
+Col2ImPlan planCol2Im(const std::vector<Tensor> &In, const Attrs &A) {
+  const char *Op = "col2im";
+  checkArity(Op, In, 3);
+  const Tensor &X = In[0];
+  checkDType(Op, "x", X.dtype(), DTypeClass::Numeric);
+  Col2ImPlan P;
+  P.Image = shapeValues(Op, "image_shape", In[1]);
+  P.Block = shapeValues(Op, "block_shape", In[2]);
+  size_t R = P.Image.size();
+  if (R == 0 || P.Block.size() != R)
+    fail("{}: image_shape {} and block_shape {} must have the same, non-zero "
+         "length",
+         Op, shapeToString(P.Image), shapeToString(P.Block));
+  P.Strides = windowInts(Op, A, "strides", R, 1, 1);
+  P.Dilations = windowInts(Op, A, "dilations", R, 1, 1);
+  P.Pads = windowInts(Op, A, "pads", 2 * R, 0, 0);
+  int64_t BlockSize = 1, Count = 1;
+  for (size_t D = 0; D < R; ++D) {
+    if (P.Image[D] < 0 || P.Block[D] < 1)
+      fail("{}: image_shape {} must be non-negative and block_shape {} "
+           "positive",
+           Op, shapeToString(P.Image), shapeToString(P.Block));
+    BlockSize *= P.Block[D];
+    int64_t Span = P.Dilations[D] * (P.Block[D] - 1) + 1;
+    int64_t Padded = P.Image[D] + P.Pads[D] + P.Pads[D + R];
+    P.Blocks.push_back(Padded < Span ? 0 : (Padded - Span) / P.Strides[D] + 1);
+    Count *= P.Blocks.back();
+  }
+  if (X.rank() != 3 || X.shape()[1] % BlockSize != 0 || X.shape()[2] != Count)
+    fail("{}: the input must be [N, C * {}, {}] for image_shape {} and "
+         "block_shape {}, got {}",
+         Op, BlockSize, Count, shapeToString(P.Image), shapeToString(P.Block),
+         shapeToString(X.shape()));
+  P.Out = {X.shape()[0], X.shape()[1] / BlockSize};
+  P.Out.insert(P.Out.end(), P.Image.begin(), P.Image.end());
+  return P;
+}
+
+std::vector<TensorMeta> col2imShape(const std::vector<Tensor> &In,
+                                    const Attrs &A) {
+  return {{planCol2Im(In, A).Out, In[0].dtype()}};
+}
+
+void col2imKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                  const Attrs &A) {
+  Col2ImPlan P = planCol2Im(In, A);
+  size_t R = P.Image.size();
+  int64_t Planes = P.Out[0] * P.Out[1];
+  int64_t BlockSize = numElements(P.Block), Count = numElements(P.Blocks);
+  int64_t ImageSize = numElements(P.Image);
+  std::vector<int64_t> ImStrides = contiguousStrides(P.Image);
+  // Image offset of each (block element, block position) pair; -1 outside.
+  std::vector<int64_t> Target((size_t)(BlockSize * Count));
+  for (int64_t KI = 0; KI < BlockSize; ++KI) {
+    for (int64_t LI = 0; LI < Count; ++LI) {
+      int64_t Rk = KI, Rl = LI, Off = 0;
+      bool Inside = true;
+      for (size_t D = R; D-- > 0;) {
+        int64_t Kd = Rk % P.Block[D], Ld = Rl % P.Blocks[D];
+        Rk /= P.Block[D];
+        Rl /= P.Blocks[D];
+        int64_t I = Ld * P.Strides[D] - P.Pads[D] + Kd * P.Dilations[D];
+        Inside &= I >= 0 && I < P.Image[D];
+        Off += I * ImStrides[D];
+      }
+      Target[(size_t)(KI * Count + LI)] = Inside ? Off : -1;
+    }
+  }
+  dispatchDType(In[0].dtype(), [&](auto Tag) {
+    using E = decltype(Tag);
+    if constexpr (elemInClass<E>(DTypeClass::Numeric)) {
+      using Acc = std::conditional_t<std::is_integral_v<E>, int64_t, double>;
+      const E *PX = In[0].data<E>();
+      E *PO = Out[0].data<E>();
+      std::vector<Acc> Sum((size_t)ImageSize);
+      for (int64_t Pl = 0; Pl < Planes; ++Pl) {
+        std::fill(Sum.begin(), Sum.end(), Acc(0));
+        const E *Src = PX + Pl * BlockSize * Count;
+        for (size_t I = 0; I < Target.size(); ++I)
+          if (Target[I] >= 0)
+            Sum[(size_t)Target[I]] += Acc(ComputeT<E>(Src[I]));
+        for (int64_t I = 0; I < ImageSize; ++I)
+          PO[Pl * ImageSize + I] = convertElement<E>(Sum[(size_t)I]);
+      }
     }
   });
 }
@@ -793,6 +1012,8 @@ RIVET_REGISTER_KERNEL("resize", resizeKernel, resizeShape, false);
 RIVET_REGISTER_KERNEL("resize_dynamic", resizeDynamicKernel, resizeDynamicShape,
                       true);
 RIVET_REGISTER_KERNEL("grid_sample", gridSampleKernel, gridSampleShape, false);
+RIVET_REGISTER_KERNEL("affine_grid", affineGridKernel, affineGridShape, true);
+RIVET_REGISTER_KERNEL("col2im", col2imKernel, col2imShape, true);
 RIVET_REGISTER_KERNEL("roi_align", roiAlignKernel, roiAlignShape, false);
 RIVET_REGISTER_KERNEL("non_max_suppression", nmsKernel, nmsShape, true);
 
@@ -820,6 +1041,8 @@ std::vector<AttrSpec> resizeCommonAttrs() {
        std::vector<int64_t>{}},
       {"keep_aspect_ratio_policy", AttrKind::String, false,
        "stretch, not_larger or not_smaller (with sizes)", "stretch"},
+      {"antialias", AttrKind::Int, false,
+       "1: linear and cubic downsampling stretch the filter by 1 / scale", 0},
   };
 }
 std::vector<AttrSpec> resizeStaticAttrs() {
@@ -836,11 +1059,25 @@ RIVET_REGISTER_ATTRS("resize", resizeStaticAttrs());
 RIVET_REGISTER_ATTRS("resize_dynamic", resizeCommonAttrs());
 RIVET_REGISTER_ATTRS("grid_sample",
                      {{"mode", AttrKind::String, false,
-                       "bilinear, nearest or bicubic", "bilinear"},
+                       "linear, nearest or cubic (bilinear and bicubic are "
+                       "synonyms)",
+                       "linear"},
                       {"padding_mode", AttrKind::String, false,
                        "zeros, border or reflection", "zeros"},
                       {"align_corners", AttrKind::Int, false,
                        "1: -1/1 are pixel centers", 0}});
+RIVET_REGISTER_ATTRS("affine_grid",
+                     {{"align_corners", AttrKind::Int, false,
+                       "1: -1 and 1 are the corner pixels' centers; 0: their "
+                       "outer edges",
+                       0}});
+RIVET_REGISTER_ATTRS(
+    "col2im", {{"strides", AttrKind::Ints, false,
+                "step between blocks per spatial axis (default 1s)"},
+               {"pads", AttrKind::Ints, false,
+                "begin pads then end pads per spatial axis (default 0s)"},
+               {"dilations", AttrKind::Ints, false,
+                "dilation of the block per spatial axis (default 1s)"}});
 RIVET_REGISTER_ATTRS(
     "roi_align",
     {{"mode", AttrKind::String, false, "avg or max", "avg"},

@@ -1108,17 +1108,18 @@ void instanceNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   storeDoubles(Y, Out[0]);
 }
 
-/// The dtype of layer_norm's Mean/InvStdDev (ONNX stash_type, a TensorProto
-/// data type: 1 float, 10 float16, 11 double, 16 bfloat16).
-DType stashDType(const Attrs &A) {
-  int64_t T = attrInt("layer_norm", A, "stash_type");
+/// The dtype of a normalization's statistics (ONNX stash_type, a TensorProto
+/// data type: 1 float, 10 float16, 11 double, 16 bfloat16): layer_norm's
+/// Mean/InvStdDev. The kernels compute every statistic in double.
+DType stashDType(const char *Op, const Attrs &A) {
+  int64_t T = attrInt(Op, A, "stash_type");
   switch (T) {
   case 1: return DType::Float32;
   case 10: return DType::Float16;
   case 11: return DType::Float64;
   case 16: return DType::BFloat16;
   default:
-    fail("layer_norm: unsupported stash_type {} (expected 1, 10, 11 or 16)", T);
+    fail("{}: unsupported stash_type {} (expected 1, 10, 11 or 16)", Op, T);
   }
 }
 
@@ -1149,7 +1150,7 @@ int64_t layerNormAxis(const std::vector<Tensor> &In, const Attrs &A) {
 std::vector<TensorMeta> layerNormShape(const std::vector<Tensor> &In,
                                        const Attrs &A) {
   int64_t Axis = layerNormAxis(In, A);
-  DType SD = stashDType(A);
+  DType SD = stashDType("layer_norm", A);
   if (!attrFlag("layer_norm", A, "with_stats"))
     return {{In[0].shape(), In[0].dtype()}};
   Shape Stat = In[0].shape();
@@ -1207,6 +1208,187 @@ void layerNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
     storeDoubles(Means, Out[1]);
     storeDoubles(InvStd, Out[2]);
   }
+}
+
+//===----------------------------------------------------------------------===//
+// rms_norm, group_norm
+//===----------------------------------------------------------------------===//
+
+/// Validates rms_norm's inputs; returns the normalized axis.
+int64_t rmsNormAxis(const std::vector<Tensor> &In, const Attrs &A) {
+  const char *Op = "rms_norm";
+  checkArity(Op, In, 2);
+  checkDType(Op, "x", In[0].dtype(), DTypeClass::Float);
+  checkDType(Op, "scale", In[1].dtype(), DTypeClass::Float);
+  stashDType(Op, A);
+  const Shape &X = In[0].shape(), &S = In[1].shape();
+  bool Ok = S.size() <= X.size();
+  for (size_t D = 0; Ok && D < S.size(); ++D)
+    Ok = S[S.size() - 1 - D] == 1 || S[S.size() - 1 - D] == X[X.size() - 1 - D];
+  if (!Ok)
+    fail("{}: input 'scale' {} does not broadcast to x {}", Op,
+         shapeToString(S), shapeToString(X));
+  return opAxis(Op, attrInt(Op, A, "axis"), In[0].rank());
+}
+
+std::vector<TensorMeta> rmsNormShape(const std::vector<Tensor> &In,
+                                     const Attrs &A) {
+  rmsNormAxis(In, A);
+  return {{In[0].shape(), In[0].dtype()}};
+}
+
+/// Offsets into a tensor read with Strides (broadcastStrides) at every
+/// position of Shape, in row-major order.
+std::vector<int64_t> stridedOffsets(const Shape &Sh,
+                                    const std::vector<int64_t> &Strides) {
+  std::vector<int64_t> Off((size_t)numElements(Sh));
+  forEachStrided<1>(Sh, {Strides},
+                    [&](int64_t O, const std::array<int64_t, 1> &F) {
+                      Off[(size_t)O] = F[0];
+                    });
+  return Off;
+}
+
+/// The sum of the squares of P[0, N) in double, in 8 independent partial
+/// sums: the compiler vectorizes them (one running sum it may not reorder).
+template <typename E> double sumOfSquares(const E *P, int64_t N) {
+  constexpr int64_t K = 8;
+  double Part[K] = {};
+  int64_t J = 0;
+  for (; J + K <= N; J += K)
+    for (int64_t I = 0; I < K; ++I) {
+      double V = convertElement<double>(P[J + I]);
+      Part[I] += V * V;
+    }
+  for (; J < N; ++J) {
+    double V = convertElement<double>(P[J]);
+    Part[0] += V * V;
+  }
+  double Sum = 0;
+  for (double V : Part)
+    Sum += V;
+  return Sum;
+}
+
+/// One pass over each row [axis, rank) of x: its sum of squares, then the
+/// scaled row. The scale's offset is the sum of a per-row part (nonzero only
+/// when scale spans axes before axis) and a per-position part.
+void rmsNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                   const Attrs &A) {
+  const Tensor &X = In[0], &Scale = In[1];
+  size_t Axis = (size_t)rmsNormAxis(In, A);
+  double Eps = attrFloat("rms_norm", A, "epsilon");
+  std::vector<int64_t> St = broadcastStrides(Scale.shape(), X.shape());
+  Shape Lead(X.shape().begin(), X.shape().begin() + (ptrdiff_t)Axis);
+  Shape Norm(X.shape().begin() + (ptrdiff_t)Axis, X.shape().end());
+  std::vector<int64_t> RowOff =
+      stridedOffsets(Lead, {St.begin(), St.begin() + (ptrdiff_t)Axis});
+  std::vector<int64_t> PosOff =
+      stridedOffsets(Norm, {St.begin() + (ptrdiff_t)Axis, St.end()});
+  int64_t S = numElements(Norm), Rows = numElements(Lead);
+  // The usual scale, of the normalized shape: read it as a plain array.
+  bool DenseScale = true;
+  for (size_t J = 0; J < PosOff.size() && DenseScale; ++J)
+    DenseScale = PosOff[J] == (int64_t)J;
+  dispatchDType(X.dtype(), [&](auto XTag) {
+    using E = decltype(XTag);
+    if constexpr (elemInClass<E>(DTypeClass::Float)) {
+      dispatchDType(Scale.dtype(), [&](auto STag) {
+        using W = decltype(STag);
+        if constexpr (elemInClass<W>(DTypeClass::Float)) {
+          const W *PS = Scale.data<W>();
+          for (int64_t R = 0; R < Rows; ++R) {
+            const E *PX = X.data<E>() + R * S;
+            E *PY = Out[0].data<E>() + R * S;
+            const W *Row = PS + RowOff[(size_t)R];
+            double Sq = sumOfSquares(PX, S);
+            double Inv =
+                1.0 / std::sqrt(Sq / (double)std::max<int64_t>(S, 1) + Eps);
+            if (DenseScale) {
+              for (int64_t J = 0; J < S; ++J)
+                PY[J] = convertElement<E>(convertElement<double>(PX[J]) * Inv *
+                                          convertElement<double>(Row[J]));
+              continue;
+            }
+            for (int64_t J = 0; J < S; ++J)
+              PY[J] = convertElement<E>(
+                  convertElement<double>(PX[J]) * Inv *
+                  convertElement<double>(Row[PosOff[(size_t)J]]));
+          }
+        }
+      });
+    }
+  });
+}
+
+/// Validates group_norm's inputs; returns num_groups.
+int64_t groupNormGroups(const std::vector<Tensor> &In, const Attrs &A) {
+  const char *Op = "group_norm";
+  checkArity(Op, In, 3);
+  checkDType(Op, "x", In[0].dtype(), DTypeClass::Float);
+  checkSameDType(Op, "x", In[0], "scale", In[1]);
+  checkSameDType(Op, "x", In[0], "bias", In[2]);
+  stashDType(Op, A);
+  if (In[0].rank() < 2)
+    fail("{}: input 'x' must have rank >= 2 ([N, C, ...]), got {}", Op,
+         shapeToString(In[0].shape()));
+  int64_t G = attrInt(Op, A, "num_groups"), C = In[0].shape()[1];
+  if (G < 1 || C % G != 0)
+    fail("{}: num_groups {} does not divide the {} channels", Op, G, C);
+  int64_t Len = attrFlag(Op, A, "per_group") ? G : C;
+  for (size_t I : {size_t(1), size_t(2)})
+    if (In[I].shape() != Shape{Len})
+      fail("{}: input '{}' must have shape ({},), got {}", Op,
+           I == 1 ? "scale" : "bias", Len, shapeToString(In[I].shape()));
+  return G;
+}
+
+std::vector<TensorMeta> groupNormShape(const std::vector<Tensor> &In,
+                                       const Attrs &A) {
+  groupNormGroups(In, A);
+  return {{In[0].shape(), In[0].dtype()}};
+}
+
+/// The channels of a group are one contiguous block of x per instance: its
+/// mean, then its variance (two passes, as the definition), then the output.
+void groupNormKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                     const Attrs &A) {
+  const Tensor &X = In[0];
+  int64_t G = groupNormGroups(In, A);
+  bool PerGroup = attrFlag("group_norm", A, "per_group");
+  double Eps = attrFloat("group_norm", A, "epsilon");
+  int64_t N = X.shape()[0], C = X.shape()[1], CG = C / G;
+  int64_t S = prodRange(X.shape(), 2, X.shape().size()), Block = CG * S;
+  std::vector<double> Scale = In[1].toDoubleVector(),
+                      Bias = In[2].toDoubleVector();
+  dispatchDType(X.dtype(), [&](auto Tag) {
+    using E = decltype(Tag);
+    if constexpr (elemInClass<E>(DTypeClass::Float)) {
+      for (int64_t Nb = 0; Nb < N; ++Nb)
+        for (int64_t Gi = 0; Gi < G; ++Gi) {
+          int64_t Base = (Nb * G + Gi) * Block;
+          const E *PX = X.data<E>() + Base;
+          E *PY = Out[0].data<E>() + Base;
+          double Sum = 0, Sq = 0;
+          for (int64_t J = 0; J < Block; ++J)
+            Sum += convertElement<double>(PX[J]);
+          double M = Block > 0 ? Sum / (double)Block : 0;
+          for (int64_t J = 0; J < Block; ++J) {
+            double D = convertElement<double>(PX[J]) - M;
+            Sq += D * D;
+          }
+          double Inv =
+              1.0 / std::sqrt((Block > 0 ? Sq / (double)Block : 0) + Eps);
+          for (int64_t Ci = 0; Ci < CG; ++Ci) {
+            size_t P = (size_t)(PerGroup ? Gi : Gi * CG + Ci);
+            double Mul = Inv * Scale[P], Add = Bias[P] - M * Mul;
+            for (int64_t J = Ci * S; J < (Ci + 1) * S; ++J)
+              PY[J] =
+                  convertElement<E>(convertElement<double>(PX[J]) * Mul + Add);
+          }
+        }
+    }
+  });
 }
 
 std::vector<TensorMeta> lrnShape(const std::vector<Tensor> &In,
@@ -1329,6 +1511,8 @@ RIVET_REGISTER_KERNEL("batch_norm", batchNormKernel, batchNormShape, false);
 RIVET_REGISTER_KERNEL("instance_norm", instanceNormKernel, instanceNormShape,
                       false);
 RIVET_REGISTER_KERNEL("layer_norm", layerNormKernel, layerNormShape, false);
+RIVET_REGISTER_KERNEL("rms_norm", rmsNormKernel, rmsNormShape, false);
+RIVET_REGISTER_KERNEL("group_norm", groupNormKernel, groupNormShape, false);
 RIVET_REGISTER_KERNEL("lrn", lrnKernel, lrnShape, false);
 RIVET_REGISTER_KERNEL("mean_variance_norm", mvnKernel, mvnShape, false);
 
@@ -1413,6 +1597,22 @@ RIVET_REGISTER_ATTRS(
      {"stash_type", AttrKind::Int, false,
       "dtype of the statistics (ONNX code; 1 is float32)", 1},
      {"with_stats", AttrKind::Int, false, "1: return (y, mean, inv_std_dev)",
+      0}});
+RIVET_REGISTER_ATTRS(
+    "rms_norm",
+    {{"axis", AttrKind::Int, false, "first normalized axis", -1},
+     {"epsilon", AttrKind::Float, false, "added to the mean square", 1e-5},
+     {"stash_type", AttrKind::Int, false,
+      "precision of the statistics (ONNX code; 1 is float32)", 1}});
+RIVET_REGISTER_ATTRS(
+    "group_norm",
+    {{"num_groups", AttrKind::Int, true, "groups of channels"},
+     {"epsilon", AttrKind::Float, false, "added to the variance", 1e-5},
+     {"stash_type", AttrKind::Int, false,
+      "precision of the statistics (ONNX code; 1 is float32)", 1},
+     {"per_group", AttrKind::Int, false,
+      "1: scale and bias have one value per group (ONNX opset 18), 0: per "
+      "channel",
       0}});
 RIVET_REGISTER_ATTRS(
     "lrn",

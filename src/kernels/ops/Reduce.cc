@@ -71,15 +71,17 @@ template <typename T> T wrapMul(T A, T B) {
     return A * B;
 }
 
-// Each functor: Acc<E> (accumulator type), init, step (fold one element),
-// finalize (accumulator and element count -> the output value as double or
-// int64), and whether an empty reduction is an error.
+// Each functor: Acc<E> (accumulator type), init<E, Acc> (the value of an
+// empty reduction of E), step (fold one element), finalize (accumulator and
+// element count -> the output value as double or int64), and whether an
+// empty reduction is an error unless the call's empty_identity asks for
+// init.
 struct SumOp {
   static constexpr const char *Name = "sum";
   static constexpr bool NeedsElements = false;
   static constexpr DTypeClass Class = DTypeClass::Numeric;
   template <typename E> using Acc = RedAccT<E>;
-  template <typename T> static T init() { return T(0); }
+  template <typename E, typename T> static T init() { return T(0); }
   template <typename T> static T step(T Acc, T X) { return wrapAdd(Acc, X); }
   template <typename T> static T finalize(T Acc, int64_t) { return Acc; }
 };
@@ -114,7 +116,7 @@ struct LogSumOp : SumOp {
 };
 struct ProdOp : SumOp {
   static constexpr const char *Name = "prod";
-  template <typename T> static T init() { return T(1); }
+  template <typename E, typename T> static T init() { return T(1); }
   template <typename T> static T step(T Acc, T X) { return wrapMul(Acc, X); }
 };
 /// Running maximum and sum of exp(x - max): one pass, no overflow.
@@ -127,7 +129,7 @@ struct LseAcc {
 struct LogSumExpOp : SumOp {
   static constexpr const char *Name = "log_sum_exp";
   template <typename E> using Acc = LseAcc;
-  template <typename T> static T init() { return T(); }
+  template <typename E, typename T> static T init() { return T(); }
   static LseAcc step(LseAcc A, LseAcc X) {
     double V = X.Max;
     if (std::isnan(V) || std::isnan(A.Max))
@@ -153,11 +155,12 @@ struct MaxOp {
   static constexpr bool NeedsElements = true;
   static constexpr DTypeClass Class = DTypeClass::Any;
   template <typename E> using Acc = RedAccT<E>;
-  template <typename T> static T init() {
+  /// -inf, or E's lowest value (false for bool).
+  template <typename E, typename T> static T init() {
     if constexpr (std::is_floating_point_v<T>)
       return -std::numeric_limits<T>::infinity();
     else
-      return std::numeric_limits<T>::min();
+      return T(std::numeric_limits<E>::lowest());
   }
   template <typename T> static T step(T Acc, T X) {
     if constexpr (std::is_floating_point_v<T>)
@@ -169,11 +172,12 @@ struct MaxOp {
 };
 struct MinOp : MaxOp {
   static constexpr const char *Name = "min";
-  template <typename T> static T init() {
+  /// +inf, or E's highest value (true for bool).
+  template <typename E, typename T> static T init() {
     if constexpr (std::is_floating_point_v<T>)
       return std::numeric_limits<T>::infinity();
     else
-      return std::numeric_limits<T>::max();
+      return T(std::numeric_limits<E>::max());
   }
   template <typename T> static T step(T Acc, T X) {
     if constexpr (std::is_floating_point_v<T>)
@@ -190,7 +194,7 @@ std::vector<TensorMeta> reduceShape(const std::vector<Tensor> &In,
   checkDType(Op::Name, "x", In[0].dtype(), Op::Class);
   ReducePlan P = planReduce(Op::Name, In[0], A);
   if (P.Count == 0 && numElements(P.Out) > 0) {
-    if (Op::NeedsElements)
+    if (Op::NeedsElements && !attrFlag(Op::Name, A, "empty_identity"))
       fail("{}: reduction over zero elements of {}", Op::Name,
            shapeToString(In[0].shape()));
     if (std::string_view(Op::Name) == "mean" && !isFloat(In[0].dtype()))
@@ -209,7 +213,8 @@ void reduceKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
     using E = decltype(Tag);
     if constexpr (elemInClass<E>(Op::Class)) {
       using Acc = typename Op::template Acc<E>;
-      std::vector<Acc> R((size_t)numElements(P.Kept), Op::template init<Acc>());
+      std::vector<Acc> R((size_t)numElements(P.Kept),
+                         Op::template init<E, Acc>());
       std::vector<int64_t> S = broadcastStrides(P.Kept, X.shape());
       const E *PX = X.data<E>();
       forEachStrided<1>(
@@ -252,6 +257,8 @@ std::optional<Attrs> dynReduceAttrs(const std::vector<Tensor> &In,
   Attrs S;
   S.set("axis", Axes);
   S.set("keepdims", int64_t(attrFlag(Op, A, "keepdims")));
+  if (attrFlag(Op, A, "empty_identity"))
+    S.set("empty_identity", int64_t(1));
   return S;
 }
 
@@ -579,13 +586,23 @@ const std::vector<AttrSpec> ReduceAttrs = {
     {"axis", AttrKind::Ints, false,
      "the reduced axes; absent or empty reduces all", std::vector<int64_t>{}},
     KeepDims};
+const AttrSpec EmptyIdentity{
+    "empty_identity", AttrKind::Int, false,
+    "1: an empty reduction gives the identity (max: -inf or the dtype's "
+    "lowest value; min: +inf or its highest); 0: it is an error",
+    0};
+std::vector<AttrSpec> withEmptyIdentity(std::vector<AttrSpec> S) {
+  S.push_back(EmptyIdentity);
+  return S;
+}
 const std::vector<AttrSpec> DynReduceAttrs = {
     {"reduction", AttrKind::String, true,
      "the static reduction: sum, mean, max, min, prod, l1_norm, l2_norm, "
      "log_sum, log_sum_exp or sum_square"},
     KeepDims,
     {"noop_with_empty_axes", AttrKind::Int, false,
-     "1: empty axes return the input unchanged; 0: reduce all", 0}};
+     "1: empty axes return the input unchanged; 0: reduce all", 0},
+    EmptyIdentity};
 const std::vector<AttrSpec> ArgReduceAttrs = {
     {"axis", AttrKind::Int, false,
      "the reduced axis; absent flattens the input"},
@@ -599,8 +616,8 @@ const std::vector<AttrSpec> SoftAttrs = {
 } // namespace
 RIVET_REGISTER_ATTRS("sum", ReduceAttrs);
 RIVET_REGISTER_ATTRS("mean", ReduceAttrs);
-RIVET_REGISTER_ATTRS("max", ReduceAttrs);
-RIVET_REGISTER_ATTRS("min", ReduceAttrs);
+RIVET_REGISTER_ATTRS("max", withEmptyIdentity(ReduceAttrs));
+RIVET_REGISTER_ATTRS("min", withEmptyIdentity(ReduceAttrs));
 RIVET_REGISTER_ATTRS("prod", ReduceAttrs);
 RIVET_REGISTER_ATTRS("l1_norm", ReduceAttrs);
 RIVET_REGISTER_ATTRS("l2_norm", ReduceAttrs);

@@ -64,8 +64,9 @@ struct DftPlan {
   Shape Out;
 };
 
+/// Axis overrides the 'axis' attribute (dft_dynamic's axis input).
 DftPlan planDft(const char *Op, const Tensor &X, std::optional<int64_t> Len,
-                const Attrs &A) {
+                const Attrs &A, std::optional<int64_t> AxisIn = std::nullopt) {
   checkDType(Op, "x", X.dtype(), DTypeClass::Float);
   int64_t R = X.rank();
   if (R < 2 || (X.shape().back() != 1 && X.shape().back() != 2))
@@ -73,7 +74,7 @@ DftPlan planDft(const char *Op, const Tensor &X, std::optional<int64_t> Len,
          "got {}",
          Op, shapeToString(X.shape()));
   DftPlan P;
-  int64_t Axis = attrInt(Op, A, "axis");
+  int64_t Axis = AxisIn ? *AxisIn : attrInt(Op, A, "axis");
   if (Axis < -R || Axis >= R - 1 || Axis == -1)
     fail("{}: axis {} is out of range for rank {} (the last axis holds the "
          "complex parts)",
@@ -161,18 +162,24 @@ void dftKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   runDft(In[0], Out[0], planDft("dft", In[0], Len, A));
 }
 
+/// dft_dynamic's plan: (x, dft_length[, axis]) with empty optional inputs.
+DftPlan planDftDynamic(const std::vector<Tensor> &In, const Attrs &A) {
+  const char *Op = "dft_dynamic";
+  if (In.size() != 2 && In.size() != 3)
+    fail("{}: expected 2 or 3 inputs (x, dft_length[, axis]), got {}", Op,
+         In.size());
+  std::optional<int64_t> Axis;
+  if (In.size() > 2)
+    Axis = scalarInt(Op, "axis", In[2]);
+  return planDft(Op, In[0], scalarInt(Op, "dft_length", In[1]), A, Axis);
+}
 std::vector<TensorMeta> dftDynamicShape(const std::vector<Tensor> &In,
                                         const Attrs &A) {
-  const char *Op = "dft_dynamic";
-  checkArity(Op, In, 2);
-  return {{planDft(Op, In[0], scalarInt(Op, "dft_length", In[1]), A).Out,
-           In[0].dtype()}};
+  return {{planDftDynamic(In, A).Out, In[0].dtype()}};
 }
 void dftDynamicKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                       const Attrs &A) {
-  const char *Op = "dft_dynamic";
-  runDft(In[0], Out[0],
-         planDft(Op, In[0], scalarInt(Op, "dft_length", In[1]), A));
+  runDft(In[0], Out[0], planDftDynamic(In, A));
 }
 
 //===----------------------------------------------------------------------===//
@@ -513,7 +520,10 @@ RIVET_REGISTER_KERNEL("mel_weight_matrix_dynamic", melDynamicKernel,
 namespace {
 std::vector<AttrSpec> dftAttrs(bool Static) {
   std::vector<AttrSpec> S = {
-      {"axis", AttrKind::Int, false, "the transformed axis", 1},
+      {"axis", AttrKind::Int, false,
+       Static ? "the transformed axis"
+              : "the transformed axis, unless an axis input gives it",
+       1},
       {"inverse", AttrKind::Int, false, "1: inverse transform (scaled 1/N)", 0},
       {"onesided", AttrKind::Int, false, "1: only bins 0..N/2", 0}};
   if (Static)

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/SliceBounds.h"
+#include "kernels/SplitParts.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <algorithm>
@@ -232,13 +233,12 @@ splitRanges(const Tensor &X, const Attrs &A, int64_t &Axis) {
     int64_t N = attrInt("split", A, "sections");
     if (N <= 0)
       fail("split: sections must be positive, got {}", N);
-    if (D % N != 0)
+    auto Parts = sectionParts(D, N, attrFlag("split", A, "uneven"));
+    if (!Parts)
       fail("split: axis {} of extent {} cannot be split into {} equal "
            "sections",
            Axis, D, N);
-    for (int64_t I = 0; I < N; ++I)
-      R.push_back({I * (D / N), (I + 1) * (D / N)});
-    return R;
+    return *Parts;
   }
   // NumPy array_split: points are slice bounds (negative counts from the
   // end, clamped to [0, D]); a piece whose end precedes its start is empty.
@@ -721,13 +721,13 @@ void tileKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 }
 
 //===----------------------------------------------------------------------===//
-// pad (constant, reflect, edge; negative pads crop)
+// pad (constant, reflect, edge, wrap; negative pads crop)
 //===----------------------------------------------------------------------===//
 
 struct PadPlan {
   std::vector<int64_t> Begin; // per dimension
   Shape Out;
-  int Mode = 0; // 0 constant, 1 reflect, 2 edge
+  int Mode = 0; // 0 constant, 1 reflect, 2 edge, 3 wrap
 };
 
 PadPlan planPad(const char *Op, const Shape &In, std::vector<int64_t> Pads,
@@ -754,9 +754,12 @@ PadPlan planPad(const char *Op, const Shape &In, std::vector<int64_t> Pads,
     P.Mode = 1;
   else if (Mode == "edge")
     P.Mode = 2;
+  else if (Mode == "wrap")
+    P.Mode = 3;
   else
-    fail("{}: unsupported mode '{}' (expected constant, reflect or edge)", Op,
-         Mode);
+    fail("{}: unsupported mode '{}' (expected constant, reflect, edge or "
+         "wrap)",
+         Op, Mode);
   for (int64_t I = 0; I < N; ++I) {
     int64_t D = Ax[I], B = Pads[I], E = Pads[I + N];
     P.Begin[D] = B;
@@ -781,6 +784,11 @@ int64_t padSource(int64_t O, int64_t Begin, int64_t D, int Mode) {
     return -1;
   if (Mode == 2)
     return I < 0 ? 0 : D - 1;
+  if (Mode == 3) {
+    // The data repeats with period D (a torus).
+    I %= D;
+    return I < 0 ? I + D : I;
+  }
   if (D == 1)
     return 0;
   // Reflect without repeating the edge; the period is 2 * (D - 1).
@@ -1034,7 +1042,12 @@ RIVET_REGISTER_ATTRS("stack",
 RIVET_REGISTER_ATTRS("split",
                      {{"axis", AttrKind::Int, false, "the axis to split", 0},
                       {"sections", AttrKind::Int, false,
-                       "number of equal parts (must divide the extent)"},
+                       "number of equal parts (must divide the extent unless "
+                       "uneven)"},
+                      {"uneven", AttrKind::Int, false,
+                       "1: sections of ceil(extent / sections) elements, the "
+                       "last ones smaller (ONNX Split-18 num_outputs)",
+                       0},
                       {"indices", AttrKind::Ints, false,
                        "split points, NumPy array_split style"}});
 RIVET_REGISTER_ATTRS("strided_slice",
@@ -1068,11 +1081,13 @@ RIVET_REGISTER_ATTRS("tile", {{"repeats", AttrKind::Ints, true,
 RIVET_REGISTER_ATTRS(
     "pad",
     {{"pads", AttrKind::Ints, true, "[begin per axis..., end per axis...]"},
-     {"mode", AttrKind::String, false, "constant, reflect or edge", "constant"},
+     {"mode", AttrKind::String, false, "constant, reflect, edge or wrap",
+      "constant"},
      {"value", AttrKind::Float, false, "the constant fill value", 0.0},
      {"axes", AttrKind::Ints, false, "the padded axes (default all)"}});
-RIVET_REGISTER_ATTRS("pad_dyn", {{"mode", AttrKind::String, false,
-                                  "constant, reflect or edge", "constant"}});
+RIVET_REGISTER_ATTRS("pad_dyn",
+                     {{"mode", AttrKind::String, false,
+                       "constant, reflect, edge or wrap", "constant"}});
 RIVET_REGISTER_ATTRS("depth_to_space",
                      {{"blocksize", AttrKind::Int, true, "the block size b"},
                       {"mode", AttrKind::String, false,

@@ -5,13 +5,17 @@
 // defaults, which the IR operators share). Clip's bounds are attributes
 // before opset 11 and optional inputs after: a constant bound becomes an
 // attribute, a computed one a maximum/minimum. Before opset 7 PRelu's 1-D
-// slope is per channel (axis 1), which legacy_broadcast expresses.
+// slope is per channel (axis 1), which legacy_broadcast expresses. Gelu,
+// Swish and Mish are their ONNX function bodies over IR elementwise operators
+// (one generated kernel once fused).
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/GraphImporter.h"
 #include "frontend/onnx/OnnxHelpers.h"
 
 #include <array>
+#include <cmath>
+#include <numbers>
 
 namespace rivet::frontend {
 namespace {
@@ -108,6 +112,43 @@ std::vector<Expr> convertClip(NodeContext &C) {
   return {X};
 }
 
+Expr mul(Expr A, Expr B) { return ir::callOp("multiply", {A, B}); }
+Expr add(Expr A, Expr B) { return ir::callOp("add", {A, B}); }
+
+/// Gelu-20, as its function bodies: 0.5 x (1 + erf(x / sqrt(2))), or with
+/// approximate="tanh" 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+std::vector<Expr> convertGelu(NodeContext &C) {
+  std::string Approx = C.attrString("approximate", "none");
+  if (Approx != "none" && Approx != "tanh")
+    C.error("attribute 'approximate' must be \"none\" or \"tanh\", got \"{}\"",
+            Approx);
+  Expr X = C.bind(C.input(0), "x");
+  auto K = [&](double V) { return constantLike(V, X); };
+  Expr Phi;
+  if (Approx == "none") {
+    Phi = ir::callOp("erf", {ir::callOp("divide", {X, K(std::sqrt(2.0))})});
+  } else {
+    Expr Cubic = add(X, mul(K(0.044715), mul(mul(X, X), X)));
+    Phi =
+        ir::callOp("tanh", {mul(K(std::sqrt(2.0 / std::numbers::pi)), Cubic)});
+  }
+  return {mul(mul(K(0.5), X), add(K(1.0), Phi))};
+}
+
+/// Swish-24: x * sigmoid(alpha * x).
+std::vector<Expr> convertSwish(NodeContext &C) {
+  Expr X = C.bind(C.input(0), "x");
+  double Alpha = C.attrFloat("alpha", 1.0);
+  Expr Arg = Alpha == 1.0 ? X : mul(constantLike(Alpha, X), X);
+  return {mul(X, ir::callOp("sigmoid", {Arg}))};
+}
+
+/// Mish-18: x * tanh(softplus(x)).
+std::vector<Expr> convertMish(NodeContext &C) {
+  Expr X = C.bind(C.input(0), "x");
+  return {mul(X, ir::callOp("tanh", {ir::callOp("softplus", {X})}))};
+}
+
 /// Opset < 7: a constant 1-D slope with several values is per channel.
 std::vector<Expr> convertLegacyPRelu(NodeContext &C) {
   Expr X = C.input(0), Slope = C.input(1);
@@ -143,5 +184,8 @@ RIVET_REGISTER_ONNX_OP("Clip", 1, convertClipAttrs);
 RIVET_REGISTER_ONNX_OP("Clip", 11, convertClip);
 RIVET_REGISTER_ONNX_OP("PRelu", 1, convertLegacyPRelu);
 RIVET_REGISTER_ONNX_OP("PRelu", 7, convertPRelu);
+RIVET_REGISTER_ONNX_OP("Gelu", 20, convertGelu);
+RIVET_REGISTER_ONNX_OP("Swish", 24, convertSwish);
+RIVET_REGISTER_ONNX_OP("Mish", 18, convertMish);
 
 } // namespace rivet::frontend

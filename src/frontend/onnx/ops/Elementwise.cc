@@ -105,14 +105,32 @@ DType castTarget(NodeContext &C) {
   return dtypeFromOnnx((int32_t)C.attrInt("to"), What);
 }
 
+/// Cast 19 added saturate, Cast 24 round_mode (both for the narrow float
+/// types); the IR's defaults are ONNX's.
+Attrs narrowCastAttrs(NodeContext &C) {
+  Attrs A;
+  if (C.opset() >= 19 && C.hasAttr("saturate"))
+    A.set("saturate", C.attrInt("saturate"));
+  if (C.opset() >= 24 && C.hasAttr("round_mode")) {
+    std::string Mode = C.attrString("round_mode");
+    if (Mode != "up" && Mode != "down" && Mode != "nearest")
+      C.error("attribute 'round_mode' must be up, down or nearest, got '{}'",
+              Mode);
+    A.set("round_mode", Mode);
+  }
+  return A;
+}
+
 std::vector<Expr> convertCast(NodeContext &C) {
   DType To = castTarget(C);
-  return {ir::callOp("cast", {C.input(0)},
-                     Attrs{{"dtype", std::string(dtypeName(To))}})};
+  Attrs A = narrowCastAttrs(C);
+  A.set("dtype", std::string(dtypeName(To)));
+  return {ir::callOp("cast", {C.input(0)}, std::move(A))};
 }
 
 std::vector<Expr> convertCastLike(NodeContext &C) {
-  return {ir::callOp("cast_like", {C.input(0), C.input(1)})};
+  return {
+      ir::callOp("cast_like", {C.input(0), C.input(1)}, narrowCastAttrs(C))};
 }
 
 } // namespace
@@ -137,6 +155,10 @@ RIVET_REGISTER_ONNX_OP("GreaterOrEqual", 12, convertBinary<"greater_equal">);
 RIVET_REGISTER_ONNX_OP("LessOrEqual", 12, convertBinary<"less_equal">);
 RIVET_REGISTER_ONNX_OP("Mod", 10, convertMod);
 RIVET_REGISTER_ONNX_OP("BitShift", 11, convertBitShift);
+RIVET_REGISTER_ONNX_OP("BitwiseAnd", 18, convertBinary<"bitwise_and">);
+RIVET_REGISTER_ONNX_OP("BitwiseOr", 18, convertBinary<"bitwise_or">);
+RIVET_REGISTER_ONNX_OP("BitwiseXor", 18, convertBinary<"bitwise_xor">);
+RIVET_REGISTER_ONNX_OP("BitwiseNot", 18, convertUnary<"bitwise_not">);
 
 // Variadic folds (broadcasting since opset 8; equal shapes before, which
 // broadcasting also accepts).
@@ -176,6 +198,10 @@ RIVET_ONNX_UNARY("Not", 1, "logical_not");
 RIVET_REGISTER_ONNX_OP("IsInf", 10, convertIsInf);
 RIVET_REGISTER_ONNX_OP("Where", 9, convertWhere);
 RIVET_REGISTER_ONNX_OP("Cast", 1, convertCast);
+RIVET_REGISTER_ONNX_OP("Cast", 19, convertCast); // saturate
+RIVET_REGISTER_ONNX_OP("Cast", 24, convertCast); // round_mode
 RIVET_REGISTER_ONNX_OP("CastLike", 15, convertCastLike);
+RIVET_REGISTER_ONNX_OP("CastLike", 19, convertCastLike);
+RIVET_REGISTER_ONNX_OP("CastLike", 24, convertCastLike);
 
 } // namespace rivet::frontend

@@ -1,8 +1,9 @@
-//===- Image.cc - ONNX Resize, Upsample, GridSample, RoiAlign, NMS --------===//
+//===- Image.cc - ONNX image operators ------------------------------------===//
 //
-// Resize/Upsample become `resize` when roi, scales and sizes are constants
-// (or absent) and `resize_dynamic` otherwise; a missing optional input is
-// passed to the dynamic ops as an empty constant.
+// Resize, Upsample, GridSample, AffineGrid, Col2Im, RoiAlign and
+// NonMaxSuppression. Resize/Upsample become `resize` when roi, scales and
+// sizes are constants (or absent) and `resize_dynamic` otherwise; a missing
+// optional input is passed to the dynamic ops as an empty constant.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/Converter.h"
@@ -85,8 +86,7 @@ std::vector<Expr> convertResize10(NodeContext &C) {
 }
 RIVET_REGISTER_ONNX_OP("Resize", 10, convertResize10);
 
-// Resize-11/13/18: (X, roi, scales, sizes); 18 adds axes and
-// keep_aspect_ratio_policy, which map 1:1.
+// Resize-11/13: (X, roi, scales, sizes).
 std::vector<Expr> convertResize11(NodeContext &C) {
   Attrs A;
   copyResizeAttrs(C, A);
@@ -94,7 +94,18 @@ std::vector<Expr> convertResize11(NodeContext &C) {
 }
 RIVET_REGISTER_ONNX_OP("Resize", 11, convertResize11);
 RIVET_REGISTER_ONNX_OP("Resize", 13, convertResize11);
-RIVET_REGISTER_ONNX_OP("Resize", 18, convertResize11);
+
+// Resize-18/19: 18 adds antialias, axes and keep_aspect_ratio_policy, 19
+// the half_pixel_symmetric mode; all map 1:1.
+std::vector<Expr> convertResize18(NodeContext &C) {
+  Attrs A;
+  copyResizeAttrs(C, A);
+  if (C.hasAttr("antialias"))
+    A.set("antialias", C.attrInt("antialias"));
+  return {makeResize(C, A, 1, 2, 3)};
+}
+RIVET_REGISTER_ONNX_OP("Resize", 18, convertResize18);
+RIVET_REGISTER_ONNX_OP("Resize", 19, convertResize18);
 
 Attrs upsampleAttrs(NodeContext &C) {
   std::string Mode = C.attrString("mode", "nearest");
@@ -123,14 +134,53 @@ std::vector<Expr> convertUpsample9(NodeContext &C) {
 }
 RIVET_REGISTER_ONNX_OP("Upsample", 9, convertUpsample9);
 
-std::vector<Expr> convertGridSample(NodeContext &C) {
+/// GridSample-16 (4-D; bilinear, nearest, bicubic) and GridSample-20 (N-D;
+/// linear, nearest, cubic): Modes are the version's names, the first the
+/// default, mapped onto grid_sample's linear, nearest and cubic.
+Expr makeGridSample(NodeContext &C, const char *const (&Modes)[3]) {
+  std::string Mode = C.attrString("mode", Modes[0]);
+  const char *IrModes[] = {"linear", "nearest", "cubic"};
+  size_t M = 0;
+  while (M < 3 && Mode != Modes[M])
+    ++M;
+  if (M == 3)
+    C.error("mode must be '{}', '{}' or '{}', got '{}'", Modes[0], Modes[1],
+            Modes[2], Mode);
   Attrs A;
-  A.set("mode", C.attrString("mode", "bilinear"));
+  A.set("mode", std::string(IrModes[M]));
   A.set("padding_mode", C.attrString("padding_mode", "zeros"));
   A.set("align_corners", C.attrInt("align_corners", 0));
-  return {ir::callOp("grid_sample", {C.input(0), C.input(1)}, A)};
+  return ir::callOp("grid_sample", {C.input(0), C.input(1)}, A);
 }
-RIVET_REGISTER_ONNX_OP("GridSample", 16, convertGridSample);
+std::vector<Expr> convertGridSample16(NodeContext &C) {
+  ir::Type T = C.declaredInputType(0);
+  const auto *TT = T ? T->as<ir::TensorTypeNode>() : nullptr;
+  if (TT && TT->shape && TT->shape->size() != 4)
+    C.error("the input must be 4-D before opset 20, got {}", TT->shape->size());
+  static const char *const Modes[] = {"bilinear", "nearest", "bicubic"};
+  return {makeGridSample(C, Modes)};
+}
+std::vector<Expr> convertGridSample20(NodeContext &C) {
+  static const char *const Modes[] = {"linear", "nearest", "cubic"};
+  return {makeGridSample(C, Modes)};
+}
+RIVET_REGISTER_ONNX_OP("GridSample", 16, convertGridSample16);
+RIVET_REGISTER_ONNX_OP("GridSample", 20, convertGridSample20);
+
+std::vector<Expr> convertAffineGrid(NodeContext &C) {
+  return {ir::callOp("affine_grid", {C.input(0), C.input(1)},
+                     Attrs{{"align_corners", C.attrInt("align_corners", 0)}})};
+}
+RIVET_REGISTER_ONNX_OP("AffineGrid", 20, convertAffineGrid);
+
+std::vector<Expr> convertCol2Im(NodeContext &C) {
+  Attrs A;
+  for (const char *N : {"strides", "pads", "dilations"})
+    if (C.hasAttr(N))
+      A.set(N, C.attrInts(N));
+  return {ir::callOp("col2im", {C.input(0), C.input(1), C.input(2)}, A)};
+}
+RIVET_REGISTER_ONNX_OP("Col2Im", 18, convertCol2Im);
 
 Expr makeRoiAlign(NodeContext &C, const std::string &DefaultCoord) {
   Attrs A;

@@ -3,7 +3,8 @@
 // Conv/ConvTranspose/pools/normalizations map 1:1 onto the IR operators of
 // src/ir/ops/NN.cc: ONNX attributes are copied under the same name (absent
 // ones keep the IR default), optional inputs become extra arguments, and
-// optional outputs select a tuple-returning form.
+// optional outputs select a tuple-returning form. LpNormalization is a
+// division by an l1_norm/l2_norm reduction.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/Converter.h"
@@ -226,6 +227,43 @@ std::vector<Expr> convertLayerNorm(NodeContext &C) {
   return R;
 }
 RIVET_REGISTER_ONNX_OP("LayerNormalization", 17, convertLayerNorm);
+
+std::vector<Expr> convertRMSNorm(NodeContext &C) {
+  Attrs A;
+  copyInt(C, A, "axis");
+  copyFloat(C, A, "epsilon");
+  copyInt(C, A, "stash_type");
+  return {ir::callOp("rms_norm", {C.input(0), C.input(1)}, A)};
+}
+RIVET_REGISTER_ONNX_OP("RMSNormalization", 23, convertRMSNorm);
+
+// GroupNormalization-18 has a scale and bias per group; -21 per channel, and
+// stash_type.
+template <bool PerGroup> std::vector<Expr> convertGroupNorm(NodeContext &C) {
+  Attrs A;
+  A.set("num_groups", C.attrInt("num_groups"));
+  copyFloat(C, A, "epsilon");
+  copyInt(C, A, "stash_type");
+  if (PerGroup)
+    A.set("per_group", int64_t(1));
+  return {ir::callOp("group_norm", {C.input(0), C.input(1), C.input(2)}, A)};
+}
+RIVET_REGISTER_ONNX_OP("GroupNormalization", 18, convertGroupNorm<true>);
+RIVET_REGISTER_ONNX_OP("GroupNormalization", 21, convertGroupNorm<false>);
+
+// LpNormalization: x divided by its L1 or L2 norm along axis (0 / 0 is NaN,
+// as in ONNX's reference).
+std::vector<Expr> convertLpNorm(NodeContext &C) {
+  int64_t P = C.attrInt("p", 2);
+  if (P != 1 && P != 2)
+    C.error("attribute 'p' must be 1 or 2, got {}", P);
+  Expr X = C.bind(C.input(0), "x");
+  Attrs A{{"axis", std::vector<int64_t>{C.attrInt("axis", -1)}},
+          {"keepdims", int64_t(1)}};
+  Expr Norm = ir::callOp(P == 1 ? "l1_norm" : "l2_norm", {X}, std::move(A));
+  return {ir::callOp("divide", {X, Norm})};
+}
+RIVET_REGISTER_ONNX_OP("LpNormalization", 1, convertLpNorm);
 
 std::vector<Expr> convertLRN(NodeContext &C) {
   Attrs A;

@@ -21,7 +21,9 @@ template <size_t N> struct IrName {
   char Value[N];
 };
 
-template <IrName Name, bool AxesInput>
+/// EmptyIdentity: an empty ReduceMax/ReduceMin gives -inf/+inf (the
+/// dtype's extreme values), as opset 20's reference does; before, an error.
+template <IrName Name, bool AxesInput, bool EmptyIdentity = false>
 std::vector<Expr> convertReduce(NodeContext &C) {
   const std::string Op(Name.Value);
   Expr X = C.input(0);
@@ -30,6 +32,9 @@ std::vector<Expr> convertReduce(NodeContext &C) {
     C.error("attribute 'keepdims' must be 0 or 1, got {}", Keep);
   int64_t Noop = 0;
   std::vector<int64_t> Axes;
+  Attrs Extra;
+  if (EmptyIdentity)
+    Extra.set("empty_identity", int64_t(1));
   if (AxesInput) {
     Noop = C.attrInt("noop_with_empty_axes", 0);
     if (Noop != 0 && Noop != 1)
@@ -38,11 +43,13 @@ std::vector<Expr> convertReduce(NodeContext &C) {
       C.error("'axes' is an input since this opset, not an attribute");
     if (C.hasInput(1)) {
       std::optional<Tensor> T = C.constantInput(1);
-      if (!T)
-        return {ir::callOp("dyn_reduce", {X, C.input(1)},
-                           Attrs{{"reduction", Op},
-                                 {"keepdims", Keep},
-                                 {"noop_with_empty_axes", Noop}})};
+      if (!T) {
+        Attrs A = Extra;
+        A.set("reduction", Op);
+        A.set("keepdims", Keep);
+        A.set("noop_with_empty_axes", Noop);
+        return {ir::callOp("dyn_reduce", {X, C.input(1)}, A)};
+      }
       if (T->rank() > 1)
         C.error("input 'axes' must be 1-D, got shape {}",
                 shapeToString(T->shape()));
@@ -57,7 +64,10 @@ std::vector<Expr> convertReduce(NodeContext &C) {
   // noop_with_empty_axes: the input passes through unchanged.
   if (Axes.empty() && Noop)
     return {X};
-  return {ir::callOp(Op, {X}, Attrs{{"axis", Axes}, {"keepdims", Keep}})};
+  Attrs A = Extra;
+  A.set("axis", Axes);
+  A.set("keepdims", Keep);
+  return {ir::callOp(Op, {X}, A)};
 }
 
 template <IrName Name> std::vector<Expr> convertArg(NodeContext &C) {
@@ -100,8 +110,10 @@ RIVET_REGISTER_ONNX_OP("ReduceMean", 1, (convertReduce<"mean", false>));
 RIVET_REGISTER_ONNX_OP("ReduceMean", 18, (convertReduce<"mean", true>));
 RIVET_REGISTER_ONNX_OP("ReduceMax", 1, (convertReduce<"max", false>));
 RIVET_REGISTER_ONNX_OP("ReduceMax", 18, (convertReduce<"max", true>));
+RIVET_REGISTER_ONNX_OP("ReduceMax", 20, (convertReduce<"max", true, true>));
 RIVET_REGISTER_ONNX_OP("ReduceMin", 1, (convertReduce<"min", false>));
 RIVET_REGISTER_ONNX_OP("ReduceMin", 18, (convertReduce<"min", true>));
+RIVET_REGISTER_ONNX_OP("ReduceMin", 20, (convertReduce<"min", true, true>));
 RIVET_REGISTER_ONNX_OP("ReduceProd", 1, (convertReduce<"prod", false>));
 RIVET_REGISTER_ONNX_OP("ReduceProd", 18, (convertReduce<"prod", true>));
 RIVET_REGISTER_ONNX_OP("ReduceL1", 1, (convertReduce<"l1_norm", false>));

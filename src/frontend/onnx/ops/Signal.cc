@@ -56,7 +56,8 @@ std::string onnxDTypeName(NodeContext &C, int64_t T) {
   }
 }
 
-std::vector<Expr> convertDft(NodeContext &C) {
+// DFT-17: the axis is an attribute (default 1).
+std::vector<Expr> convertDft17(NodeContext &C) {
   Attrs A;
   A.set("axis", C.attrInt("axis", 1));
   A.set("inverse", C.attrInt("inverse", 0));
@@ -66,7 +67,26 @@ std::vector<Expr> convertDft(NodeContext &C) {
   return {staticOrDynamic(ir::callOp(
       "dft_dynamic", {C.input(0), inputOrAbsent(C, 1, DType::Int64)}, A))};
 }
-RIVET_REGISTER_ONNX_OP("DFT", 17, convertDft);
+RIVET_REGISTER_ONNX_OP("DFT", 17, convertDft17);
+
+// DFT-20: the axis is an optional scalar input (default -2, the last signal
+// axis); a computed one is dft_dynamic's third argument.
+std::vector<Expr> convertDft20(NodeContext &C) {
+  Attrs A;
+  A.set("axis", int64_t(-2));
+  A.set("inverse", C.attrInt("inverse", 0));
+  A.set("onesided", C.attrInt("onesided", 0));
+  bool Absent;
+  (void)constScalar(C, 1, Absent);
+  std::vector<Expr> Args = {C.input(0), inputOrAbsent(C, 1, DType::Int64)};
+  std::optional<Tensor> Axis = constScalar(C, 2, Absent);
+  if (Axis)
+    A.set("axis", Axis->elementAsInt(0));
+  else if (!Absent)
+    Args.push_back(C.input(2));
+  return {staticOrDynamic(ir::callOp("dft_dynamic", Args, A))};
+}
+RIVET_REGISTER_ONNX_OP("DFT", 20, convertDft20);
 
 std::vector<Expr> convertStft(NodeContext &C) {
   Attrs A;

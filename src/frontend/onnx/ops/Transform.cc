@@ -1,10 +1,11 @@
 //===- Transform.cc - ONNX shape manipulation operators -------------------===//
 //
 // Reshape, Transpose, Concat, Squeeze, Unsqueeze, Flatten, Slice, Expand,
-// Tile, Pad, Split, DepthToSpace and SpaceToDepth. Where ONNX passes a shape,
-// axes, pads or repeats as a tensor input, a constant input becomes the
-// static operator's attribute and any other input the data-dependent *_dyn
-// operator, so models that compute their shapes still import.
+// Tile, Pad, CenterCropPad, Split, DepthToSpace and SpaceToDepth. Where ONNX
+// passes a shape, axes, pads or repeats as a tensor input, a constant input
+// becomes the static operator's attribute and any other input the
+// data-dependent *_dyn operator, so models that compute their shapes still
+// import.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/GraphImporter.h"
@@ -170,8 +171,20 @@ std::vector<Expr> convertTile6(NodeContext &C) {
   return {staticOrDynamic(ir::callOp("tile_dyn", {C.input(0), C.input(1)}))};
 }
 
+/// Pad's default fill value, a scalar 0 of input 0's dtype: a constant when
+/// the declared type states the dtype (so that pad_dyn's static form
+/// applies once the pads are known), else converted at run time.
+Expr zeroFillValue(NodeContext &C) {
+  ir::Type T = C.declaredInputType(0);
+  if (const auto *TT = T ? T->as<ir::TensorTypeNode>() : nullptr)
+    return ir::constant(Tensor::zeros({}, TT->dtype));
+  return ir::callOp("cast_like",
+                    {ir::constant(Tensor::scalar<float>(0)), C.input(0)});
+}
+
 //===----------------------------------------------------------------------===//
-// Pad (paddings < 2, pads attribute < 11, inputs >= 11, axes input >= 18)
+// Pad (paddings < 2, pads attribute < 11, inputs >= 11, axes input >= 18,
+// mode 'wrap' >= 19)
 //===----------------------------------------------------------------------===//
 
 std::vector<Expr> convertPad1(NodeContext &C) {
@@ -184,6 +197,8 @@ std::vector<Expr> convertPad1(NodeContext &C) {
 
 std::vector<Expr> convertPad11(NodeContext &C) {
   std::string Mode = C.attrString("mode", "constant");
+  if (Mode == "wrap" && C.opset() < 19)
+    C.error("mode 'wrap' needs opset 19 or later");
   std::optional<Ints> Pads = constantInts(C, 1, "pads");
   std::optional<Tensor> Value = C.constantInput(2);
   std::optional<Ints> Axes;
@@ -200,14 +215,91 @@ std::vector<Expr> convertPad11(NodeContext &C) {
     return {ir::callOp("pad", {C.input(0)}, A)};
   }
   std::vector<Expr> Args = {C.input(0), C.input(1)};
-  if (C.hasInput(2) || C.hasInput(3)) {
-    if (!C.hasInput(2))
-      C.error("a computed 'axes' input needs an explicit constant_value");
+  if (C.hasInput(2)) {
     Args.push_back(toScalar(C.input(2)));
+  } else if (C.hasInput(3)) {
+    // pad_dyn's axes come after the fill value: the default, 0.
+    Args.push_back(zeroFillValue(C));
   }
   if (C.hasInput(3))
     Args.push_back(C.input(3));
   return {ir::callOp("pad_dyn", Args, Attrs{{"mode", Mode}})};
+}
+
+//===----------------------------------------------------------------------===//
+// CenterCropPad: each named axis is padded with zeros to at least the target
+// extent (the odd pixel on the right) and then cropped to it (the window
+// starts rounded down), as the operator's function body does.
+//===----------------------------------------------------------------------===//
+
+/// pad and strided_slice when the target and the input's extents on the
+/// axes are known at import; null otherwise.
+Expr centerCropPadStatic(NodeContext &C, const Ints &Axes, bool AllAxes) {
+  std::optional<Ints> Target = constantInts(C, 1, "shape");
+  ir::Type T = C.declaredInputType(0);
+  const auto *TT = T ? T->as<ir::TensorTypeNode>() : nullptr;
+  if (!Target || !TT || !TT->shape)
+    return nullptr;
+  int64_t Rank = (int64_t)TT->shape->size();
+  Ints Ax = Axes;
+  if (AllAxes)
+    for (int64_t I = 0; I < Rank; ++I)
+      Ax.push_back(I);
+  if (Target->size() != Ax.size())
+    C.error("'shape' has {} entries for {} axes", Target->size(), Ax.size());
+  size_t N = Ax.size();
+  Ints Pads(2 * N), Begin(N), End(N);
+  for (size_t I = 0; I < N; ++I) {
+    if (Ax[I] < -Rank || Ax[I] >= Rank)
+      C.error("axis {} is out of range for rank {}", Ax[I], Rank);
+    const ir::Dim &D = (*TT->shape)[Ax[I] < 0 ? Ax[I] + Rank : Ax[I]];
+    int64_t Want = (*Target)[I];
+    if (!D.isConst())
+      return nullptr;
+    if (Want < 0)
+      C.error("'shape' has a negative extent {}", Want);
+    int64_t Pad = std::max<int64_t>(Want - D.value, 0);
+    Pads[I] = Pad / 2;
+    Pads[N + I] = Pad - Pad / 2;
+    Begin[I] = (D.value + Pad - Want) / 2;
+    End[I] = Begin[I] + Want;
+  }
+  Expr P = ir::callOp("pad", {C.input(0)}, Attrs{{"pads", Pads}, {"axes", Ax}});
+  return ir::callOp("strided_slice", {P},
+                    Attrs{{"begin", Begin}, {"end", End}, {"axes", Ax}});
+}
+
+std::vector<Expr> convertCenterCropPad(NodeContext &C) {
+  bool AllAxes = !C.hasAttr("axes");
+  Ints Axes = C.attrInts("axes", {});
+  if (Expr S = centerCropPadStatic(C, Axes, AllAxes))
+    return {S};
+  // The function body on run-time extents.
+  Expr X = C.input(0);
+  Expr AxesE = ir::constant(Tensor::fromVector(Axes, {(int64_t)Axes.size()}));
+  Expr Extents = ir::callOp("shape_of", {X});
+  if (!AllAxes)
+    Extents = ir::callOp("take", {Extents, AxesE}, Attrs{{"axis", int64_t(0)}});
+  Extents = C.bind(Extents, "extents");
+  Expr Target = C.input(1);
+  Expr Two = ir::constant(Tensor::scalar<int64_t>(2));
+  auto Sub = [](Expr A, Expr B) { return ir::callOp("subtract", {A, B}); };
+  auto Half = [&](Expr A) { return ir::callOp("divide", {A, Two}); };
+  Expr Padded = C.bind(ir::callOp("maximum", {Extents, Target}), "padded");
+  Expr Amount = C.bind(Sub(Padded, Extents), "pad_amount");
+  Expr Left = C.bind(Half(Amount), "pad_left");
+  Expr Pads = ir::callOp("concatenate", {Left, Sub(Amount, Left)},
+                         Attrs{{"axis", int64_t(0)}});
+  std::vector<Expr> PadArgs = {X, Pads};
+  if (!AllAxes)
+    PadArgs.insert(PadArgs.end(), {zeroFillValue(C), AxesE});
+  Expr P =
+      ir::callOp("pad_dyn", PadArgs, Attrs{{"mode", std::string("constant")}});
+  Expr Start = C.bind(Half(Sub(Padded, Target)), "crop_start");
+  std::vector<Expr> SliceArgs = {P, Start, ir::callOp("add", {Start, Target})};
+  if (!AllAxes)
+    SliceArgs.push_back(AxesE);
+  return {ir::callOp("slice_dyn", SliceArgs)};
 }
 
 //===----------------------------------------------------------------------===//
@@ -235,8 +327,11 @@ std::optional<int64_t> declaredExtent(NodeContext &C, int64_t Axis) {
   return D.isConst() ? std::optional<int64_t>(D.value) : std::nullopt;
 }
 
+/// Sizes given (a split attribute or constant input), or else equal
+/// sections; Uneven (Split-18) lets the last sections be smaller.
 std::vector<Expr> splitBySizes(NodeContext &C, int64_t Axis,
-                               const std::optional<Ints> &Sizes) {
+                               const std::optional<Ints> &Sizes,
+                               bool Uneven = false) {
   size_t N = C.numOutputs();
   Attrs A{{"axis", Axis}};
   if (Sizes) {
@@ -269,6 +364,8 @@ std::vector<Expr> splitBySizes(NodeContext &C, int64_t Axis,
     A.set("indices", Points);
   } else {
     A.set("sections", (int64_t)N);
+    if (Uneven)
+      A.set("uneven", int64_t(1));
   }
   Expr S = ir::callOp("split", {C.input(0)}, A);
   return C.bindTuple(S, N);
@@ -287,15 +384,19 @@ std::vector<Expr> convertSplit1(NodeContext &C) {
   return splitBySizes(C, Axis, std::nullopt);
 }
 
-std::vector<Expr> convertSplit13(NodeContext &C) {
+/// Split-13 splits into equal parts without 'split'; Split-18 adds
+/// num_outputs, whose parts may be uneven (the last ones smaller).
+template <bool Uneven> std::vector<Expr> convertSplit13(NodeContext &C) {
   int64_t Axis = C.attrInt("axis", 0);
   if (!C.hasInput(1)) {
-    if (C.hasAttr("num_outputs") &&
+    if (Uneven && C.hasAttr("num_outputs") &&
         C.attrInt("num_outputs") != (int64_t)C.numOutputs())
       C.error("num_outputs {} differs from the node's {} outputs",
               C.attrInt("num_outputs"), C.numOutputs());
-    return splitBySizes(C, Axis, std::nullopt);
+    return splitBySizes(C, Axis, std::nullopt, Uneven);
   }
+  if (Uneven && C.hasAttr("num_outputs"))
+    C.error("'split' and num_outputs must not both be given");
   std::optional<Ints> Sizes = constantInts(C, 1, "split");
   if (!Sizes)
     return splitDyn(C, Axis, C.input(1));
@@ -338,9 +439,11 @@ RIVET_REGISTER_ONNX_OP("Tile", 6, convertTile6);
 RIVET_REGISTER_ONNX_OP("Pad", 1, convertPad1);
 RIVET_REGISTER_ONNX_OP("Pad", 11, convertPad11);
 RIVET_REGISTER_ONNX_OP("Pad", 18, convertPad11);
+RIVET_REGISTER_ONNX_OP("Pad", 19, convertPad11);
 RIVET_REGISTER_ONNX_OP("Split", 1, convertSplit1);
-RIVET_REGISTER_ONNX_OP("Split", 13, convertSplit13);
-RIVET_REGISTER_ONNX_OP("Split", 18, convertSplit13);
+RIVET_REGISTER_ONNX_OP("Split", 13, convertSplit13<false>);
+RIVET_REGISTER_ONNX_OP("Split", 18, convertSplit13<true>);
+RIVET_REGISTER_ONNX_OP("CenterCropPad", 18, convertCenterCropPad);
 RIVET_REGISTER_ONNX_OP("DepthToSpace", 1, convertDepthToSpace);
 RIVET_REGISTER_ONNX_OP("DepthToSpace", 11, convertDepthToSpace);
 RIVET_REGISTER_ONNX_OP("SpaceToDepth", 1, convertSpaceToDepth);

@@ -939,8 +939,8 @@ void storeElement(Tensor &T, int64_t I, const Token &Tok, std::string &Err) {
     Err = isString(D) ? fmt::format("expected a quoted string for a string "
                                     "constant, found {}",
                                     describeToken(Tok))
-                      : fmt::format("a string {} in a {} constant",
-                                    describeToken(Tok), dtypeName(D));
+                      : fmt::format("a {} in a {} constant", describeToken(Tok),
+                                    dtypeName(D));
     return;
   }
   if (isString(D)) {

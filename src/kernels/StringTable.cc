@@ -74,6 +74,24 @@ void decodeStrings(Tensor &T, const uint8_t *Data, size_t Size,
          T.numel());
 }
 
+Tensor stringTensor(const std::vector<std::string> &Values,
+                    const std::vector<int64_t> &S) {
+  Tensor T = Tensor::empty(S, DType::String);
+  if ((int64_t)Values.size() != T.numel())
+    fail("{} strings for a string tensor of shape {}", Values.size(),
+         shapeToString(S));
+  for (size_t I = 0; I < Values.size(); ++I)
+    setStringElement(T, (int64_t)I, Values[I]);
+  return T;
+}
+
+std::vector<std::string> stringValues(const Tensor &T) {
+  std::vector<std::string> R;
+  for (int64_t I = 0, N = T.numel(); I < N; ++I)
+    R.emplace_back(stringElement(T, I));
+  return R;
+}
+
 std::string_view stringElement(const Tensor &T, int64_t I) {
   if (!isString(T.dtype()))
     fail("expected a string tensor, got {}", T.typeString());

@@ -42,6 +42,12 @@ std::vector<uint8_t> encodeStrings(const Tensor &T);
 void decodeStrings(Tensor &T, const uint8_t *Data, size_t Size,
                    const std::string &What);
 
+/// A string tensor of shape S holding Values in row-major order.
+Tensor stringTensor(const std::vector<std::string> &Values,
+                    const std::vector<int64_t> &S);
+/// The text of every element of a string tensor, row-major.
+std::vector<std::string> stringValues(const Tensor &T);
+
 /// Element I of a string tensor.
 std::string_view stringElement(const Tensor &T, int64_t I);
 /// Sets element I of a string tensor.

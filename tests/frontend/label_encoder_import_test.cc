@@ -89,18 +89,9 @@ std::string importError(const onnx::ModelProto &M) {
 }
 
 Tensor stringTensor(const Strings &V) {
-  Tensor T = Tensor::empty({(int64_t)V.size()}, DType::String);
-  for (size_t I = 0; I < V.size(); ++I)
-    setStringElement(T, (int64_t)I, V[I]);
-  return T;
+  return rivet::stringTensor(V, {(int64_t)V.size()});
 }
-
-Strings texts(const Tensor &T) {
-  Strings R;
-  for (int64_t I = 0; I < T.numel(); ++I)
-    R.emplace_back(stringElement(T, I));
-  return R;
-}
+Strings texts(const Tensor &T) { return stringValues(T); }
 
 TEST(LabelEncoderImport, Opset1MapsStringsToTheirIndex) {
   auto M = encoderModel(1, onnx::TensorProto::STRING, onnx::TensorProto::INT64,

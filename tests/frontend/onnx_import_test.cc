@@ -638,3 +638,33 @@ TEST(OnnxImport, PackedInt4InitializersAreCheckedAndUnpacked) {
             std::string::npos)
       << E;
 }
+
+TEST(OnnxImport, MalformedStringTensorsAreClearErrors) {
+  auto model = [](auto Fill) {
+    onnx::ModelProto M = newModel(20);
+    GraphBuilder G{M.mutable_graph()};
+    auto *T = M.mutable_graph()->add_initializer();
+    T->set_name("s");
+    T->set_data_type(onnx::TensorProto::STRING);
+    T->add_dims(2);
+    Fill(*T);
+    G.node("Identity", {"s"}, {"y"});
+    G.output("y", onnx::TensorProto::STRING, {"2"});
+    return M;
+  };
+  onnx::ModelProto Good = model([](onnx::TensorProto &T) {
+    T.add_string_data("a");
+    T.add_string_data("b");
+  });
+  EXPECT_EQ(importError(Good), "<no error>");
+  std::string Short = importError(
+      model([](onnx::TensorProto &T) { T.add_string_data("only one"); }));
+  EXPECT_NE(Short.find("has 1 strings, but its shape (2,) needs 2"),
+            std::string::npos)
+      << Short;
+  std::string Raw = importError(
+      model([](onnx::TensorProto &T) { T.set_raw_data("abcdefgh"); }));
+  EXPECT_NE(Raw.find("a string tensor keeps its values in string_data"),
+            std::string::npos)
+      << Raw;
+}

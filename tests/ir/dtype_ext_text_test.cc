@@ -150,3 +150,36 @@ def @f(%x: Tensor[(3,), uint64]) {
 )");
   EXPECT_THROW(inferTypes(Bad), Error);
 }
+
+TEST(DTypeExtText, NarrowTypesAndStringsRoundTrip) {
+  expectCanonical(
+      R"(def @f(%x: Tensor[(2,), float8e4m3fn], %s: Tensor[(?,), string]) {
+  let %a = const[(3,), float8e4m3fn]([1.5, -448.0, nan]);
+  let %b = const[(4,), int4]([-8, 7, 0, -1]);
+  let %c = const[(2,), float4e2m1]([6.0, -0.5]);
+  let %d = const[(2,), float8e5m2]([inf, 57344.0]);
+  let %e = const[(3,), string](["a", "", "tab\there \"q\""]);
+  let %g = const[(), string](["scalar"]);
+  (%x, %s, %a, %b, %c, %d, %e, %g)
+}
+)");
+}
+
+TEST(DTypeExtText, NarrowAndStringConstantsAreChecked) {
+  // Beyond the type's range: an error, not a saturated value.
+  EXPECT_NE(parseError("def @f() { const[(1,), float8e4m3fn]([500]) }")
+                .find("out of range for float8e4m3fn"),
+            std::string::npos);
+  EXPECT_NE(parseError("def @f() { const[(1,), int4]([8]) }")
+                .find("out of range for int4"),
+            std::string::npos);
+  EXPECT_NE(parseError("def @f() { const[(1,), int4]([1.5]) }")
+                .find("out of range for int4"),
+            std::string::npos);
+  EXPECT_NE(parseError("def @f() { const[(1,), string]([1]) }")
+                .find("expected a quoted string for a string constant"),
+            std::string::npos);
+  EXPECT_NE(parseError(R"(def @f() { const[(1,), float32](["1"]) })")
+                .find("a string literal in a float32 constant"),
+            std::string::npos);
+}

@@ -14,18 +14,9 @@ namespace {
 using Strings = std::vector<std::string>;
 
 Tensor strings(const Strings &V) {
-  Tensor T = Tensor::empty({(int64_t)V.size()}, DType::String);
-  for (size_t I = 0; I < V.size(); ++I)
-    setStringElement(T, (int64_t)I, V[I]);
-  return T;
+  return stringTensor(V, {(int64_t)V.size()});
 }
-
-Strings texts(const Tensor &T) {
-  Strings R;
-  for (int64_t I = 0; I < T.numel(); ++I)
-    R.emplace_back(stringElement(T, I));
-  return R;
-}
+Strings texts(const Tensor &T) { return stringValues(T); }
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 

@@ -11,8 +11,8 @@
 
 #include "kernels/Threading.h"
 #include "kernels/cpu/ConvChain.h"
-#include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/cpu/PointwiseDepthwiseConv.h"
+#include "kernels/dnnl/DnnlConfig.h"
 
 #include <fmt/format.h>
 

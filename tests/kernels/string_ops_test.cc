@@ -9,19 +9,10 @@ using namespace rivet::test;
 
 namespace {
 
-Tensor strings(std::vector<std::string> V, Shape S) {
-  Tensor T = Tensor::empty(S, DType::String);
-  for (size_t I = 0; I < V.size(); ++I)
-    setStringElement(T, (int64_t)I, V[I]);
-  return T;
+Tensor strings(const std::vector<std::string> &V, Shape S) {
+  return stringTensor(V, S);
 }
-
-std::vector<std::string> texts(const Tensor &T) {
-  std::vector<std::string> R;
-  for (int64_t I = 0; I < T.numel(); ++I)
-    R.emplace_back(stringElement(T, I));
-  return R;
-}
+std::vector<std::string> texts(const Tensor &T) { return stringValues(T); }
 
 TEST(StringTable, EqualTextEqualHandles) {
   EXPECT_EQ(internString("monday"), internString(std::string("mon") + "day"));

@@ -225,7 +225,9 @@ std::string markdown() {
        "`src/kernels/ops/<family>.cc`. ONNX operators are translated to IR "
        "operators by converters in\n"
        "`src/frontend/onnx/ops/<family>.cc`, one per opset in which the "
-       "operator's signature changed.\n\n";
+       "operator's signature changed;\n"
+       "versions that only added element types reuse the translation before "
+       "them (`src/frontend/onnx/Converter.cc`).\n\n";
   S += fmt::format("- [IR operators](#ir-operators): {}\n", Ir.size());
   S += fmt::format("- [ONNX operators](#onnx-operators): {} ({})\n\n",
                    Onnx.size(), domainsText());

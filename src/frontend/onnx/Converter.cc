@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 namespace rivet::frontend {
 
@@ -218,6 +219,115 @@ ConverterTable &table() {
   static ConverterTable T;
   return T;
 }
+
+/// The ai.onnx operator versions of opsets 19 to 25 that changed only their
+/// type constraints (new element types): each is read by the translation of
+/// the version before it, registered again under the new version so that
+/// the registry (and `rivet ops`) lists every version read. Versions that
+/// changed meaning have their own registrations in the operators' files.
+struct TypeOnlyVersions {
+  const char *opType;
+  std::initializer_list<int64_t> versions;
+};
+const TypeOnlyVersions kTypeOnlyVersions[] = {
+    {"Acos", {22}},
+    {"Acosh", {22}},
+    {"Asin", {22}},
+    {"Asinh", {22}},
+    {"Atan", {22}},
+    {"Atanh", {22}},
+    {"AveragePool", {22}},
+    {"Bernoulli", {22}},
+    {"Cast", {21, 23, 25}},
+    {"CastLike", {21, 23, 25}},
+    {"Constant", {19, 21, 23, 24, 25}},
+    {"ConstantOfShape", {20, 21, 23, 24, 25}},
+    {"Conv", {22}},
+    {"ConvTranspose", {22}},
+    {"Cos", {22}},
+    {"Cosh", {22}},
+    {"DeformConv", {22}},
+    {"DequantizeLinear", {19, 24, 25}},
+    {"Det", {22}},
+    {"Dropout", {22}},
+    {"Elu", {22}},
+    {"Equal", {19}},
+    {"EyeLike", {22}},
+    {"Flatten", {21, 23, 24, 25}},
+    {"GRU", {22}},
+    {"GlobalAveragePool", {22}},
+    {"GlobalLpPool", {22}},
+    {"GlobalMaxPool", {22}},
+    {"GridSample", {22}},
+    {"HardSigmoid", {22}},
+    {"HardSwish", {22}},
+    {"Identity", {19, 21, 23, 24, 25}},
+    {"If", {19, 21, 23, 24, 25}},
+    {"InstanceNormalization", {22}},
+    {"IsInf", {20}},
+    {"IsNaN", {20}},
+    {"LSTM", {22}},
+    {"Loop", {19, 21, 23, 24, 25}},
+    {"LpNormalization", {22}},
+    {"LpPool", {22}},
+    {"MaxPool", {22}},
+    {"MaxRoiPool", {22}},
+    {"MaxUnpool", {22}},
+    {"Mish", {22}},
+    {"Multinomial", {22}},
+    {"NegativeLogLikelihoodLoss", {22}},
+    {"Pad", {21, 23, 24, 25}},
+    {"QLinearMatMul", {21}},
+    {"QuantizeLinear", {24, 25}},
+    {"RNN", {22}},
+    {"RandomNormal", {22}},
+    {"RandomNormalLike", {22}},
+    {"RandomUniform", {22}},
+    {"RandomUniformLike", {22}},
+    {"Reshape", {19, 21, 23, 24, 25}},
+    {"RoiAlign", {22}},
+    {"Round", {22}},
+    {"Scan", {19, 21, 23, 24, 25}},
+    {"Selu", {22}},
+    {"Shape", {19, 21, 23, 24, 25}},
+    {"Sin", {22}},
+    {"Sinh", {22}},
+    {"Size", {19, 21, 23, 24, 25}},
+    {"Softplus", {22}},
+    {"Softsign", {22}},
+    {"SplitToSequence", {24}},
+    {"Squeeze", {21, 23, 24, 25}},
+    {"Tan", {22}},
+    {"ThresholdedRelu", {22}},
+    {"TopK", {24}},
+    {"Transpose", {21, 23, 24, 25}},
+    {"Unsqueeze", {21, 23, 24, 25}},
+};
+
+/// Adds kTypeOnlyVersions' registrations once every operator's own are in
+/// (static registrars run in no fixed order, so not at registration).
+void addTypeOnlyVersions() {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    for (const TypeOnlyVersions &T : kTypeOnlyVersions)
+      for (int64_t V : T.versions) {
+        const OnnxConverter *Before = nullptr;
+        bool Registered = false;
+        auto [B, E] = table().equal_range(OpKey{"ai.onnx", T.opType});
+        for (auto It = B; It != E; ++It) {
+          Registered |= It->second.sinceVersion == V;
+          if (It->second.sinceVersion < V &&
+              (!Before || It->second.sinceVersion > Before->sinceVersion))
+            Before = &It->second;
+        }
+        if (!Registered && Before) {
+          OnnxConverter C = *Before;
+          C.sinceVersion = V;
+          table().emplace(std::make_pair(C.domain, C.opType), std::move(C));
+        }
+      }
+  });
+}
 } // namespace
 
 ConverterRegistry &ConverterRegistry::global() {
@@ -247,6 +357,7 @@ void ConverterRegistry::add(OnnxConverter C) {
 const OnnxConverter *ConverterRegistry::find(std::string_view Domain,
                                              std::string_view OpType,
                                              int64_t Opset) const {
+  addTypeOnlyVersions();
   const OnnxConverter *Best = nullptr;
   auto [B, E] = table().equal_range(OpKey{Domain, OpType});
   for (auto It = B; It != E; ++It)
@@ -257,6 +368,7 @@ const OnnxConverter *ConverterRegistry::find(std::string_view Domain,
 }
 
 std::vector<OnnxConverter> ConverterRegistry::all() const {
+  addTypeOnlyVersions();
   std::vector<OnnxConverter> R;
   for (auto &[_, C] : table())
     R.push_back(C);

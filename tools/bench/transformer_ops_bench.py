@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""ONNX Attention (opset 23) in Rivet against ONNX Runtime, on one-node
-models of transformer sizes. A benchmark, not a test.
+"""ONNX Attention and RMSNormalization (opset 23) in Rivet against ONNX
+Runtime, on small models of transformer sizes. A benchmark, not a test.
 
-    PY tools/bench/attention_bench.py [--rivet build/tools/rivet]
+    PY tools/bench/transformer_ops_bench.py [--rivet build/tools/rivet]
         [--threads 1,2] [--min-time 0.5] [--cases a,b,...] [--json OUT.json]
 
 PY is an interpreter with numpy, onnx and onnxruntime (Debian's python3 has
 no onnxruntime: `python3 -m venv V && V/bin/pip install onnx onnxruntime`).
 Each case is written with onnx.helper, its inputs drawn once (seeded) and
 saved as .npy; Rivet times it with `rivet bench MODEL --input ... --threads
-T` (the VM at -O3: the model is one fused attention kernel), ONNX Runtime
+T` (the VM at -O3: an attention model is one fused kernel, an RMS norm
+with a multiply after it one generated kernel), ONNX Runtime
 with intra_op_num_threads=T, ORT_ENABLE_ALL, after warmup runs, for at least
 --min-time seconds. The two alternate for --rounds rounds (a shared
 machine's speed drifts; batches side by side see the same machine). It
@@ -33,17 +34,51 @@ from onnx import TensorProto, helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import machine_summary, rivet_bench, rivet_binary  # noqa: E402
 
-# name: (batch, q heads, kv heads, q seq, kv seq, past, head size, causal, 3-D)
+# Attention: (batch, q heads, kv heads, q seq, kv seq, past, head size,
+# causal, 3-D); RMSNormalization: ("rms", batch, seq, hidden, multiply after).
 CASES = {
     "mha_s128": (1, 8, 8, 128, 128, 0, 64, False, False),
     "mha_s512": (1, 8, 8, 512, 512, 0, 64, False, False),
     "mha_s512_causal": (1, 8, 8, 512, 512, 0, 64, True, False),
     "gqa_3d_s512_causal": (1, 16, 4, 512, 512, 0, 64, True, True),
     "decode_past1024": (4, 8, 8, 1, 1, 1024, 64, True, False),
+    "rms_s128_d768": ("rms", 1, 128, 768, False),
+    "rms_s512_d4096": ("rms", 1, 512, 4096, False),
+    "rms_mul_s512_d4096": ("rms", 1, 512, 4096, True),
 }
 
 
 def make_model(case, path):
+    """Writes the case's model; returns its inputs (name -> array)."""
+    if case[0] == "rms":
+        return make_rms_model(case, path)
+    return make_attention_model(case, path)
+
+
+def make_rms_model(case, path):
+    """RMSNormalization-23 over the last axis of [batch, seq, hidden] with a
+    learned scale, optionally followed by a multiply (a gated MLP's input)."""
+    _, b, s, d, mul = case
+    rng = np.random.default_rng(0)
+    feeds = {"X": rng.standard_normal((b, s, d), dtype=np.float32)}
+    scale = helper.make_tensor("scale", TensorProto.FLOAT, [d], rng.uniform(0.5, 1.5, d).astype(np.float32))
+    nodes = [helper.make_node("RMSNormalization", ["X", "scale"], ["N" if mul else "Y"], axis=-1, epsilon=1e-5)]
+    graph_inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [b, s, d])]
+    if mul:
+        feeds["G"] = rng.standard_normal((b, s, d), dtype=np.float32)
+        graph_inputs.append(helper.make_tensor_value_info("G", TensorProto.FLOAT, [b, s, d]))
+        nodes.append(helper.make_node("Mul", ["N", "G"], ["Y"]))
+    graph = helper.make_graph(
+        nodes, "rms", graph_inputs, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [b, s, d])], [scale]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    model.ir_version = 10
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return feeds
+
+
+def make_attention_model(case, path):
     """A one-node Attention-23 model; returns its inputs (name -> array)."""
     b, hq, hkv, sq, skv, past, d, causal, three_d = case
     rng = np.random.default_rng(0)

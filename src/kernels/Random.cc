@@ -1,6 +1,7 @@
 //===- Random.cc - Deterministic random tensors ---------------------------===//
 #include "kernels/Random.h"
 #include "kernels/ElementConvert.h"
+#include "kernels/StringTable.h"
 
 namespace rivet {
 
@@ -21,6 +22,19 @@ Tensor randomTensor(const Shape &Sh, DType T, uint64_t Seed) {
   Tensor R = Tensor::empty(Sh, T);
   SplitMix64 Rng{Seed};
   int64_t N = R.numel();
+  if (isString(T)) {
+    // Short lowercase words (0 to 8 letters): text a model can take.
+    for (int64_t I = 0; I < N; ++I) {
+      uint64_t X = Rng.next();
+      std::string W((size_t)(X % 9), 'a');
+      for (char &C : W) {
+        X = X / 9 + Rng.next();
+        C = (char)('a' + X % 26);
+      }
+      setStringElement(R, I, W);
+    }
+    return R;
+  }
   if (isNarrow(T)) {
     // Narrow floats: [-1, 1) rounded to the type, so [-1, 1] (float8e8m0
     // holds only powers of two: (0, 1)); narrow integers: any value.

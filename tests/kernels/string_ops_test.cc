@@ -2,6 +2,7 @@
 #include "KernelTestUtil.h"
 
 #include "kernels/Npy.h"
+#include "kernels/Random.h"
 #include "kernels/StringTable.h"
 
 using namespace rivet;
@@ -107,3 +108,14 @@ TEST(StringOps, ArithmeticRefusesStrings) {
 }
 
 } // namespace
+
+TEST(StringTable, RandomStringsAreShortWordsAndSeeded) {
+  Tensor A = randomTensor({50}, DType::String, 3);
+  EXPECT_EQ(stringValues(A),
+            stringValues(randomTensor({50}, DType::String, 3)));
+  for (const std::string &W : stringValues(A)) {
+    EXPECT_LE(W.size(), 8u);
+    for (char C : W)
+      EXPECT_TRUE(C >= 'a' && C <= 'z') << W;
+  }
+}

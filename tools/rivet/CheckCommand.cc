@@ -13,6 +13,7 @@
 
 #include "kernels/Error.h"
 #include "kernels/Npy.h"
+#include "kernels/StringTable.h"
 
 #include <fmt/format.h>
 
@@ -83,6 +84,15 @@ Comparison compareTensors(const Tensor &Vm, const Tensor &Ref, double Rtol,
     C.pass = false;
     C.note =
         fmt::format("VM {} vs reference {}", Vm.typeString(), Ref.typeString());
+    return C;
+  }
+  if (isString(Ref.dtype())) { // text agrees exactly or not at all
+    for (int64_t I = 0; I < Ref.numel() && C.pass; ++I)
+      if (stringElement(Vm, I) != stringElement(Ref, I)) {
+        C.pass = false;
+        C.note = fmt::format("element {}: VM \"{}\" vs reference \"{}\"", I,
+                             stringElement(Vm, I), stringElement(Ref, I));
+      }
     return C;
   }
   const double Inf = std::numeric_limits<double>::infinity();

@@ -5,6 +5,7 @@
 // Dropout's refusals and unsupported Cast targets.
 //
 //===----------------------------------------------------------------------===//
+#include "OnnxTestUtil.h"
 #include "frontend/onnx/Importer.h"
 #include "ir/Interpreter.h"
 #include "ir/TypeInference.h"
@@ -72,21 +73,8 @@ struct Builder {
     T->set_data_type(TP::BOOL);
     T->add_int32_data(V);
   }
-  ir::Module import() {
-    std::string Bytes = M.SerializeAsString();
-    ir::Module Mod =
-        frontend::importOnnxBytes(Bytes.data(), Bytes.size(), "", "test.onnx");
-    ir::inferTypes(Mod);
-    return Mod;
-  }
-  std::string importError() {
-    try {
-      import();
-    } catch (const Error &E) {
-      return E.what();
-    }
-    return "<no error>";
-  }
+  ir::Module import() { return test::importModel(M); }
+  std::string importError() { return test::importModelError(M); }
 };
 
 void setInt(onnx::NodeProto *N, const std::string &Name, int64_t V) {

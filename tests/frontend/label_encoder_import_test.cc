@@ -5,6 +5,7 @@
 // tensors of other dtypes (the values' dtype is the result's).
 //
 //===----------------------------------------------------------------------===//
+#include "OnnxTestUtil.h"
 #include "frontend/onnx/Importer.h"
 #include "ir/Interpreter.h"
 #include "ir/TypeInference.h"
@@ -71,10 +72,7 @@ void strings(onnx::NodeProto &N, const std::string &Name, const Strings &V) {
 }
 
 ir::Value run(const onnx::ModelProto &M, Tensor X) {
-  std::string Bytes = M.SerializeAsString();
-  ir::Module Mod =
-      frontend::importOnnxBytes(Bytes.data(), Bytes.size(), "", "test.onnx");
-  ir::inferTypes(Mod);
+  ir::Module Mod = test::importModel(M);
   ir::Interpreter I(Mod);
   return I.call("main", {ir::Value(std::move(X))});
 }

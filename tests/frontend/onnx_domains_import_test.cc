@@ -1,5 +1,4 @@
-//===- onnx_domains_import_test.cc - Operator domains other than ai.onnx
-//---===//
+//===- onnx_domains_import_test.cc - Domains other than ai.onnx ----------===//
 //
 // The importer looks a node's converter up by its domain and the version the
 // model imports of that domain; unknown domains and versions are errors that
@@ -9,6 +8,7 @@
 // T > 0, integer Binarizer, every TreeEnsemble mode and aggregate.
 //
 //===----------------------------------------------------------------------===//
+#include "OnnxTestUtil.h"
 #include "frontend/onnx/Converter.h"
 #include "frontend/onnx/Importer.h"
 #include "ir/Interpreter.h"
@@ -126,21 +126,9 @@ void attrModes(onnx::NodeProto *N, const std::vector<int32_t> &V) {
     T->add_int32_data(X);
 }
 
-ir::Module import(const onnx::ModelProto &M) {
-  std::string Bytes = M.SerializeAsString();
-  ir::Module Mod =
-      frontend::importOnnxBytes(Bytes.data(), Bytes.size(), "", "test.onnx");
-  ir::inferTypes(Mod);
-  return Mod;
-}
-
+ir::Module import(const onnx::ModelProto &M) { return test::importModel(M); }
 std::string importError(const onnx::ModelProto &M) {
-  try {
-    import(M);
-  } catch (const Error &E) {
-    return E.what();
-  }
-  return "<no error>";
+  return test::importModelError(M);
 }
 
 ir::Value run(const onnx::ModelProto &M, std::vector<ir::Value> Args) {

@@ -5,6 +5,7 @@
 // hand. Bad models must give rivet::Error naming what is wrong.
 //
 //===----------------------------------------------------------------------===//
+#include "OnnxTestUtil.h"
 #include "frontend/onnx/Importer.h"
 #include "ir/Interpreter.h"
 #include "ir/Printer.h"
@@ -86,21 +87,9 @@ onnx::ModelProto newModel(int64_t Opset = 13) {
   return M;
 }
 
-ir::Module import(const onnx::ModelProto &M) {
-  std::string Bytes = M.SerializeAsString();
-  ir::Module Mod =
-      frontend::importOnnxBytes(Bytes.data(), Bytes.size(), "", "test.onnx");
-  ir::inferTypes(Mod);
-  return Mod;
-}
-
+ir::Module import(const onnx::ModelProto &M) { return test::importModel(M); }
 std::string importError(const onnx::ModelProto &M) {
-  try {
-    import(M);
-  } catch (const Error &E) {
-    return E.what();
-  }
-  return "<no error>";
+  return test::importModelError(M);
 }
 
 onnx::AttributeProto *graphAttr(onnx::NodeProto *N, const std::string &Name) {

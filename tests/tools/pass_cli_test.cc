@@ -14,9 +14,16 @@ using namespace rivet::testing;
 
 namespace {
 
+/// A file name of this test's own: ctest runs the tests of this file in
+/// parallel processes, which must not share one.
+std::string tempPath(const std::string &Ext) {
+  return ::testing::TempDir() + "/pass_cli_" +
+         ::testing::UnitTest::GetInstance()->current_test_info()->name() + Ext;
+}
+
 /// A program with a foldable constant subexpression and a fusable chain.
 std::string writeProgram() {
-  std::string Path = ::testing::TempDir() + "/pass_cli.rvir";
+  std::string Path = tempPath(".rvir");
   std::ofstream(Path) << R"(
 def @main(%x: Tensor[(2, 3), float32]) -> Tensor[(2, 3), float32] {
   let %c = add(const[(3,), float32]([1.0, 2.0, 3.0]), 1.0);
@@ -55,7 +62,7 @@ TEST(PassCli, DisablePassKeepsItsWorkUndone) {
 }
 
 TEST(PassCli, PrintAfterAndTimePasses) {
-  std::string Out = ::testing::TempDir() + "/pass_cli.rvx";
+  std::string Out = tempPath(".rvx");
   RunResult R = runRivet({"compile", writeProgram(), "-o", Out, "--print-after",
                           "FoldConstant", "--time-passes"});
   ASSERT_EQ(R.exitCode, 0) << R.output;
@@ -75,7 +82,7 @@ TEST(PassCli, EveryLevelRunsTheSameProgram) {
   std::string P = writeProgram();
   RunResult Ref =
       runRivet({"run", P, "--random-inputs", "--seed", "3", "--executor",
-                "interp", "--output-dir", ::testing::TempDir() + "/ref"});
+                "interp", "--output-dir", tempPath("_ref")});
   ASSERT_EQ(Ref.exitCode, 0) << Ref.output;
   for (const char *Level : {"-O0", "-O1", "-O2", "-O3"}) {
     RunResult R =

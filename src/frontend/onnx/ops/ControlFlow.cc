@@ -202,10 +202,12 @@ std::vector<Expr> convertLoop(NodeContext &C) {
       Attrs A;
       A.set("bytes_each", *Each);
       const onnx::NodeProto &Node = C.node();
+      // A malformed node may have neither a name nor an output.
       A.set("what", fmt::format("the scan outputs of Loop {}",
-                                Node.name().empty()
+                                !Node.name().empty() ? "'" + Node.name() + "'"
+                                : Node.output_size()
                                     ? "with output '" + Node.output(0) + "'"
-                                    : "'" + Node.name() + "'"));
+                                    : std::string("(unnamed)")));
       MaxTrip = C.bind(ir::callOp("require_memory", {Trips}, A), "max_trip");
     }
   ir::Var Iter = ir::var("i", ir::scalarType(DType::Int64));

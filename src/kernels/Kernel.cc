@@ -11,6 +11,8 @@ struct RegistryData {
   std::mutex Lock;
   // std::map keeps KernelInfo addresses stable across insertions.
   std::map<std::string, KernelInfo, std::less<>> Kernels;
+  /// Operator -> its library kernel's name.
+  std::map<std::string, std::string, std::less<>> Library;
 };
 RegistryData &data() {
   static RegistryData D;
@@ -32,8 +34,21 @@ void KernelRegistry::add(KernelInfo Info) {
   RegistryData &D = data();
   std::lock_guard<std::mutex> G(D.Lock);
   std::string Name = Info.name;
+  std::string For = Info.libraryFor;
   if (!D.Kernels.emplace(Name, std::move(Info)).second)
     fail("kernel registry: kernel '{}' is registered twice", Name);
+  if (!For.empty() && !D.Library.emplace(For, Name).second)
+    fail("kernel registry: operator '{}' has two library kernels", For);
+}
+
+const KernelInfo *KernelRegistry::libraryKernel(std::string_view Op) const {
+  RegistryData &D = data();
+  std::lock_guard<std::mutex> G(D.Lock);
+  auto It = D.Library.find(Op);
+  if (It == D.Library.end())
+    return nullptr;
+  auto K = D.Kernels.find(It->second);
+  return K == D.Kernels.end() ? nullptr : &K->second;
 }
 
 const KernelInfo *KernelRegistry::find(std::string_view Name) const {

@@ -40,6 +40,12 @@ struct KernelInfo {
   ShapeFn shapeFn = nullptr;
   /// True when shapeFn reads input values, not only shapes and dtypes.
   bool dataDependentShape = false;
+  /// For a library kernel: the operator it computes (same inputs, outputs
+  /// and attributes), faster than its reference kernel but not bit for bit
+  /// the same. The VM compiler calls it in the operator's place; the
+  /// reference interpreter never does, so differential tests compare it
+  /// with the reference.
+  std::string libraryFor;
 };
 
 class KernelRegistry {
@@ -49,6 +55,8 @@ public:
   void add(KernelInfo Info);
   /// Null when absent.
   const KernelInfo *find(std::string_view Name) const;
+  /// The library kernel registered for operator Op, or null.
+  const KernelInfo *libraryKernel(std::string_view Op) const;
   /// Throws rivet::Error("no kernel for operator 'Name'") when absent.
   const KernelInfo &get(std::string_view Name) const;
   std::vector<std::string> names() const;
@@ -76,4 +84,10 @@ struct KernelRegistrar {
 #define RIVET_REGISTER_KERNEL(Name, Kernel, Shape, DataDependent)              \
   static ::rivet::detail::KernelRegistrar RIVET_KERNEL_CONCAT(RivetKernelReg_, \
                                                               __COUNTER__)(    \
-      ::rivet::KernelInfo{Name, Kernel, Shape, DataDependent})
+      ::rivet::KernelInfo{Name, Kernel, Shape, DataDependent, {}})
+/// RIVET_REGISTER_LIBRARY_KERNEL("cpu.lstm", "lstm", fastLstm, lstmShape):
+/// a library kernel for operator "lstm" (KernelInfo::libraryFor).
+#define RIVET_REGISTER_LIBRARY_KERNEL(Name, Op, Kernel, Shape)                 \
+  static ::rivet::detail::KernelRegistrar RIVET_KERNEL_CONCAT(RivetKernelReg_, \
+                                                              __COUNTER__)(    \
+      ::rivet::KernelInfo{Name, Kernel, Shape, false, Op})

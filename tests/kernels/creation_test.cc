@@ -99,7 +99,7 @@ TEST(Creation, EveryOperatorInTheTableIsRegistered) {
       [] {
         KernelRegistry::global().add(
             KernelInfo{"add", KernelRegistry::global().get("add").kernel,
-                       KernelRegistry::global().get("add").shapeFn, false});
+                       KernelRegistry::global().get("add").shapeFn, false, {}});
       },
       "registered twice");
 }

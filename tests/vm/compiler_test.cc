@@ -214,6 +214,33 @@ def @main(%x: Tensor[(4), float32]) -> Tensor[(4), float32] {
   EXPECT_EQ(S->attrs.getInts("axis"), (std::vector<int64_t>{0}));
 }
 
+// An operator with a library kernel (lstm: cpu.lstm) calls it, at every opt
+// level, unless the options turn library kernels off.
+TEST(Compiler, LibraryKernelsReplaceReferenceKernels) {
+  const std::string Text = R"(
+def @main(%x: Tensor[(5, 2, 4), float32], %w: Tensor[(1, 32, 4), float32],
+          %r: Tensor[(1, 32, 8), float32]) {
+  let %none = zeros(shape=[0], dtype="float32");
+  let %lens = zeros(shape=[0], dtype="int32");
+  let %y = lstm(%x, %w, %r, %none, %lens, %none, %none, %none, hidden_size=8);
+  %y.1
+}
+)";
+  for (int Level : {0, 3}) {
+    CompileOptions O;
+    O.optLevel = Level;
+    auto E = compileText(Text, O);
+    EXPECT_NE(findKernel(*E, "cpu.lstm", KernelEntry::Kind::Builtin), nullptr)
+        << "-O" << Level;
+    EXPECT_EQ(findKernel(*E, "lstm", KernelEntry::Kind::Builtin), nullptr);
+    O.libraryKernels = false;
+    E = compileText(Text, O);
+    EXPECT_EQ(findKernel(*E, "cpu.lstm", KernelEntry::Kind::Builtin), nullptr);
+    EXPECT_NE(findKernel(*E, "lstm", KernelEntry::Kind::Builtin), nullptr)
+        << "-O" << Level;
+  }
+}
+
 // A --cpu/--mattr target picks oneDNN's channel block for that CPU, not the
 // host's: 16 with AVX-512, 8 with AVX2 only.
 TEST(Compiler, ConvLayoutsFollowTheTargetCpu) {

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Exports every test model: /usr/bin/python3 tools/models/export_all.py --out DIR
 
-The small models (rnn_loop, branch, transformer, lstm, resblock; each under 1 MB)
-are committed under tests/models/ and regenerated with
+The small models (rnn_loop, branch, transformer, lstm, resblock, and issue 26's
+length workloads lstm_stack, lstm_cell_loop, seq_insert_loop, gru_decoder,
+transformer_encoder; each under 1 MB) are committed under tests/models/ and
+regenerated with
 
     /usr/bin/python3 tools/models/export_all.py --out tests/models --small-only
 
@@ -21,15 +23,23 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import common  # noqa: E402
 import export_branch  # noqa: E402
+import export_gru_decoder  # noqa: E402
 import export_lstm  # noqa: E402
+import export_lstm_cell_loop  # noqa: E402
+import export_lstm_stack  # noqa: E402
 import export_mobilenet_v2  # noqa: E402
 import export_resblock  # noqa: E402
 import export_resnet18  # noqa: E402
 import export_rnn_loop  # noqa: E402
+import export_seq_insert_loop  # noqa: E402
 import export_transformer  # noqa: E402
+import export_transformer_encoder  # noqa: E402
 
 SMALL = [export_rnn_loop, export_branch, export_transformer, export_lstm,
-         export_resblock]
+         export_resblock,
+         # issue 26's length workloads (tools/bench/compare_engines.py --suite lengths)
+         export_lstm_stack, export_lstm_cell_loop, export_seq_insert_loop,
+         export_gru_decoder, export_transformer_encoder]
 LARGE = [export_resnet18, export_mobilenet_v2]
 
 

@@ -94,22 +94,19 @@ std::optional<int> takeOptLevel(std::vector<std::string> &Args) {
 }
 
 std::vector<FlagSpec> compileFlags() {
-  return {{"no-memory-plan", false, false},
-          {"print-after", true, true},
-          {"disable-pass", true, true},
-          {"enable-pass", true, true},
-          {"time-passes", false, false},
-          {"codegen", true, false},
-          {"cpu", true, false},
-          {"mattr", true, false},
-          {"target", true, false},
-          {"gpu-placement", true, false},
-          {"input-shape", true, true}};
+  return {{"no-memory-plan", false, false}, {"library-kernels", true, false},
+          {"print-after", true, true},      {"disable-pass", true, true},
+          {"enable-pass", true, true},      {"time-passes", false, false},
+          {"codegen", true, false},         {"cpu", true, false},
+          {"mattr", true, false},           {"target", true, false},
+          {"gpu-placement", true, false},   {"input-shape", true, true}};
 }
 
 const char *const CompileFlagsUsage =
     "  -O0 .. -O3              optimization level (default -O3)\n"
     "  --no-memory-plan        one storage per tensor (no memory planner)\n"
+    "  --library-kernels on|off  library kernels (e.g. float32 RNN layers)\n"
+    "                          in place of reference kernels (default on)\n"
     "  --print-after PASS      print the module after PASS (or 'all'); "
     "repeatable\n"
     "  --disable-pass PASS     never run PASS; repeatable\n"
@@ -192,6 +189,13 @@ vm::CompileOptions compileOptionsFrom(std::optional<int> Level,
   vm::CompileOptions O;
   O.optLevel = Level.value_or(3);
   O.planMemory = !P.has("no-memory-plan");
+  if (P.has("library-kernels")) {
+    std::string L = P.get("library-kernels", "");
+    if (L != "on" && L != "off")
+      throw UsageError(fmt::format(
+          "option '--library-kernels' expects on or off, got '{}'", L));
+    O.libraryKernels = L == "on";
+  }
   auto Known = [](const std::string &Name, const char *Flag) {
     if (!ir::PassRegistry::global().find(Name) && Name != "all")
       throw UsageError(fmt::format("--{}: unknown pass '{}'", Flag, Name));

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/ops/KernelUtil.h"
+#include "kernels/ops/RecurrentLayer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,34 +23,6 @@
 
 namespace rivet::kernels {
 namespace {
-
-enum class RnnKind { Lstm, Gru, Rnn };
-
-const char *kindOp(RnnKind K) {
-  return K == RnnKind::Lstm ? "lstm" : K == RnnKind::Gru ? "gru" : "rnn";
-}
-int64_t numGates(RnnKind K) {
-  return K == RnnKind::Lstm ? 4 : K == RnnKind::Gru ? 3 : 1;
-}
-size_t numInputs(RnnKind K) { return K == RnnKind::Lstm ? 8 : 6; }
-/// Activation functions per direction: f, g[, h].
-size_t numActivations(RnnKind K) {
-  return K == RnnKind::Lstm ? 3 : K == RnnKind::Gru ? 2 : 1;
-}
-
-/// tanh in double precision from one exp: libm's tanh goes through expm1
-/// and took a third of a small LSTM's time. Relative error below 1e-11
-/// (cancellation in 1 - 2/(e^2x + 1) loses at most ~20 bits for |x| >=
-/// 1e-4; below, x - x^3/3 is exact to double precision), far inside the
-/// float results these kernels produce.
-inline double tanhViaExp(double X) {
-  double A = std::fabs(X);
-  if (A < 1e-4)
-    return X * (1 - X * X / 3);
-  return std::copysign(1 - 2 / (std::exp(2 * A) + 1), X);
-}
-
-inline double sigmoid(double X) { return 1 / (1 + std::exp(-X)); }
 
 /// Two doubles: one SSE2 register on x86-64, generic code elsewhere. Each
 /// lane's + and * are the scalar IEEE operations.
@@ -62,46 +35,6 @@ inline Double2 load2(const double *P) {
 }
 inline void store2(double *P, Double2 V) { std::memcpy(P, &V, sizeof(V)); }
 inline Double2 splat2(double V) { return Double2{V, V}; }
-
-/// One activation function with its alpha and beta.
-struct Activation {
-  enum Fn {
-    Relu,
-    Tanh,
-    Sigmoid,
-    Affine,
-    LeakyRelu,
-    ThresholdedRelu,
-    ScaledTanh,
-    HardSigmoid,
-    Elu,
-    Softsign,
-    Softplus
-  } F = Tanh;
-  double Alpha = 0, Beta = 0;
-
-  double operator()(double X) const {
-    switch (F) {
-    case Relu: return std::max(X, 0.0);
-    case Tanh: return tanhViaExp(X);
-    case Sigmoid: return sigmoid(X);
-    case Affine: return Alpha * X + Beta;
-    case LeakyRelu: return X >= 0 ? X : Alpha * X;
-    case ThresholdedRelu: return X > Alpha ? X : 0;
-    case ScaledTanh: return Alpha * tanhViaExp(Beta * X);
-    case HardSigmoid: return std::clamp(Alpha * X + Beta, 0.0, 1.0);
-    case Elu: return X >= 0 ? X : Alpha * (std::exp(X) - 1);
-    case Softsign: return X / (1 + std::fabs(X));
-    case Softplus: return std::log1p(std::exp(X));
-    }
-    return X;
-  }
-  /// V[j] = f(V[j]) for j < N (Tmp: N doubles of scratch, unused here).
-  void apply(double *V, int64_t N, double *Tmp) const {
-    for (int64_t J = 0; J < N; ++J)
-      V[J] = (*this)(V[J]);
-  }
-};
 
 /// The default activations as types, so that the common case inlines them
 /// instead of switching per element. apply() makes all the exp calls first,
@@ -144,21 +77,6 @@ struct TanhFn {
     for (; J < N; ++J)
       V[J] = tanhViaExp(V[J]);
   }
-};
-
-/// At most 3 activations per direction, 2 directions.
-constexpr size_t MaxActivations = 6;
-
-struct RnnParams {
-  int64_t NumDir = 1;
-  bool Reverse = false; // forward-only vs reverse-only
-  int64_t Hidden = 0;   // 0: from R's shape
-  double Clip = 0;      // 0: none
-  bool Layout = false;
-  bool InputForget = false;
-  bool LinearBeforeReset = false;
-  bool DefaultActs = true;         // no (or an empty) "activations" attribute
-  Activation Acts[MaxActivations]; // per direction: f, g[, h]
 };
 
 /// Whether Name equals Lower (all lowercase) ignoring ASCII case.
@@ -246,6 +164,8 @@ void parseActivations(const char *Op, const Attrs &A, RnnKind K, RnnParams &P) {
   }
 }
 
+} // namespace
+
 RnnParams rnnParams(RnnKind K, const Attrs &A) {
   const char *Op = kindOp(K);
   RnnParams P;
@@ -279,21 +199,17 @@ RnnParams rnnParams(RnnKind K, const Attrs &A) {
   return P;
 }
 
-/// Element I of an int32 or int64 tensor.
 int64_t indexElement(const Tensor &T, int64_t I) {
   return T.dtype() == DType::Int32 ? T.data<int32_t>()[I]
                                    : T.data<int64_t>()[I];
 }
 
+namespace {
 /// Whether S is Want, without building a Shape (this runs on every call).
 bool shapeIs(const Shape &S, std::initializer_list<int64_t> Want) {
   return std::equal(S.begin(), S.end(), Want.begin(), Want.end());
 }
-
-/// Checked extents of a call.
-struct RnnDims {
-  int64_t Seq, Batch, Input, Hidden, NumDir, Gates;
-};
+} // namespace
 
 RnnDims checkRnn(RnnKind K, const std::vector<Tensor> &In, const RnnParams &P) {
   const char *Op = kindOp(K);
@@ -352,9 +268,8 @@ RnnDims checkRnn(RnnKind K, const std::vector<Tensor> &In, const RnnParams &P) {
   return D;
 }
 
-template <RnnKind K>
-std::vector<TensorMeta> rnnShape(const std::vector<Tensor> &In,
-                                 const Attrs &A) {
+std::vector<TensorMeta> rnnOutputs(RnnKind K, const std::vector<Tensor> &In,
+                                   const Attrs &A) {
   RnnParams P = rnnParams(K, A);
   RnnDims D = checkRnn(K, In, P);
   DType T = In[0].dtype();
@@ -367,6 +282,20 @@ std::vector<TensorMeta> rnnShape(const std::vector<Tensor> &In,
     R.push_back({H, T});
   return R;
 }
+
+bool defaultActivations(RnnKind K, const RnnParams &P, int64_t Dir) {
+  if (P.DefaultActs)
+    return true;
+  size_t NA = numActivations(K);
+  const Activation *Act = P.Acts + (size_t)Dir * NA;
+  return Act[0].F ==
+             (K == RnnKind::Rnn ? Activation::Tanh : Activation::Sigmoid) &&
+         std::all_of(Act + 1, Act + NA, [](const Activation &A) {
+           return A.F == Activation::Tanh;
+         });
+}
+
+namespace {
 
 /// Rows of the transposed weights are padded to a multiple of this many
 /// doubles (four SSE2 registers); padding rows have zero weights and are
@@ -652,12 +581,7 @@ void rnnTyped(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
         for (int64_t J = 0; J < H; ++J)
           YT[J] = convertElement<E>(HV[J]);
       };
-      bool Defaults = P.DefaultActs ||
-                      (Act[0].F == (K == RnnKind::Rnn ? Activation::Tanh
-                                                      : Activation::Sigmoid) &&
-                       std::all_of(Act + 1, Act + NA, [](const Activation &A) {
-                         return A.F == Activation::Tanh;
-                       }));
+      bool Defaults = defaultActivations(K, P, Dir);
       if (Defaults && K == RnnKind::Rnn)
         recur<K>(C, TanhFn(), TanhFn(), TanhFn(), Emit);
       else if (Defaults)

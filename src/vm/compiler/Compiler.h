@@ -55,6 +55,9 @@ struct CompileOptions {
   /// Place static-shape tensors whose lifetimes do not overlap in shared
   /// storage (off: one AllocStorage per tensor), for the memory benchmark.
   bool planMemory = true;
+  /// Call an operator's library kernel (KernelInfo::libraryFor), where one
+  /// is registered, instead of its reference kernel; at every opt level.
+  bool libraryKernels = true;
   /// Native kernels for fused groups (at optLevel >= 1, where FuseOps runs).
   CodegenOptions codegen;
   /// Compile @main for inputs of these shapes only (by input name:

@@ -129,6 +129,13 @@ uint32_t ModuleLowering::kernel(KernelEntry::Kind Kind, const std::string &Op,
   return Idx;
 }
 
+const std::string &ModuleLowering::builtinKernel(const std::string &Op) const {
+  if (Opts.libraryKernels)
+    if (const KernelInfo *L = KernelRegistry::global().libraryKernel(Op))
+      return L->name;
+  return Op;
+}
+
 uint32_t ModuleLowering::constant(const ConstantNode &C) {
   auto [It, New] = Constants.emplace(&C, (uint32_t)Exe.constants.size());
   if (New)
@@ -701,8 +708,8 @@ private:
           allocOutput(*O, OT, O->isStatic() ? kNoVReg : ShapeRegs[I]));
     }
     Args.insert(Args.end(), OutRegs.begin(), OutRegs.end());
-    emitKernel(KernelEntry::Kind::Builtin, Op.name, C.attrs, NumIn,
-               std::move(Args));
+    emitKernel(KernelEntry::Kind::Builtin, ML.builtinKernel(Op.name), C.attrs,
+               NumIn, std::move(Args));
     if (!IsTuple)
       return finish(OutRegs[0], Tail);
     uint32_t R = newReg(T);

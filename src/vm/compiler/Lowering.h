@@ -51,6 +51,9 @@ public:
   // Tables, used by FunctionLowering.
   uint32_t kernel(KernelEntry::Kind Kind, const std::string &Op,
                   const Attrs &A);
+  /// The kernel that computes operator Op's calls: its library kernel
+  /// when it has one and the options allow it, else Op itself.
+  const std::string &builtinKernel(const std::string &Op) const;
   uint32_t constant(const ir::ConstantNode &C);
   /// A constant 1-D int64 tensor holding Dims (a static shape operand).
   uint32_t shapeConstant(const std::vector<int64_t> &Dims);

@@ -1,0 +1,22 @@
+//===- RecurrentStepsAvx2.cc - RecurrentSteps.inc for AVX2 + FMA ----------===//
+#include "kernels/cpu/RecurrentSteps.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+// Vector arguments of always-inlined helpers: no call passes one.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+#if defined(__x86_64__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))),              \
+                             apply_to = function)
+#else
+#pragma GCC target("avx2,fma")
+#endif
+#endif
+
+#define RIVET_RECURRENT_ENTRY runDirectionAvx2
+#include "kernels/cpu/RecurrentSteps.inc"
+
+#if defined(__x86_64__) && defined(__clang__)
+#pragma clang attribute pop
+#endif

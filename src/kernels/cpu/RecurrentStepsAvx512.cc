@@ -1,0 +1,23 @@
+//===- RecurrentStepsAvx512.cc - RecurrentSteps.inc for AVX-512 -----------===//
+#include "kernels/cpu/RecurrentSteps.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+// Vector arguments of always-inlined helpers: no call passes one.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+#if defined(__x86_64__)
+#if defined(__clang__)
+#pragma clang attribute push(                                                  \
+    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))),    \
+    apply_to = function)
+#else
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")
+#endif
+#endif
+
+#define RIVET_RECURRENT_ENTRY runDirectionAvx512
+#include "kernels/cpu/RecurrentSteps.inc"
+
+#if defined(__x86_64__) && defined(__clang__)
+#pragma clang attribute pop
+#endif

@@ -1,0 +1,10 @@
+//===- RecurrentStepsBase.cc - RecurrentSteps.inc for baseline ------------===//
+#include "kernels/cpu/RecurrentSteps.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+// Vector arguments of always-inlined helpers: no call passes one.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+#define RIVET_RECURRENT_ENTRY runDirectionBase
+#include "kernels/cpu/RecurrentSteps.inc"

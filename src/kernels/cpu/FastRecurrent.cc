@@ -115,14 +115,19 @@ void packAndRun(RnnKind K, const std::vector<Tensor> &In,
   const bool Lbr = GruH && P.LinearBeforeReset;
 
   size_t WtN = (size_t)(I * GW), RtN = (size_t)(H * GW), BN = (size_t)GW,
-         PN = Peep ? (size_t)(3 * Hp) : 0, GxN = (size_t)(S * N * GW),
-         GhN = (size_t)(N * GW), StN = (size_t)(N * Hp);
+         PN = Peep ? (size_t)(3 * Hp) : 0;
+  // About 64 rows of x per block (at least one step).
+  const int64_t BlockSteps =
+      std::max<int64_t>(1, std::min(S, N > 0 ? 64 / N : 1));
+  size_t XbN = (size_t)(BlockSteps * N * I),
+         GxN = (size_t)(BlockSteps * N * GW), GhN = (size_t)(N * GW),
+         StN = (size_t)(N * Hp);
   Scratch &Sc = threadScratch();
-  float *Base = Sc.take(WtN + RtN + 2 * BN + PN + GxN + GhN + 3 * StN);
+  float *Base = Sc.take(WtN + RtN + 2 * BN + PN + XbN + GxN + GhN + 3 * StN);
   float *Wt = Base, *Rt = Wt + WtN, *Bx = Rt + RtN, *Bh = Bx + BN,
-        *Pk = Bh + BN, *Gx = Pk + PN, *Gh = Gx + GxN, *Hs = Gh + GhN,
-        *Cs = Hs + StN, *Rh = Cs + StN;
-  std::fill(Wt, Gx, 0.0f);
+        *Pk = Bh + BN, *Xb = Pk + PN, *Gx = Xb + XbN, *Gh = Gx + GxN,
+        *Hs = Gh + GhN, *Cs = Hs + StN, *Rh = Cs + StN;
+  std::fill(Wt, Xb, 0.0f);
   std::fill(Hs, Rh + StN, 0.0f);
   // Row Gate * H + Jh of W and R is packed column Gate * Hp + Jh.
   for (int64_t Row = 0; Row < GH; ++Row) {
@@ -163,7 +168,8 @@ void packAndRun(RnnKind K, const std::vector<Tensor> &In,
   J.Clip = (float)P.Clip, J.Acts = P.Acts;
   J.X = In[0].data<float>(), J.Wt = Wt, J.Rt = Rt, J.Bx = Bx;
   J.Bh = Lbr ? Bh : nullptr, J.Peep = Peep ? Pk : nullptr;
-  J.Lens = Lens.data(), J.Gx = Gx, J.Gh = Gh, J.Hs = Hs, J.Cs = Cs, J.Rh = Rh;
+  J.Lens = Lens.data(), J.BlockSteps = BlockSteps, J.Xb = Xb, J.Gx = Gx;
+  J.Gh = Gh, J.Hs = Hs, J.Cs = Cs, J.Rh = Rh;
   J.Y = Out[0].data<float>(), J.Dir = Dir, J.NumDir = D.NumDir;
   runDirection(J);
 

@@ -34,7 +34,9 @@ struct DirectionJob {
   const float *Bh;      // [GW] added to R h (gru's Rb_h), or null
   const float *Peep;    // [3][Hp] (i, o, f) or null
   const int64_t *Lens;  // [N], each in [0, S]
-  float *Gx;            // [S * N][GW] scratch, rows in x's order
+  int64_t BlockSteps;   // steps projected at a time
+  float *Xb;            // [BlockSteps * N][I] scratch: their rows of x
+  float *Gx;            // [BlockSteps * N][GW] scratch: their projection
   float *Gh;            // [N][GW] scratch
   float *Hs, *Cs, *Rh;  // [N][Hp] state (in: initial; out: final), scratch
   float *Y;             // the call's y ([S, D, N, H] or [N, S, D, H])

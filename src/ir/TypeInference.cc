@@ -881,6 +881,28 @@ private:
   }
 
   // Let chains are walked iteratively (programs may nest 100,000 lets).
+  /// Annotation VT with each `?` extent of a tensor annotation taken from
+  /// the value's type T where T knows it: `?` in an annotation says
+  /// nothing, and T is as sound. (ONNX value_info names extents an exporter
+  /// could not relate; the importer makes those `?`, and the variable keeps
+  /// what inference knows: `batch`, a constant.)
+  Type refineAnnotation(const Type &VT, const Type &T) {
+    const auto *A = VT ? VT->as<TensorTypeNode>() : nullptr;
+    Type R = S.resolve(T);
+    const auto *B = R ? R->as<TensorTypeNode>() : nullptr;
+    if (!A || !B || !A->shape || !B->shape || A->dtype != B->dtype ||
+        A->shape->size() != B->shape->size())
+      return VT;
+    std::vector<Dim> Dims = *A->shape;
+    bool Changed = false;
+    for (size_t I = 0; I < Dims.size(); ++I)
+      if (Dims[I].isAny() && !(*B->shape)[I].isAny()) {
+        Dims[I] = (*B->shape)[I];
+        Changed = true;
+      }
+    return Changed ? tensorType(std::move(Dims), A->dtype) : VT;
+  }
+
   Type visitLet(const Expr &E) {
     std::vector<std::pair<const LetNode *, std::optional<Type>>> Chain;
     Expr Cur = E;
@@ -902,7 +924,7 @@ private:
       } else {
         Type T = visit(L->value);
         check(VT, T, Ctx);
-        bind(V, VT);
+        bind(V, refineAnnotation(VT, T));
       }
       Cur = L->body;
     }

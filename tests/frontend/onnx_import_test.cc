@@ -268,6 +268,26 @@ TEST(OnnxImport, LoopStateKeepsTheBodysConstantExtents) {
   EXPECT_TRUE(allClose(R.tensor(), Tensor::fromVector<float>(H, {2, 3})));
 }
 
+TEST(OnnxImport, ExporterSymbolsOfIntermediatesAreUnknownExtents) {
+  // value_info names y's first extent afresh where inference knows it is
+  // the input's `batch`: the annotation keeps the constant and says `?`
+  // for the rest, and the variable's type is (batch, 3).
+  onnx::ModelProto M = newModel();
+  GraphBuilder G{M.mutable_graph()};
+  G.input("x", onnx::TensorProto::FLOAT, {"batch", "3"});
+  G.node("Relu", {"x"}, {"y"});
+  G.node("Neg", {"y"}, {"z"});
+  GraphBuilder::valueInfo(M.mutable_graph()->add_value_info(), "y",
+                          onnx::TensorProto::FLOAT, {"Relu_dim_0", "3"});
+  G.output("z", onnx::TensorProto::FLOAT, {"batch", "3"});
+  ir::Module Mod = import(M);
+  std::string Text = ir::printModule(Mod);
+  EXPECT_NE(Text.find("%y: Tensor[(?, 3), float32]"), std::string::npos)
+      << Text;
+  EXPECT_EQ(Text.find("Relu_dim_0"), std::string::npos) << Text;
+  EXPECT_EQ(mainResultType(Mod), "Tensor[(batch, 3), float32]");
+}
+
 TEST(OnnxImport, LoopStateDeclarationsThatFixNothingAreNotTrusted) {
   // A body declaration without a constant, or one that contradicts the
   // initial value's, leaves the state's type to inference.

@@ -143,6 +143,22 @@ def @main(%x: Tensor[(n, 3), float32], %w: Tensor[(4, 3), float32]) -> Tensor[(n
   EXPECT_EQ(str(F->body->checkedType), "Tensor[(n, 4), float32]");
 }
 
+// `?` in a let's annotation says nothing: the variable keeps what inference
+// knows of the value (the ONNX importer writes `?` for exporter symbols).
+TEST(TypeInference, UnknownExtentsOfAnAnnotationComeFromTheValue) {
+  Module M = parseAndInfer(R"(
+def @main(%x: Tensor[(n, 3), float32], %w: Tensor[(4, 3), float32]) {
+  let %y: Tensor[(?, ?), float32] = add(%x, %x);
+  let %z: Tensor[(n, ?), float32] = dense(%y, %w);
+  %z
+}
+)");
+  EXPECT_EQ(varType(M, "main", "y"), "Tensor[(n, 3), float32]");
+  EXPECT_EQ(varType(M, "main", "z"), "Tensor[(n, 4), float32]");
+  EXPECT_EQ(fnType(M, "main"), "fn(Tensor[(n, 3), float32], Tensor[(4, 3), "
+                               "float32]) -> Tensor[(n, 4), float32]");
+}
+
 TEST(TypeInference, TuplesIfAndMatch) {
   Module M = parseAndInfer(R"(
 def @main(%x: Tensor[(2, 3), float32], %c: Tensor[(), bool]) -> Tensor[(?, 3), float32] {

@@ -28,6 +28,10 @@ TEST(DynamicToStatic, DynamicShapesStay) {
   test::expectTransformFiles(Passes, "DynamicToStatic", "dynamic_shape_stays");
 }
 
+TEST(DynamicToStatic, StaticElementsOfDynamicShapes) {
+  test::expectTransformFiles(Passes, "DynamicToStatic", "shape_elements");
+}
+
 TEST(DynamicToStatic, SlicePadSplit) {
   test::expectTransformFiles(Passes, "DynamicToStatic", "slice_pad_split");
 }

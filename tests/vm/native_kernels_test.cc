@@ -239,6 +239,15 @@ def @main(%x: Tensor[(N, 4), float32], %w: Tensor[(8, 4), float32],
 }
 )";
 
+/// A decoder step's projection: a few rows of a small dense plus its bias,
+/// a tail oneDNN could run as a post-op.
+const char *SmallBiasedDenseText = R"(
+def @main(%x: Tensor[(N, 32), float32], %w: Tensor[(50, 32), float32],
+          %b: Tensor[(50,), float32]) -> Tensor[(N, 50), float32] {
+  add(dense(%x, %w), %b)
+}
+)";
+
 /// M compiled to a shared object with oneDNN on, whatever the environment
 /// says.
 std::shared_ptr<vm::Executable> compileWithDnnl(const ir::Module &M) {
@@ -278,6 +287,17 @@ TEST(NativeKernels, SmallAnchorGroupIsGeneratedWhole) {
   EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 1u);
   for (int64_t N : {1, 2, 5})
     expectAgrees(M, roundTrip(*Exe), N, "small anchor group");
+}
+
+TEST(NativeKernels, SmallAnchorWithALibraryTailIsGeneratedWhole) {
+  // oneDNN could take the dense and its bias in one call (dnnl.dense_fused),
+  // at 20 times the cost of the generated group for two rows.
+  ir::Module M = parse(SmallBiasedDenseText, 0);
+  auto Exe = compileWithDnnl(M);
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Builtin), 0u);
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 1u);
+  for (int64_t N : {1, 2, 5})
+    expectAgrees(M, roundTrip(*Exe), N, "small dense + bias");
 }
 
 TEST(NativeKernels, JitExecutableCannotBeSaved) {

@@ -33,6 +33,20 @@ ir::Type GraphImporter::declaredType(const std::string &Name) const {
   return nullptr;
 }
 
+ir::Type GraphImporter::withoutExporterSymbols(const ir::Type &T) const {
+  const auto *TT = T->as<ir::TensorTypeNode>();
+  if (!TT || !TT->shape)
+    return T;
+  bool Changed = false;
+  std::vector<ir::Dim> Dims = *TT->shape;
+  for (ir::Dim &D : Dims)
+    if (D.isSymbol() && !InterfaceSymbols.count(D.name)) {
+      D = ir::Dim::any();
+      Changed = true;
+    }
+  return Changed ? ir::tensorType(std::move(Dims), TT->dtype) : T;
+}
+
 ir::Expr GraphImporter::bind(ir::Expr E, std::string_view Hint, ir::Type T) {
   if (!T && (E->as<ir::VarNode>() || E->as<ir::ConstantNode>()))
     return E;
@@ -60,18 +74,29 @@ ir::Expr GraphImporter::importGraph(
     if (!InputNames.insert(VI.name()).second)
       fail("{}: {} declares input '{}' twice", State.what, GraphName,
            VI.name());
+  // The main graph's inputs and outputs are the model's interface: their
+  // symbols are the user's names; any other symbol is the exporter's.
+  auto Declare = [&](const onnx::ValueInfoProto &VI, bool Interface) {
+    if (!VI.has_type())
+      return;
+    ir::Type T = typeFromProto(VI.type(), State.what + ": " + VI.name());
+    if (!T)
+      return;
+    if (Interface)
+      if (const auto *TT = T->as<ir::TensorTypeNode>(); TT && TT->shape)
+        for (const ir::Dim &D : *TT->shape)
+          if (D.isSymbol())
+            InterfaceSymbols.insert(D.name);
+    Declared[VI.name()] = Interface ? T : withoutExporterSymbols(T);
+  };
+  if (Parent)
+    InterfaceSymbols = Parent->InterfaceSymbols;
   for (const auto &VI : G.input())
-    if (VI.has_type())
-      if (ir::Type T = typeFromProto(VI.type(), State.what + ": " + VI.name()))
-        Declared[VI.name()] = T;
+    Declare(VI, !Parent);
   for (const auto &VI : G.value_info())
-    if (VI.has_type())
-      if (ir::Type T = typeFromProto(VI.type(), State.what + ": " + VI.name()))
-        Declared[VI.name()] = T;
+    Declare(VI, false);
   for (const auto &VI : G.output())
-    if (VI.has_type())
-      if (ir::Type T = typeFromProto(VI.type(), State.what + ": " + VI.name()))
-        Declared[VI.name()] = T;
+    Declare(VI, !Parent);
 
   // Initializers first: a graph input with the same name is overridden by
   // the caller only when it is also listed in Inputs (handled below).

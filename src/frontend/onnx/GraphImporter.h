@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,11 +52,22 @@ public:
 private:
   void importNode(const onnx::NodeProto &N);
   void define(const std::string &Name, ir::Expr E);
+  /// T with each symbolic extent that is not one of InterfaceSymbols unknown
+  /// (`?`). An exporter names the extents of intermediate values afresh
+  /// (torch: `ArgMax_output_0_dim_0`, `Loop_dim_1`) where type inference
+  /// knows them to be an input's (`batch`); kept, a fresh symbol joined with
+  /// the inferred one made a loop's state `?`, and a fused group with an
+  /// unknown extent cannot be generated.
+  ir::Type withoutExporterSymbols(const ir::Type &T) const;
 
   ImportState &State;
   const GraphImporter *Parent;
   std::map<std::string, ir::Expr> Values;
   std::map<std::string, ir::Type> Declared;
+  /// The symbolic extents the model's own inputs and outputs declare (the
+  /// user's dynamic axes); any other symbol in a declared type is the
+  /// exporter's.
+  std::set<std::string> InterfaceSymbols;
   std::vector<std::pair<ir::Var, ir::Expr>> Bindings;
 };
 

@@ -3,8 +3,9 @@
 // A data-dependent operator whose shape-deciding inputs are known at compile
 // time becomes its static counterpart (ir/ops/StaticForms.h), so the types
 // see its output shape. Constants are folded first (shape_of of a statically
-// shaped tensor, arithmetic on shapes), and the two steps repeat: a new
-// static shape can make the next shape computation constant.
+// shaped tensor, a static element of a partly dynamic shape, arithmetic on
+// shapes), and the two steps repeat: a new static shape can make the next
+// shape computation constant.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Op.h"
@@ -13,6 +14,9 @@
 #include "ir/transforms/FoldConstant.h"
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PassUtil.h"
+
+#include <algorithm>
+#include <unordered_map>
 
 namespace rivet::ir {
 namespace {
@@ -58,11 +62,76 @@ private:
   }
 };
 
+/// The operator a call expression calls, or null.
+const CallNode *callTo(const Expr &E, const char *Op) {
+  const auto *C = E ? E->as<CallNode>() : nullptr;
+  const auto *O = C ? C->callee->as<OpNode>() : nullptr;
+  return O && O->name() == Op ? C : nullptr;
+}
+
+/// take(shape_of(x), i) with a constant index i at which x's extent is
+/// static becomes that extent (shaped as i). ONNX reads dimensions as
+/// Gather(Shape(x), i) (torch's chunk, view, size), and a dimension it
+/// reads is often static where another (the batch) is not: the slices of a
+/// chunk then become static and fuse.
+class ShapeElementFolder : public BindingMutator {
+  /// Variables bound to shape_of calls.
+  std::unordered_map<const VarNode *, Expr> ShapeOfs;
+
+  Binding visitBinding(const Var &V, const Expr &Value) override {
+    if (callTo(Value, "shape_of"))
+      ShapeOfs[V.get()] = Value;
+    return BindingMutator::visitBinding(V, Value);
+  }
+
+public:
+  Expr visitCall(const CallNode &N, const Expr &Self) override {
+    Expr New = BindingMutator::visitCall(N, Self);
+    const CallNode *Take = callTo(New, "take");
+    if (!Take || Take->args.size() != 2 || Take->attrs.getInt("axis", 0) != 0)
+      return New;
+    Expr Shape = Take->args[0];
+    if (const auto *V = Shape->as<VarNode>()) {
+      auto It = ShapeOfs.find(V);
+      Shape = It == ShapeOfs.end() ? nullptr : It->second;
+    }
+    const CallNode *Of = callTo(Shape, "shape_of");
+    const auto *Index = Take->args[1]->as<ConstantNode>();
+    if (!Of || Of->args.size() != 1 || !Index || Index->value.numel() != 1 ||
+        Index->value.rank() > 1 ||
+        (Index->value.dtype() != DType::Int64 &&
+         Index->value.dtype() != DType::Int32))
+      return New;
+    TensorTypeRef T = tensorTypeOf(Of->args[0]);
+    if (!T || !T->shape)
+      return New;
+    const std::vector<Dim> &Dims = *T->shape;
+    int64_t R = (int64_t)Dims.size();
+    // The window shape_of reads (as foldShapeQuery and the kernel clamp it).
+    auto Clamp = [R](int64_t I) {
+      return std::clamp<int64_t>(I < 0 ? I + R : I, 0, R);
+    };
+    int64_t Start = Clamp(Of->attrs.getInt("start", 0));
+    int64_t End = std::max(Start, Clamp(Of->attrs.getInt("end", R)));
+    int64_t I = (int64_t)Index->value.elementAsDouble(0);
+    if (I < 0)
+      I += End - Start;
+    if (I < 0 || I >= End - Start || !Dims[Start + I].isConst())
+      return New; // out of range: the kernel reports it
+    int64_t Extent = Dims[Start + I].value;
+    return constant(Index->value.rank() == 0
+                        ? Tensor::scalar<int64_t>(Extent)
+                        : Tensor::fromVector<int64_t>({Extent}, {1}));
+  }
+};
+
 void dynamicToStaticPass(Module &M, const PassContext &) {
   for (int Round = 0; Round < kMaxRounds; ++Round) {
     Module Folded = M;
-    transformFunctions(Folded,
-                       [&](const Expr &F) { return foldConstants(F, M); });
+    transformFunctions(Folded, [&](const Expr &F) {
+      Expr Elements = ShapeElementFolder().mutate(foldConstants(F, M));
+      return foldConstants(Elements, M);
+    });
     inferTypes(Folded);
     int Converted = 0;
     transformFunctions(Folded, [&](const Expr &F) {

@@ -80,11 +80,21 @@ bool isSmallAnchor(const CallNode &AC) {
       AC.args.empty() || !AC.checkedType)
     return false;
   const auto *OutT = AC.checkedType->as<TensorTypeNode>();
-  const TensorTypeNode *A = tensorType(AC.args[0]);
-  if (!OutT || !OutT->shape || !A || !A->shape || A->shape->empty() ||
-      !A->shape->back().isConst())
+  if (!OutT || !OutT->shape || AC.args.size() < 2)
     return false;
-  int64_t Work = A->shape->back().value;
+  // The reduction extent: x's last, or the weight's (dense: [N, K]; matmul:
+  // [..., K, N]) where x's is not known (a loop's state).
+  auto Extent = [](const TensorTypeNode *T, int64_t FromEnd) -> Dim {
+    if (!T || !T->shape || (int64_t)T->shape->size() < FromEnd)
+      return Dim::any();
+    return (*T->shape)[T->shape->size() - (size_t)FromEnd];
+  };
+  Dim K = Extent(tensorType(AC.args[0]), 1);
+  if (!K.isConst())
+    K = Extent(tensorType(AC.args[1]), Op->name() == "dense" ? 1 : 2);
+  if (!K.isConst())
+    return false;
+  int64_t Work = K.value;
   for (const Dim &D : *OutT->shape)
     if (D.isConst())
       Work *= D.value;

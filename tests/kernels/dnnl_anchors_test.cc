@@ -630,18 +630,20 @@ TEST(DnnlFused, DenseAsParts) {
       }
       EXPECT_EQ(densePartsCalls() > Before, Parts) << What;
     };
-    // Columns: 200 = 3 blocks of 64 and 8 more (uneven ranges).
-    Expect({randomF32(G, {2, 24}), randomF32(G, {200, 24})},
+    // Columns: 200 = 3 blocks of 64 and 8 more (uneven ranges). Three rows
+    // of a w too large to stay in cache (fewer rows, or a smaller w, would
+    // be matrix-vector products).
+    Expect({randomF32(G, {3, 600}), randomF32(G, {200, 600})},
            {binary(K::Add, randomF32(G, {200})), unary(K::Relu)}, true,
-           "two rows, bias, relu");
-    Expect({randomF32(G, {3, 24}), randomF32(G, {130, 24})},
+           "three rows, bias, relu");
+    Expect({randomF32(G, {3, 600}), randomF32(G, {130, 600})},
            {binary(K::Add, randomF32(G, {1, 130})),
             binary(K::Multiply, randomF32(G, {})), clip(-1, 1)},
            true, "three rows (strided columns), bias, scalar multiply, clip");
-    Expect({randomF32(G, {3, 24}), randomF32(G, {130, 24})},
+    Expect({randomF32(G, {3, 600}), randomF32(G, {130, 600})},
            {binary(K::Add, randomF32(G, {3, 130}))}, false,
            "three rows, full-size operand (columns of it are strided)");
-    Expect({randomF32(G, {3, 24}), randomF32(G, {130, 24})},
+    Expect({randomF32(G, {3, 600}), randomF32(G, {130, 600})},
            {binary(K::Add, randomF32(G, {3, 1})), unary(K::Tanh)}, true,
            "three rows, per-row add");
     // Rows, leading axes flattened.
@@ -695,12 +697,31 @@ TEST(DnnlFused, OneRowDenseIsAMatrixVectorProduct) {
         EXPECT_EQ(densePartsCalls(), Parts) << What;
       }
   }
-  // Two rows keep oneDNN.
-  int64_t Before = denseGemvCalls();
-  expectFusedMatches(F, Anchor, {randomF32(G, {2, 40}), randomF32(G, {30, 40})},
-                     {}, {binary(K::Add, randomF32(G, {30}))}, true,
-                     "two rows");
-  EXPECT_EQ(denseGemvCalls(), Before);
+  // A few rows (an RNN step's batch) are as many products: two whatever w,
+  // up to eight while w stays in cache (64K values).
+  for (auto [M, Rows, Cols] :
+       {std::tuple<int64_t, int64_t, int64_t>{2, 1000, 1280},
+        {2, 30, 40},
+        {3, 130, 100},
+        {8, 7, 16},
+        {5, 9, 1}}) {
+    std::string What = fmt::format("x {}x{}, w {}x{}", M, Cols, Rows, Cols);
+    int64_t Before = denseGemvCalls();
+    expectFusedMatches(
+        F, Anchor, {randomF32(G, {M, Cols}), randomF32(G, {Rows, Cols})}, {},
+        {binary(K::Add, randomF32(G, {Rows}))}, true, What + ", bias");
+    EXPECT_EQ(denseGemvCalls(), Before + 1) << What;
+  }
+  // More rows, or three of a large w, keep oneDNN.
+  for (auto [M, Rows, Cols] :
+       {std::tuple<int64_t, int64_t, int64_t>{9, 30, 40}, {3, 300, 300}}) {
+    int64_t Before = denseGemvCalls();
+    expectFusedMatches(F, Anchor,
+                       {randomF32(G, {M, Cols}), randomF32(G, {Rows, Cols})},
+                       {}, {binary(K::Add, randomF32(G, {Rows}))}, true,
+                       fmt::format("{} rows of {}x{}", M, Rows, Cols));
+    EXPECT_EQ(denseGemvCalls(), Before);
+  }
 }
 
 TEST(DnnlFused, ShapeFunctionRejectsGrowingOperand) {
@@ -835,12 +856,14 @@ TEST(DnnlCaches, MatMulKeysTellStridesApart) {
                  {{"trans_a", int64_t(1)}, {"trans_b", int64_t(1)}}}),
             4);
   // dense reads w [N, K] as [K, N] with strides (1, K); matmul reads b
-  // [K, N] row-major: with N == K only the strides differ.
+  // [K, N] row-major: with N == K only the strides differ. (Nine rows: fewer
+  // would be matrix-vector products.)
+  std::vector<Tensor> Rows9{randomF32(G, {9, 6}), In[1]};
   dnnlClearCaches();
   int64_t Before = dnnlCacheStats().primitivesCreated;
   for (int Round = 0; Round < 2; ++Round) {
-    expectMatchesReference("dense", In, {}, "dense");
-    expectMatchesReference("matmul", In, {}, "matmul");
+    expectMatchesReference("dense", Rows9, {}, "dense");
+    expectMatchesReference("matmul", Rows9, {}, "matmul");
   }
   EXPECT_EQ(dnnlCacheStats().primitivesCreated - Before, 2);
 }

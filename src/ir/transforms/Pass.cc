@@ -76,11 +76,14 @@ const std::vector<std::string> &defaultPipeline() {
   // shapes), then algebra that produces new constants to fold, layout last,
   // cleanup, and fusion at the very end (it consumes the final graph).
   static const std::vector<std::string> Pipeline = {
-      "SimplifyInference",    "SimplifyExpr",           "DynamicToStatic",
-      "FoldConstant",         "EliminateCommonSubexpr", "CombineParallelConv2D",
-      "CombineParallelDense", "FoldScaleAxis",          "FoldConstant",
-      "CanonicalizeOps",      "AlterOpLayout",          "FoldConstant",
-      "SimplifyExpr",         "DeadCodeElimination",    "FuseOps"};
+      "SimplifyInference",      "SimplifyExpr",
+      "DynamicToStatic",        "FoldConstant",
+      "EliminateCommonSubexpr", "CombineParallelConv2D",
+      "CombineParallelDense",   "FoldScaleAxis",
+      "FoldConstant",           "CanonicalizeOps",
+      "FuseAttention",          "AlterOpLayout",
+      "FoldConstant",           "SimplifyExpr",
+      "DeadCodeElimination",    "FuseOps"};
   return Pipeline;
 }
 

@@ -72,7 +72,7 @@ int64_t convPartsCalls();
 int64_t densePartsMinWork();
 void setDensePartsMinWork(int64_t Work);
 int64_t densePartsCalls();
-/// Denses with one row of x run as matrix-vector products (DenseGemv.h)
+/// Denses with few rows of x run as matrix-vector products (DenseGemv.h)
 /// since the process started (tests).
 int64_t denseGemvCalls();
 /// Matrix products run on oneDNN's sgemm rather than its matmul primitive

@@ -108,8 +108,8 @@ inline Tensor optionalTensor(const std::vector<double> &V, Shape S, DType T) {
   return V.empty() ? Tensor::zeros({0}, T) : toTensor(V, S, T);
 }
 
-/// Runs C through the kernel registered as Op (default: C.Kind).
-inline std::vector<Tensor> kernelRun(const Case &C, std::string Op = "") {
+/// C's inputs as tensors, in the operator's order.
+inline std::vector<Tensor> caseInputs(const Case &C) {
   int64_t S = C.Seq, N = C.Batch, I = C.Input, H = C.Hidden, G = C.gates(),
           ND = C.numDir();
   Shape HShape = C.Layout ? Shape{N, ND, H} : Shape{ND, N, H};
@@ -125,7 +125,12 @@ inline std::vector<Tensor> kernelRun(const Case &C, std::string Op = "") {
     In.push_back(optionalTensor(C.C0, HShape, C.Type));
     In.push_back(optionalTensor(C.P, {ND, 3 * H}, C.Type));
   }
-  Attrs A{{"hidden_size", H},
+  return In;
+}
+
+/// C's attributes.
+inline Attrs caseAttrs(const Case &C) {
+  Attrs A{{"hidden_size", C.Hidden},
           {"direction", C.Direction},
           {"layout", int64_t(C.Layout)}};
   if (C.Clip > 0)
@@ -139,7 +144,12 @@ inline std::vector<Tensor> kernelRun(const Case &C, std::string Op = "") {
     A.set("activation_alpha", C.Alphas);
     A.set("activation_beta", C.Betas);
   }
-  return runAll(Op.empty() ? C.Kind : Op, In, A);
+  return A;
+}
+
+/// Runs C through the kernel registered as Op (default: C.Kind).
+inline std::vector<Tensor> kernelRun(const Case &C, std::string Op = "") {
+  return runAll(Op.empty() ? C.Kind : Op, caseInputs(C), caseAttrs(C));
 }
 
 inline std::string describe(const Case &C) {

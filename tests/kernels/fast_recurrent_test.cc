@@ -130,6 +130,34 @@ TEST(FastRecurrent, RandomLargerCasesAgreeWithTheReference) {
     expectAgrees(randomCase(Rng, Max));
 }
 
+/// The packed weights are kept per thread for the values they came from: a
+/// weight changed in place (same buffer) is packed again, never read stale.
+TEST(FastRecurrent, WeightsChangedInPlaceArePackedAgain) {
+  std::mt19937 Rng(3);
+  CaseLimits Max;
+  Max.Seq = 4, Max.Batch = 2, Max.Hidden = 9;
+  for (int Trial = 0; Trial < 30; ++Trial) {
+    Case C = randomCase(Rng, Max);
+    C.Type = DType::Float32;
+    C.Acts.clear();
+    std::vector<Tensor> In = caseInputs(C);
+    Attrs A = caseAttrs(C);
+    std::string Op = "cpu." + C.Kind;
+    runAll(Op, In, A); // packs W, R and B
+
+    // Scale W, R and B in place, then run again on the same tensors.
+    for (size_t Idx : {size_t(1), size_t(2), size_t(3)})
+      for (int64_t J = 0; J < In[Idx].numel(); ++J)
+        In[Idx].data<float>()[J] *= 0.5f;
+    std::vector<Tensor> Got = runAll(Op, In, A);
+    std::vector<Tensor> Want = runAll(C.Kind, In, A);
+    int64_t At = 0;
+    for (size_t O = 0; O < Want.size(); ++O)
+      EXPECT_LE(relativeError(Got[O], Want[O], At), 2e-5)
+          << describe(C) << " output " << O;
+  }
+}
+
 /// Saturating, tiny, signed-zero, infinite and NaN pre-activations through
 /// the vector sigmoid and tanh (their clamps, the tanh polynomial and its
 /// switch-over), as in RnnExact.SpecialValuesMatchThePlainAlgorithm.

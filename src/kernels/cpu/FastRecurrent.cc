@@ -19,6 +19,7 @@
 #include "kernels/ops/RecurrentLayer.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 
@@ -95,7 +96,108 @@ Scratch &threadScratch() {
   return S;
 }
 
-/// Packs direction Dir's operands into Base and runs it.
+/// One direction's operands packed for runDirection: Wt [I][GW], Rt
+/// [H][GW], Bx and Bh [GW], Pk [3][Hp], with the values they came from.
+struct PackedDirection {
+  RnnKind Kind = RnnKind::Rnn;
+  int64_t I = -1, H = -1;
+  bool Lbr = false, HasB = false, HasP = false;
+  std::vector<float> From, Packed;
+  size_t WtN = 0, RtN = 0, BN = 0, PN = 0;
+};
+
+/// The values packed from: W and R of the direction, then its B and P
+/// when present.
+struct PackSource {
+  const float *W, *R, *B, *P;
+  size_t WN, RN, BN, PN;
+  size_t size() const { return WN + RN + BN + PN; }
+  bool sameAs(const std::vector<float> &F) const {
+    auto Same = [&](const float *X, size_t N, size_t At) {
+      return N == 0 || std::memcmp(X, F.data() + At, N * sizeof(float)) == 0;
+    };
+    return F.size() == size() && Same(W, WN, 0) && Same(R, RN, WN) &&
+           Same(B, BN, WN + RN) && Same(P, PN, WN + RN + BN);
+  }
+  void copyTo(std::vector<float> &F) const {
+    F.resize(size());
+    float *D = F.data();
+    D = std::copy_n(W, WN, D);
+    D = std::copy_n(R, RN, D);
+    if (BN)
+      D = std::copy_n(B, BN, D);
+    if (PN)
+      std::copy_n(P, PN, D);
+  }
+};
+
+/// The last packings on this thread. A call whose operands hold the values
+/// one was packed from (compared byte for byte: a sequential read, far
+/// cheaper than packing's strided writes, which were most of a one-step
+/// call) reuses it: constant weights are packed once per thread, changed
+/// weights are packed again, never read stale.
+constexpr size_t kPackCacheEntries = 8;
+/// Larger operands are packed for each call, not kept (16 MB).
+constexpr size_t kMaxCachedPack = size_t(1) << 22;
+
+PackedDirection &packedFor(RnnKind K, const PackSource &Src, int64_t I,
+                           int64_t H, int64_t G, bool Lbr, bool &Fresh) {
+  thread_local std::array<PackedDirection, kPackCacheEntries> Cache;
+  thread_local size_t Next = 0;
+  thread_local PackedDirection Uncached;
+  if (Src.size() <= kMaxCachedPack)
+    for (PackedDirection &E : Cache)
+      if (E.Kind == K && E.I == I && E.H == H && E.Lbr == Lbr &&
+          E.HasB == (Src.BN != 0) && E.HasP == (Src.PN != 0) &&
+          Src.sameAs(E.From)) {
+        Fresh = false;
+        return E;
+      }
+  Fresh = true;
+  PackedDirection &E = Src.size() <= kMaxCachedPack
+                           ? Cache[Next++ % kPackCacheEntries]
+                           : Uncached;
+  const int64_t Hp = pad8(H), GW = G * Hp;
+  E.Kind = K, E.I = I, E.H = H, E.Lbr = Lbr;
+  E.HasB = Src.BN != 0, E.HasP = Src.PN != 0;
+  E.WtN = (size_t)(I * GW), E.RtN = (size_t)(H * GW), E.BN = (size_t)GW;
+  E.PN = Src.PN ? (size_t)(3 * Hp) : 0;
+  if (Src.size() <= kMaxCachedPack)
+    Src.copyTo(E.From);
+  else
+    E.From.clear();
+  E.Packed.assign(E.WtN + E.RtN + 2 * E.BN + E.PN, 0.0f); // zero biases
+  return E;
+}
+
+/// Packs W, R, B and P of a direction into E (zero-filled): row Gate * H +
+/// Jh of W and R becomes column Gate * Hp + Jh.
+void pack(PackedDirection &E, const PackSource &Src, int64_t G) {
+  const int64_t I = E.I, H = E.H, Hp = pad8(H), GW = G * Hp, GH = G * H;
+  float *Wt = E.Packed.data(), *Rt = Wt + E.WtN, *Bx = Rt + E.RtN,
+        *Bh = Bx + E.BN, *Pk = Bh + E.BN;
+  for (int64_t Row = 0; Row < GH; ++Row) {
+    int64_t Col = Row / H * Hp + Row % H;
+    for (int64_t J = 0; J < I; ++J)
+      Wt[J * GW + Col] = Src.W[Row * I + J];
+    for (int64_t J = 0; J < H; ++J)
+      Rt[J * GW + Col] = Src.R[Row * H + J];
+    if (Src.BN) {
+      float Wb = Src.B[Row], Rb = Src.B[GH + Row];
+      // gru's Rb_h is inside the reset product with linear_before_reset;
+      // without, it is added outside R_h (r . h) like Wb_h.
+      bool RbInside = E.Lbr && Row >= 2 * H;
+      Bx[Col] = RbInside ? Wb : Wb + Rb;
+      if (RbInside)
+        Bh[Col] = Rb;
+    }
+  }
+  if (Src.PN)
+    for (int64_t Q = 0; Q < 3; ++Q)
+      std::copy_n(Src.P + Q * H, H, Pk + Q * Hp);
+}
+
+/// Runs direction Dir of a call on its packed operands.
 void packAndRun(RnnKind K, const std::vector<Tensor> &In,
                 std::vector<Tensor> &Out, const RnnParams &P, const RnnDims &D,
                 const std::vector<int64_t> &Lens, int64_t Dir) {
@@ -105,17 +207,26 @@ void packAndRun(RnnKind K, const std::vector<Tensor> &In,
     return Idx < In.size() && In[Idx].numel() > 0 ? In[Idx].data<float>()
                                                   : nullptr;
   };
-  const float *W = In[1].data<float>() + Dir * GH * I;
-  const float *R = In[2].data<float>() + Dir * GH * H;
   const float *Bias = Present(3);
   const float *H0 = Present(5);
   const float *C0 = K == RnnKind::Lstm ? Present(6) : nullptr;
   const float *Peep = K == RnnKind::Lstm ? Present(7) : nullptr;
-  const bool GruH = K == RnnKind::Gru;
-  const bool Lbr = GruH && P.LinearBeforeReset;
+  const bool Lbr = K == RnnKind::Gru && P.LinearBeforeReset;
+  PackSource Src{In[1].data<float>() + Dir * GH * I,
+                 In[2].data<float>() + Dir * GH * H,
+                 Bias ? Bias + Dir * 2 * GH : nullptr,
+                 Peep ? Peep + Dir * 3 * H : nullptr,
+                 (size_t)(GH * I),
+                 (size_t)(GH * H),
+                 Bias ? (size_t)(2 * GH) : 0,
+                 Peep ? (size_t)(3 * H) : 0};
+  bool Fresh = false;
+  PackedDirection &E = packedFor(K, Src, I, H, G, Lbr, Fresh);
+  if (Fresh)
+    pack(E, Src, G);
+  const float *Wt = E.Packed.data(), *Rt = Wt + E.WtN, *Bx = Rt + E.RtN,
+              *Bh = Bx + E.BN, *Pk = Bh + E.BN;
 
-  size_t WtN = (size_t)(I * GW), RtN = (size_t)(H * GW), BN = (size_t)GW,
-         PN = Peep ? (size_t)(3 * Hp) : 0;
   // About 64 rows of x per block (at least one step).
   const int64_t BlockSteps =
       std::max<int64_t>(1, std::min(S, N > 0 ? 64 / N : 1));
@@ -123,32 +234,9 @@ void packAndRun(RnnKind K, const std::vector<Tensor> &In,
          GxN = (size_t)(BlockSteps * N * GW), GhN = (size_t)(N * GW),
          StN = (size_t)(N * Hp);
   Scratch &Sc = threadScratch();
-  float *Base = Sc.take(WtN + RtN + 2 * BN + PN + XbN + GxN + GhN + 3 * StN);
-  float *Wt = Base, *Rt = Wt + WtN, *Bx = Rt + RtN, *Bh = Bx + BN,
-        *Pk = Bh + BN, *Xb = Pk + PN, *Gx = Xb + XbN, *Gh = Gx + GxN,
-        *Hs = Gh + GhN, *Cs = Hs + StN, *Rh = Cs + StN;
-  std::fill(Wt, Xb, 0.0f);
+  float *Xb = Sc.take(XbN + GxN + GhN + 3 * StN), *Gx = Xb + XbN,
+        *Gh = Gx + GxN, *Hs = Gh + GhN, *Cs = Hs + StN, *Rh = Cs + StN;
   std::fill(Hs, Rh + StN, 0.0f);
-  // Row Gate * H + Jh of W and R is packed column Gate * Hp + Jh.
-  for (int64_t Row = 0; Row < GH; ++Row) {
-    int64_t Col = Row / H * Hp + Row % H;
-    for (int64_t J = 0; J < I; ++J)
-      Wt[J * GW + Col] = W[Row * I + J];
-    for (int64_t J = 0; J < H; ++J)
-      Rt[J * GW + Col] = R[Row * H + J];
-    if (Bias) {
-      float Wb = Bias[Dir * 2 * GH + Row], Rb = Bias[Dir * 2 * GH + GH + Row];
-      // gru's Rb_h is inside the reset product with linear_before_reset;
-      // without, it is added outside R_h (r . h) like Wb_h.
-      bool RbInside = Lbr && Row >= 2 * H;
-      Bx[Col] = RbInside ? Wb : Wb + Rb;
-      if (RbInside)
-        Bh[Col] = Rb;
-    }
-  }
-  if (Peep)
-    for (int64_t Q = 0; Q < 3; ++Q)
-      std::copy_n(Peep + (Dir * 3 + Q) * H, H, Pk + Q * Hp);
   auto HOff = [&](int64_t Bi) {
     return P.Layout ? (Bi * D.NumDir + Dir) * H : (Dir * N + Bi) * H;
   };

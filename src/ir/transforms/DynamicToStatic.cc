@@ -16,7 +16,6 @@
 #include "ir/transforms/PassUtil.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace rivet::ir {
 namespace {
@@ -62,40 +61,19 @@ private:
   }
 };
 
-/// The operator a call expression calls, or null.
-const CallNode *callTo(const Expr &E, const char *Op) {
-  const auto *C = E ? E->as<CallNode>() : nullptr;
-  const auto *O = C ? C->callee->as<OpNode>() : nullptr;
-  return O && O->name() == Op ? C : nullptr;
-}
-
 /// take(shape_of(x), i) with a constant index i at which x's extent is
 /// static becomes that extent (shaped as i). ONNX reads dimensions as
 /// Gather(Shape(x), i) (torch's chunk, view, size), and a dimension it
 /// reads is often static where another (the batch) is not: the slices of a
 /// chunk then become static and fuse.
-class ShapeElementFolder : public BindingMutator {
-  /// Variables bound to shape_of calls.
-  std::unordered_map<const VarNode *, Expr> ShapeOfs;
-
-  Binding visitBinding(const Var &V, const Expr &Value) override {
-    if (callTo(Value, "shape_of"))
-      ShapeOfs[V.get()] = Value;
-    return BindingMutator::visitBinding(V, Value);
-  }
-
+class ShapeElementFolder : public DefinitionMutator {
 public:
   Expr visitCall(const CallNode &N, const Expr &Self) override {
-    Expr New = BindingMutator::visitCall(N, Self);
-    const CallNode *Take = callTo(New, "take");
+    Expr New = DefinitionMutator::visitCall(N, Self);
+    const CallNode *Take = producer(New, "take");
     if (!Take || Take->args.size() != 2 || Take->attrs.getInt("axis", 0) != 0)
       return New;
-    Expr Shape = Take->args[0];
-    if (const auto *V = Shape->as<VarNode>()) {
-      auto It = ShapeOfs.find(V);
-      Shape = It == ShapeOfs.end() ? nullptr : It->second;
-    }
-    const CallNode *Of = callTo(Shape, "shape_of");
+    const CallNode *Of = producer(Take->args[0], "shape_of");
     const auto *Index = Take->args[1]->as<ConstantNode>();
     if (!Of || Of->args.size() != 1 || !Index || Index->value.numel() != 1 ||
         Index->value.rank() > 1 ||

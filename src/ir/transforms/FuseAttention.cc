@@ -18,34 +18,12 @@
 
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 namespace rivet::ir {
 namespace {
 
 /// Rewrites each matmul(softmax(matmul(q, kt)), v) it meets.
-class AttentionFuser : public BindingMutator {
-  std::unordered_map<const VarNode *, Expr> Defs;
-
-  Binding visitBinding(const Var &V, const Expr &Value) override {
-    Defs[V.get()] = Value;
-    return BindingMutator::visitBinding(V, Value);
-  }
-
-  /// The call E is (or the variable E is bound to) when it calls Op.
-  const CallNode *producer(const Expr &E, const char *Op) const {
-    Expr P = E;
-    if (const auto *V = E->as<VarNode>()) {
-      auto It = Defs.find(V);
-      if (It == Defs.end())
-        return nullptr;
-      P = It->second;
-    }
-    const auto *C = P->as<CallNode>();
-    const auto *O = C ? C->callee->as<OpNode>() : nullptr;
-    return O && O->name() == Op ? C : nullptr;
-  }
-
+class AttentionFuser : public DefinitionMutator {
   /// The value of a constant with one element, else nothing.
   static std::optional<double> scalarConstant(const Expr &E) {
     const auto *C = E->as<ConstantNode>();
@@ -62,7 +40,7 @@ class AttentionFuser : public BindingMutator {
 
 public:
   Expr visitCall(const CallNode &N, const Expr &Self) override {
-    Expr New = BindingMutator::visitCall(N, Self);
+    Expr New = DefinitionMutator::visitCall(N, Self);
     const auto *Out = New->as<CallNode>();
     const auto *OutOp = Out ? Out->callee->as<OpNode>() : nullptr;
     if (!OutOp || OutOp->name() != "matmul" || Out->args.size() != 2)

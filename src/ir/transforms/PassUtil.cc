@@ -27,6 +27,28 @@ Expr BindingMutator::visitLet(const LetNode &N, const Expr &Self) {
   });
 }
 
+BindingMutator::Binding DefinitionMutator::visitBinding(const Var &V,
+                                                        const Expr &Value) {
+  Defs[V.get()] = Value;
+  return BindingMutator::visitBinding(V, Value);
+}
+
+Expr DefinitionMutator::definition(const Expr &E) const {
+  if (const auto *V = E->as<VarNode>()) {
+    auto It = Defs.find(V);
+    return It == Defs.end() ? nullptr : It->second;
+  }
+  return E;
+}
+
+const CallNode *DefinitionMutator::producer(const Expr &E,
+                                            std::string_view Op) const {
+  Expr D = definition(E);
+  const auto *C = D ? D->as<CallNode>() : nullptr;
+  const auto *O = C ? C->callee->as<OpNode>() : nullptr;
+  return O && O->name() == Op ? C : nullptr;
+}
+
 bool isAtom(const Expr &E) {
   switch (E->kind) {
   case ExprKind::Var:

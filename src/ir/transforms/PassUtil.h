@@ -13,6 +13,8 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 namespace rivet::ir {
 
@@ -34,6 +36,21 @@ protected:
   /// Default: an atom (variable, constant, global) replaces the variable;
   /// anything else stays bound.
   virtual Binding visitBinding(const Var &V, const Expr &Value);
+};
+
+/// A BindingMutator that remembers each let's value (as rewritten), so that
+/// a rewrite can look through a variable to the call that computed it.
+class DefinitionMutator : public BindingMutator {
+protected:
+  Binding visitBinding(const Var &V, const Expr &Value) override;
+  /// E itself, or the value the let-bound variable E was bound to (null
+  /// for a variable bound elsewhere: a parameter, a pattern).
+  Expr definition(const Expr &E) const;
+  /// The call of operator Op that E is or is bound to, else null.
+  const CallNode *producer(const Expr &E, std::string_view Op) const;
+
+private:
+  std::unordered_map<const VarNode *, Expr> Defs;
 };
 
 /// True for an expression that costs nothing to repeat: a variable, a

@@ -73,10 +73,10 @@ bool isLosslessCast(DType From, DType To) {
          dtypeSize(To) >= dtypeSize(From);
 }
 
-class ExprSimplifier : public BindingMutator {
+class ExprSimplifier : public DefinitionMutator {
 public:
   Expr visitCall(const CallNode &N, const Expr &Self) override {
-    Expr New = BindingMutator::visitCall(N, Self);
+    Expr New = DefinitionMutator::visitCall(N, Self);
     const std::string &Name = calledOpName(New);
     if (Name.empty() || New->as<CallNode>()->args.empty())
       return New;
@@ -86,22 +86,13 @@ public:
     return New;
   }
 
-protected:
-  Binding visitBinding(const Var &V, const Expr &Value) override {
-    Defs[V.get()] = Value;
-    return BindingMutator::visitBinding(V, Value);
-  }
-
 private:
-  /// The operator call that computes E (through a let-bound variable).
-  const CallNode *producer(const Expr &E, const std::string &Op) {
-    Expr P = E;
-    if (const auto *V = E->as<VarNode>()) {
-      auto It = Defs.find(V);
-      if (It == Defs.end())
-        return nullptr;
-      P = It->second;
-    }
+  /// The operator call that computes E (through a let-bound variable): one
+  /// of Op, or any reshape-like one for "<reshape-like>", with one argument.
+  const CallNode *unaryProducer(const Expr &E, const std::string &Op) {
+    Expr P = definition(E);
+    if (!P)
+      return nullptr;
     const std::string &Name = calledOpName(P);
     if (Name.empty())
       return nullptr;
@@ -242,7 +233,7 @@ private:
                     const TensorTypeRef &In, const TensorTypeRef &Out) {
     if (sameType(In, Out))
       return C.args[0];
-    const CallNode *P = producer(C.args[0], "<reshape-like>");
+    const CallNode *P = unaryProducer(C.args[0], "<reshape-like>");
     if (!P)
       return nullptr;
     const Expr &Y = P->args[0];
@@ -295,7 +286,7 @@ private:
       return nullptr;
     if (isIdentity(P2))
       return C.args[0];
-    const CallNode *P = producer(C.args[0], "transpose");
+    const CallNode *P = unaryProducer(C.args[0], "transpose");
     if (!P)
       return nullptr;
     const Expr &Y = P->args[0];
@@ -332,7 +323,7 @@ private:
       return C.args[0];
     if (Name != "cast")
       return nullptr;
-    const CallNode *P = producer(C.args[0], "cast");
+    const CallNode *P = unaryProducer(C.args[0], "cast");
     if (!P)
       return nullptr;
     const Expr &Y = P->args[0];
@@ -343,8 +334,6 @@ private:
       return Y;
     return callOp("cast", {Y}, C.attrs);
   }
-
-  std::unordered_map<const VarNode *, Expr> Defs;
 };
 
 void simplifyExprPass(Module &M, const PassContext &) {

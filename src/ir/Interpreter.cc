@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/Interpreter.h"
 
+#include "ir/ListPrimitives.h"
 #include "ir/Op.h"
 #include "kernels/Error.h"
 #include "kernels/Kernel.h"
@@ -343,6 +344,13 @@ Value Interpreter::callOperator(const CallNode &C, const OpInfo &Op,
   if (Op.numInputs >= 0 && (size_t)Op.numInputs != Args.size())
     fail("in {}: operator '{}' expects {} input{}, got {}", *F.where, Op.name,
          Op.numInputs, Op.numInputs == 1 ? "" : "s", Args.size());
+  if (Op.listPrimitive) {
+    try {
+      return applyListPrimitive(Op, Args, M);
+    } catch (const Error &Err) {
+      fail("in {}: operator '{}' failed: {}", *F.where, Op.name, Err.what());
+    }
+  }
   std::vector<Tensor> Ins;
   Ins.reserve(Args.size());
   if (Op.listArgument) {

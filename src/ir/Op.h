@@ -109,6 +109,10 @@ struct OpInfo {
   /// CombineParallelDense concatenate weights along them.
   std::optional<ChannelAxes> (*channelAxes)(const Attrs &A,
                                             size_t WeightRank) = nullptr;
+  /// An operation on a List value itself (list_at, list_insert, ...; see
+  /// ir/ops/List.cc): no kernel, each executor runs it on its own
+  /// representation of Lists (ir/ListPrimitives.h, vm/ListPrimitives.h).
+  bool listPrimitive = false;
 
   /// The attribute schema, registered under the same name in src/kernels.
   const AttrSchema &attrs() const { return attrSchema(name); }
@@ -117,6 +121,12 @@ struct OpInfo {
 /// Info with viewOfFirstArg set (for RIVET_REGISTER_OP).
 inline OpInfo viewOp(OpInfo Info) {
   Info.viewOfFirstArg = true;
+  return Info;
+}
+
+/// Info with listPrimitive set (for RIVET_REGISTER_OP).
+inline OpInfo listPrimitiveOp(OpInfo Info) {
+  Info.listPrimitive = true;
   return Info;
 }
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "vm/Executable.h"
+#include "vm/ListPrimitives.h"
 #include "vm/NativeLibrary.h"
 #include "vm/Object.h"
 #include "vm/RvxFormat.h"
@@ -32,6 +33,14 @@ void Executable::resolve() {
         fail("executable: kernel table entry {}: no native kernel '{}'", K,
              E.op);
       E.native = (uint32_t)N;
+      E.info = nullptr;
+      continue;
+    }
+    if (E.kind == KernelEntry::Kind::ListPrimitive) {
+      if (!findListPrimitive(E.op))
+        fail("executable: kernel table entry {}: no List primitive '{}' in "
+             "this runtime",
+             K, E.op);
       E.info = nullptr;
       continue;
     }
@@ -290,14 +299,13 @@ private:
     case OperandKind::RegList: return regs(F, I.a, I.b);
     case OperandKind::KernelResult:
       return I.c < Exe.kernels.size() &&
-                     Exe.kernels[I.c].kind ==
-                         KernelEntry::Kind::AllocatingBuiltin
+                     KernelEntry::returnsResult(Exe.kernels[I.c].kind)
                  ? fmt::format("%{} = ", U)
                  : std::string();
     case OperandKind::KernelOperands: {
       uint32_t D = std::min(I.d, I.b);
       if (I.c < Exe.kernels.size() &&
-          Exe.kernels[I.c].kind == KernelEntry::Kind::AllocatingBuiltin)
+          KernelEntry::returnsResult(Exe.kernels[I.c].kind))
         return fmt::format("({})", regs(F, I.a, D));
       return fmt::format("({}) -> ({})", regs(F, I.a, D),
                          regs(F, I.a + D, I.b - D));

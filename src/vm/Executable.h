@@ -50,7 +50,14 @@ struct KernelEntry {
     /// The output shape of the generated kernel `op`, from its recipe
     /// (NativeKernel::buffers): written like a ShapeFunction's.
     NativeShapeFunction = 4,
+    /// The List primitive `op` (list_at, list_insert, ...), which the VM
+    /// runs itself (vm/ListPrimitives.h): operands are Lists, tensors and
+    /// positions; the result goes to dst, like an AllocatingBuiltin's
+    /// (format version 6).
+    ListPrimitive = 5,
   };
+  /// The largest kind: the loader and the verifier refuse larger values.
+  static constexpr Kind kLastKind = Kind::ListPrimitive;
   Kind kind = Kind::Builtin;
   std::string op;
   Attrs attrs;
@@ -62,6 +69,15 @@ struct KernelEntry {
   bool isNative() const {
     return kind == Kind::Native || kind == Kind::NativeShapeFunction;
   }
+  /// Whether an entry of kind K makes its own result, written to the
+  /// InvokeKernel's dst (its operand list holds the inputs only).
+  static bool returnsResult(Kind K) {
+    return K == Kind::AllocatingBuiltin || K == Kind::ListPrimitive;
+  }
+  /// Whether an entry of kind K may keep its operands past the call (a List
+  /// primitive stores the tensor it inserts): they escape the compiler's
+  /// lifetime analysis, like the operands of AllocADT.
+  static bool keepsOperands(Kind K) { return K == Kind::ListPrimitive; }
 };
 
 /// A generated kernel (src/codegen) in the executable's native code, and how

@@ -203,17 +203,19 @@ std::vector<uint8_t> encodeEntry(const Executable &E) {
   return Out;
 }
 
-/// The oldest format version that holds E's native kernels.
+/// The oldest format version that holds E's native kernels and its kernel
+/// table.
 uint32_t formatVersionFor(const Executable &E) {
-  if (E.cudaCode)
-    return kCudaCodeVersion;
-  uint32_t V = 2;
+  uint32_t V = E.cudaCode ? kCudaCodeVersion : 2;
   for (const NativeKernel &K : E.nativeKernels) {
     if (!K.emptyReductions.empty())
       V = std::max(V, kEmptyReductionsVersion);
     if (!K.broadcastSizes.empty())
       V = std::max(V, kBroadcastSizesVersion);
   }
+  for (const KernelEntry &K : E.kernels)
+    if (K.kind == KernelEntry::Kind::ListPrimitive)
+      V = std::max(V, kListPrimitivesVersion);
   return V;
 }
 
@@ -599,8 +601,10 @@ void Loader::readKernels() {
   for (uint32_t I = 0; I < N; ++I) {
     KernelEntry &K = Exe->kernels[I];
     uint8_t Kind = R.pod<uint8_t>("kernel kind");
-    if (Kind > (uint8_t)KernelEntry::Kind::NativeShapeFunction ||
-        (Version < 2 && Kind > (uint8_t)KernelEntry::Kind::AllocatingBuiltin))
+    if (Kind > (uint8_t)KernelEntry::kLastKind ||
+        (Version < 2 && Kind > (uint8_t)KernelEntry::Kind::AllocatingBuiltin) ||
+        (Version < kListPrimitivesVersion &&
+         Kind == (uint8_t)KernelEntry::Kind::ListPrimitive))
       R.error("kernel {} has invalid kind {}", I, Kind);
     K.kind = (KernelEntry::Kind)Kind;
     K.op = R.str("kernel operator name");

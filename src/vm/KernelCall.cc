@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "vm/KernelSlot.h"
+#include "vm/PackedList.h"
 #include "vm/StoragePool.h"
 
 #include <fmt/format.h>
@@ -67,6 +68,19 @@ void recordSignature(std::vector<int64_t> &Sig, const std::vector<Tensor> &Ins,
 /// compiler's marker attributes become flags.
 VirtualMachine::KernelSlot VirtualMachine::builtinSlot(const KernelEntry &Entry,
                                                        size_t K) const {
+  if (Entry.kind == KernelEntry::Kind::ListPrimitive) {
+    ListPrimitive Fn = findListPrimitive(Entry.op);
+    if (!Fn)
+      fail("executable: kernel table entry {}: no List primitive '{}' in "
+           "this runtime",
+           K, Entry.op);
+    KernelSlot S;
+    S.Kind = Entry.kind;
+    S.Info = nullptr;
+    S.Name = Entry.op;
+    S.ListFn = Fn;
+    return S;
+  }
   const KernelInfo *Info =
       Entry.info ? Entry.info : KernelRegistry::global().find(Entry.op);
   if (!Info)
@@ -357,26 +371,21 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
     });
     return;
   }
+  if (K.ListFn) {
+    R[I.dst] = K.ListFn(ListPrimitiveArgs{R, Ops, I.d});
+    return;
+  }
   std::vector<Tensor> &Ins = K.Ins;
   if (K.ListArgument) {
     if (I.d != 1)
       fail("a list-argument kernel takes one input register, given {}", I.d);
     Ins.clear();
-    const ObjectRef *L = &R[Ops[0]];
-    for (;;) {
-      const ADTObj &A = asADT(*L, "list argument");
-      if (A.fields.size() == 2) {
-        // The elements of a List may be anywhere (placement cannot see
-        // inside it): they come to the host, where builtin kernels run.
-        const Tensor &E = asTensor(A.fields[0], "list element");
-        Ins.push_back(E.device() == Device::CPU ? E : toDevice(E, Device::CPU));
-        L = &A.fields[1];
-      } else if (A.fields.empty()) {
-        break;
-      } else {
-        fail("the kernel expects a List of tensors");
-      }
-    }
+    forEachListElement(R[Ops[0]], "list argument", [&](const ObjectRef &O) {
+      // The elements of a List may be anywhere (placement cannot see
+      // inside it): they come to the host, where builtin kernels run.
+      const Tensor &E = asTensor(O, "list element");
+      Ins.push_back(E.device() == Device::CPU ? E : toDevice(E, Device::CPU));
+    });
   } else {
     if (Ins.size() != I.d)
       Ins.resize(I.d);
@@ -422,7 +431,8 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
     break;
   }
   case KernelEntry::Kind::Native:
-  case KernelEntry::Kind::NativeShapeFunction: break; // handled above
+  case KernelEntry::Kind::NativeShapeFunction:
+  case KernelEntry::Kind::ListPrimitive: break; // handled above
   case KernelEntry::Kind::AllocatingBuiltin: {
     for (size_t K2 = 0; K2 < Ins.size(); ++K2)
       if (!Ins[K2].hasData())

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "vm/ListPrimitives.h"
 #include "vm/VirtualMachine.h"
 
 #include <string>
@@ -24,6 +25,9 @@ struct VirtualMachine::KernelSlot {
   bool ListResult = false;
   bool TupleResult = false;
   std::string Name; // for messages
+  /// ListPrimitive entries: the primitive, which reads the operand registers
+  /// itself.
+  ListPrimitive ListFn = nullptr;
   std::vector<Tensor> Ins, Outs;
   /// Native*: the generated kernel and its argument arrays. Its operands are
   /// read in place (the registers keep them alive), not copied into Ins.

@@ -45,6 +45,7 @@ static const char *kindName(const ObjectRef &O) {
                : "an ADT value";
   case ObjectKind::Closure: return "a closure";
   case ObjectKind::Storage: return "a storage buffer";
+  case ObjectKind::List: return "a List";
   }
   return "an unknown object";
 }

@@ -1,8 +1,9 @@
 //===- Object.h - Run-time values of the VM ---------------------*- C++ -*-===//
 //
 // What a VM register holds: a tensor, an ADT value (also tuples: tag 0, no
-// constructor), a closure or a storage buffer. Objects are immutable and
-// shared; a register copy is one reference-count increment.
+// constructor), a List stored as an array (vm/PackedList.h; a List may also
+// be Cons cells, ADT values), a closure or a storage buffer. Objects are
+// immutable and shared; a register copy is one reference-count increment.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -15,7 +16,7 @@
 
 namespace rivet::vm {
 
-enum class ObjectKind : uint8_t { Tensor, ADT, Closure, Storage };
+enum class ObjectKind : uint8_t { Tensor, ADT, Closure, Storage, List };
 
 class Object;
 using ObjectRef = std::shared_ptr<const Object>;

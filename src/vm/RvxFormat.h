@@ -21,10 +21,11 @@ inline constexpr char kMagic[8] = {'R', 'I', 'V', 'E', 'T', 'R', 'V', 'X'};
 /// The newest format version; this runtime reads kOldestFormatVersion to
 /// kFormatVersion (version 1: no native code section; version 2: native
 /// kernels without broadcast sizes; version 3: without empty-reduction
-/// checks; version 4: without CUDA code) and writes the oldest of 2 to 5
-/// that holds the executable, so files that do not need the newer fields
-/// stay readable by older runtimes.
-inline constexpr uint32_t kFormatVersion = 5;
+/// checks; version 4: without CUDA code; version 5: without List-primitive
+/// kernel entries) and writes the oldest of 2 to 6 that holds the
+/// executable, so files that do not need the newer fields stay readable by
+/// older runtimes.
+inline constexpr uint32_t kFormatVersion = 6;
 /// Native kernels' broadcast sizes, and the header checksum covering the
 /// version field, arrived in version 3.
 inline constexpr uint32_t kBroadcastSizesVersion = 3;
@@ -32,6 +33,8 @@ inline constexpr uint32_t kBroadcastSizesVersion = 3;
 inline constexpr uint32_t kEmptyReductionsVersion = 4;
 /// The CUDA code section and the "cuda" target arrived in version 5.
 inline constexpr uint32_t kCudaCodeVersion = 5;
+/// Kernel entries of kind ListPrimitive arrived in version 6.
+inline constexpr uint32_t kListPrimitivesVersion = 6;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 /// Written into the header's producer field.
 inline constexpr const char *kProducer = "rivet 0.1.0";

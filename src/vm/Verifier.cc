@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 #include "vm/Verifier.h"
 
+#include "kernels/ListPrimitiveSpec.h"
 #include "vm/Executable.h"
+#include "vm/ListPrimitives.h"
 #include "vm/Object.h"
 #include "vm/RvxFormat.h"
 
@@ -185,7 +187,7 @@ private:
     case OperandKind::KernelOperands: kernelOperands(I); return;
     case OperandKind::KernelResult:
       if (I.c < Exe.kernels.size() &&
-          Exe.kernels[I.c].kind == KernelEntry::Kind::AllocatingBuiltin)
+          KernelEntry::returnsResult(Exe.kernels[I.c].kind))
         reg(U, "dst");
       return;
     case OperandKind::StaticShape:
@@ -270,8 +272,18 @@ private:
       bad("{} inputs but only {} registers listed", I.d, I.b);
     regList(I.a, I.b);
     const KernelEntry &E = Exe.kernels[I.c];
-    if (E.kind == KernelEntry::Kind::AllocatingBuiltin && I.d != I.b)
+    if (KernelEntry::returnsResult(E.kind) && I.d != I.b)
       bad("an allocating kernel takes no output registers");
+    if (E.kind == KernelEntry::Kind::ListPrimitive) {
+      if (!findListPrimitiveSpec(E.op) || !findListPrimitive(E.op))
+        bad("no List primitive '{}'", E.op);
+      try {
+        checkListOperands(E.op, I.d);
+      } catch (const Error &X) {
+        bad("{}", X.what());
+      }
+      return;
+    }
     if (!E.isNative())
       return;
     // A native entry takes the kernel's inputs and one output (a tensor, or
@@ -308,8 +320,7 @@ private:
 
 void verifyExecutable(const Executable &Exe) {
   for (size_t K = 0; K < Exe.kernels.size(); ++K)
-    if ((unsigned)Exe.kernels[K].kind >
-        (unsigned)KernelEntry::Kind::NativeShapeFunction)
+    if ((unsigned)Exe.kernels[K].kind > (unsigned)KernelEntry::kLastKind)
       fail("executable: kernel table entry {} has invalid kind {}", K,
            (unsigned)Exe.kernels[K].kind);
   for (size_t K = 0; K < Exe.nativeKernels.size(); ++K) {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "vm/VirtualMachine.h"
 #include "vm/KernelSlot.h"
+#include "vm/PackedList.h"
 #include "vm/StoragePool.h"
 
 #include <fmt/format.h>
@@ -213,14 +214,11 @@ ObjectRef VirtualMachine::intScalar(int64_t V) {
 }
 
 ObjectRef VirtualMachine::makeList(std::vector<Tensor> Elems) const {
-  if (ConsTag < 0 || NilTag < 0)
-    fail("the kernel returns a List, but the executable has no Cons/Nil "
-         "constructors");
-  ObjectRef L = std::make_shared<ADTObj>(NilTag, std::vector<ObjectRef>{});
-  for (auto It = Elems.rbegin(); It != Elems.rend(); ++It)
-    L = std::make_shared<ADTObj>(
-        ConsTag, std::vector<ObjectRef>{makeTensor(std::move(*It)), L});
-  return L;
+  std::vector<ObjectRef> Objs;
+  Objs.reserve(Elems.size());
+  for (Tensor &T : Elems)
+    Objs.push_back(makeTensor(std::move(T)));
+  return packedList(std::move(Objs));
 }
 
 /// A storage object of NBytes on device D: from the pool on the CPU, from
@@ -356,7 +354,10 @@ ObjectRef VirtualMachine::invoke(const std::string &Fn,
   if (Args.size() != F.numParams)
     fail("@{} takes {} argument{}, got {}", F.name, F.numParams,
          F.numParams == 1 ? "" : "s", Args.size());
-  ObjectRef Result = run(Idx, std::move(Args));
+  // Lists come in packed and go out as Cons cells (vm/PackedList.h).
+  for (ObjectRef &A : Args)
+    A = packedIfList(A, ConsTag, NilTag);
+  ObjectRef Result = withConsCells(run(Idx, std::move(Args)), ConsTag, NilTag);
   // Callers read results on the host; the copy also waits for the GPU.
   return Exe->needsGpu() && ResultsToHost ? toHost(Result) : Result;
 }
@@ -598,16 +599,29 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
         VM_NEXT;
 
         VM_CASE(GetField) {
-          const ADTObj &A = asADT(R[IP->a], "GetField");
-          if ((uint64_t)IP->imm >= A.fields.size())
-            fail("field {} of a value with {} fields", IP->imm,
-                 A.fields.size());
-          R[IP->dst] = A.fields[(size_t)IP->imm];
+          const ObjectRef &O = R[IP->a];
+          if (O && O->kind == ObjectKind::List) [[unlikely]] {
+            ObjectRef Field =
+                static_cast<const ListObj *>(O.get())->consField(IP->imm);
+            R[IP->dst] = std::move(Field);
+          } else {
+            const ADTObj &A = asADT(O, "GetField");
+            if ((uint64_t)IP->imm >= A.fields.size())
+              fail("field {} of a value with {} fields", IP->imm,
+                   A.fields.size());
+            R[IP->dst] = A.fields[(size_t)IP->imm];
+          }
         }
         VM_NEXT;
 
         VM_CASE(GetTag) {
-          R[IP->dst] = intScalar(asADT(R[IP->a], "GetTag").tag);
+          const ObjectRef &O = R[IP->a];
+          if (O && O->kind == ObjectKind::List) [[unlikely]]
+            R[IP->dst] = intScalar(static_cast<const ListObj *>(O.get())->size()
+                                       ? ConsTag
+                                       : NilTag);
+          else
+            R[IP->dst] = intScalar(asADT(O, "GetTag").tag);
         }
         VM_NEXT;
 

@@ -108,6 +108,7 @@ private:
   ObjectRef allocTensor(size_t Slot, const ObjectRef &Store, size_t Offset,
                         const int64_t *Dims, size_t Rank, DType T);
   void linkTensorsToStorage();
+  /// A packed List of Elems (a list_result kernel's outputs).
   ObjectRef makeList(std::vector<Tensor> Elems) const;
 
   std::shared_ptr<const Executable> Exe;

@@ -208,6 +208,8 @@ void expectSameExecutable(const Executable &A, const Executable &B) {
     EXPECT_TRUE(A.kernels[I].attrs == B.kernels[I].attrs);
     if (B.kernels[I].isNative()) { // resolved
       EXPECT_NE(B.nativeKernels.at(B.kernels[I].native).fn, nullptr);
+    } else if (B.kernels[I].kind == KernelEntry::Kind::ListPrimitive) {
+      EXPECT_EQ(B.kernels[I].info, nullptr); // the VM runs it itself
     } else {
       EXPECT_NE(B.kernels[I].info, nullptr);
     }
@@ -563,7 +565,7 @@ TEST(RvxFormat, ErrorsSayWhatIsWrong) {
   writeAt<uint32_t>(B, 8, 7);
   Expect(B,
          "model.rvx: format version 7 is not supported (this runtime reads 1 "
-         "to 5)");
+         "to 6)");
   B = Good;
   B[40] ^= 1;
   Expect(B, "model.rvx: header checksum mismatch");
@@ -674,8 +676,13 @@ TEST(RvxFormat, ValidatesIndicesEvenWithGoodChecksums) {
         "invalid opcode 23");
   Check([](Executable &E) { E.kernels[1].op = "no_such_op"; },
         "no kernel for operator 'no_such_op'");
-  Check([](Executable &E) { E.kernels[1].kind = (KernelEntry::Kind)5; },
-        "kernel 1 has invalid kind 5");
+  Check([](Executable &E) { E.kernels[1].kind = (KernelEntry::Kind)6; },
+        "kernel 1 has invalid kind 6");
+  Check(
+      [](Executable &E) {
+        E.kernels[1].kind = KernelEntry::Kind::ListPrimitive;
+      },
+      "no List primitive 'relu'");
   Check([](Executable &E) { E.kernels[1].kind = KernelEntry::Kind::Native; },
         "no native kernel 'relu'");
   Check([](Executable &E) { E.mainParams[0].dtype = (DType)40; },
@@ -980,6 +987,64 @@ def @main(%x: Tensor[(?, 8), float32], %m: Tensor[(?, 1), float32])
   corruptAndLoad(Exe, 3, 3000, false, [&](std::shared_ptr<Executable> G) {
     expectBitwiseSame(runProgram(G, Args), Want, "broadcast sizes");
   });
+}
+
+/// Kernel entries of kind ListPrimitive need version 6: such a file
+/// round-trips and runs identically (its packed Lists come back as Cons
+/// cells), and is refused when labelled version 5 or when an entry names no
+/// List primitive or gives one the wrong number of operands.
+TEST(RvxFormat, ListPrimitivesNeedVersion6) {
+  ir::Module M = ir::parseModule(R"(
+def @main(%x: Tensor[(2,), float32]) {
+  let %l = list_insert(list_insert(list_insert(Nil, %x), %x, 0i64),
+                       multiply(%x, %x));
+  (list_length(%l), list_at(%l, -1i64), list_erase(%l, 1i64))
+}
+)",
+                                 "lists.rvir");
+  ir::inferTypes(M);
+  auto Exe = compile(M, CompileOptions());
+  std::vector<uint8_t> Bytes = Exe->serialize();
+  EXPECT_EQ(readAt<uint32_t>(Bytes, 8), rvx::kListPrimitivesVersion);
+  auto Loaded = loadBytes(Bytes, Bytes.size(), "lists.rvx");
+  expectSameExecutable(*Exe, *Loaded);
+  EXPECT_EQ(Loaded->serialize(), Bytes);
+  std::vector<ir::Value> Args = {Tensor::fromVector<float>({2, -3}, {2})};
+  std::vector<Tensor> Want = runProgram(Exe, Args);
+  // (3, x * x, [x, x * x]) flattened with the tags of the tuple and of the
+  // List's Cons cells.
+  ASSERT_EQ(Want.size(), 8u);
+  EXPECT_EQ(Want[1].elementAsInt(0), 3);
+  EXPECT_EQ(Want[2].toDoubleVector(), (std::vector<double>{4, 9}));
+  EXPECT_EQ(Want[4].toDoubleVector(), (std::vector<double>{2, -3}));
+  EXPECT_EQ(Want[6].toDoubleVector(), (std::vector<double>{4, 9}));
+  expectBitwiseSame(runProgram(Loaded, Args), Want, "loaded");
+
+  std::vector<uint8_t> B = Bytes;
+  writeAt<uint32_t>(B, 8, rvx::kListPrimitivesVersion - 1);
+  fixHeaderChecksum(B);
+  EXPECT_NE(errorOf(B).find("has invalid kind 5"), std::string::npos)
+      << errorOf(B);
+
+  size_t K = 0;
+  while (Exe->kernels[K].kind != KernelEntry::Kind::ListPrimitive)
+    ++K;
+  auto Broken = std::make_shared<Executable>(*Exe);
+  Broken->kernels[K].op = "list_reverse";
+  EXPECT_NE(errorOf(Broken->serialize())
+                .find("no List primitive "
+                      "'list_reverse'"),
+            std::string::npos)
+      << errorOf(Broken->serialize());
+  for (const char *Op : {"list_length", "list_at", "list_erase"}) {
+    Broken = std::make_shared<Executable>(*Exe);
+    for (KernelEntry &E : Broken->kernels)
+      if (E.kind == KernelEntry::Kind::ListPrimitive && E.op == "list_insert")
+        E.op = Op;
+    EXPECT_NE(errorOf(Broken->serialize()).find(std::string(Op) + ": expected"),
+              std::string::npos)
+        << Op << ": " << errorOf(Broken->serialize());
+  }
 }
 
 /// A generated max over an extent unknown until run time carries the check

@@ -127,9 +127,12 @@ std::string attrText(const ir::AttrSpec &A) {
   return S;
 }
 
-/// "static shape", "data-dependent shape" or "none" for the kernel registry.
-std::string kernelText(const std::string &Name) {
-  const KernelInfo *K = KernelRegistry::global().find(Name);
+/// "static shape", "data-dependent shape" or "none" for the kernel registry;
+/// "List primitive" for an operator the executors run themselves.
+std::string kernelText(const ir::OpInfo &Op) {
+  if (Op.listPrimitive)
+    return "List primitive";
+  const KernelInfo *K = KernelRegistry::global().find(Op.name);
   if (!K)
     return "none";
   return K->dataDependentShape ? "data-dependent shape" : "static shape";
@@ -239,7 +242,9 @@ std::string markdown() {
        "kernel column says whether\n"
        "`src/kernels` has a reference kernel and whether its shape function "
        "needs input values\n"
-       "(data-dependent: the output dims are `?` until run time).\n\n";
+       "(data-dependent: the output dims are `?` until run time); a List "
+       "primitive has none: each\n"
+       "executor runs it on its own Lists.\n\n";
   S += "| op | description | inputs | attributes | pattern | kernel |\n";
   S += "| --- | --- | --- | --- | --- | --- |\n";
   for (const ir::OpInfo *Op : Ir) {
@@ -252,7 +257,7 @@ std::string markdown() {
     S +=
         fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", Op->name, cell(Desc),
                     cell(inputsText(*Op)), Attrs.empty() ? "—" : Attrs,
-                    patternName(Op->pattern), kernelText(Op->name));
+                    patternName(Op->pattern), kernelText(*Op));
   }
 
   S += "\n## ONNX operators\n\n";
@@ -279,9 +284,9 @@ std::string plainText() {
   std::vector<OnnxOp> Onnx = onnxOps();
   std::string S = fmt::format("IR operators ({}):\n", Ir.size());
   for (const ir::OpInfo *Op : Ir) {
-    S += fmt::format("  {}  [inputs: {}; {}; kernel: {}]\n", Op->name,
-                     inputsText(*Op), patternName(Op->pattern),
-                     kernelText(Op->name));
+    S +=
+        fmt::format("  {}  [inputs: {}; {}; kernel: {}]\n", Op->name,
+                    inputsText(*Op), patternName(Op->pattern), kernelText(*Op));
     S += fmt::format("      {}\n", oneLine(Op->description));
     if (!resultText(*Op).empty())
       S += fmt::format("      returns {}\n", resultText(*Op));

@@ -123,7 +123,8 @@ protected:
 
 private:
   static bool foldable(const OpInfo &Op) {
-    return !Op.listArgument && !Op.listResult && !Op.runTimeOnly;
+    return !Op.listArgument && !Op.listResult && !Op.listPrimitive &&
+           !Op.runTimeOnly;
   }
 
   /// The value of a call on constants, or the call itself when evaluation

@@ -55,7 +55,7 @@ template <typename PI, typename Fn> void forEachRegister(PI &P, Fn &&Visit) {
         Visit(R, Role::Use);
       break;
     case OperandKind::KernelResult:
-      if (P.kernelKind == KernelEntry::Kind::AllocatingBuiltin)
+      if (KernelEntry::returnsResult(P.kernelKind))
         Visit(Reg(), Role::Def);
       break;
     case OperandKind::KernelOperands: {

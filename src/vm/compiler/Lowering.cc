@@ -671,6 +671,13 @@ private:
     for (const TensorTypeNode *O : Outs)
       Concrete &= O->hasKnownRank();
 
+    if (Op.listPrimitive) {
+      // The VM runs it on its Lists (vm/ListPrimitives.h).
+      uint32_t R = newReg(T, isTensorType(T));
+      emitKernel(KernelEntry::Kind::ListPrimitive, Op.name, C.attrs, NumIn,
+                 std::move(Args), R);
+      return finish(R, Tail);
+    }
     if (Op.listResult || Op.listArgument || !Concrete) {
       // The kernel allocates its own result(s) at run time.
       Attrs A = C.attrs;

@@ -138,7 +138,8 @@ uint64_t planMemory(LoweredFunction &F, bool Enabled) {
     const OpcodeInfo &Info = opcodeInfo(I.op);
     if (Info.aliasesA()) // dst is a view of reg[a]'s storage
       Groups.unite(I.dst, I.a);
-    if (Info.escapes())
+    if (Info.escapes() || (I.op == Opcode::InvokeKernel &&
+                           KernelEntry::keepsOperands(P.kernelKind)))
       for (uint32_t U : Uses)
         Escapes[U] = true;
     // The arena is host memory: tensors on another device keep their own

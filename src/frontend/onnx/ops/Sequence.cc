@@ -1,7 +1,11 @@
 //===- Sequence.cc - ONNX sequences and optionals -------------------------===//
 //
-// A sequence is a prelude List; an optional is a prelude Option. Positions
-// may be negative (counted from the end) and are normalized here once.
+// A sequence is a prelude List; an optional is a prelude Option. The
+// sequence operators become the List primitives (list_length, list_at,
+// list_insert, list_erase; ir/ops/List.cc), which take ONNX's positions as
+// they are (negative: from the end) and which the VM runs in O(1) for a
+// length, an element or an append, so that a Loop that builds a sequence
+// costs O(1) per iteration.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/GraphImporter.h"
@@ -15,16 +19,6 @@ using ir::Expr;
 
 Expr int64Const(int64_t V) { return ir::constant(Tensor::scalar<int64_t>(V)); }
 
-/// A position input as an int64 scalar in [0, Len): negative counts from
-/// the end (ONNX); out-of-range positions fail in the prelude functions.
-Expr normalizedPosition(NodeContext &C, size_t Input, Expr Len) {
-  Expr Pos = C.bind(ir::callOp("cast", {toScalar(C.input(Input))},
-                               Attrs{{"dtype", std::string("int64")}}),
-                    "pos");
-  return ir::callOp("where", {ir::callOp("less", {Pos, int64Const(0)}),
-                              ir::callOp("add", {Pos, Len}), Pos});
-}
-
 std::vector<Expr> convertSequenceEmpty(NodeContext &C) {
   DType DT = dtypeFromOnnx(
       (int32_t)C.attrInt("dtype", onnx::TensorProto::FLOAT), C.where());
@@ -33,44 +27,42 @@ std::vector<Expr> convertSequenceEmpty(NodeContext &C) {
 }
 RIVET_REGISTER_ONNX_OP("SequenceEmpty", 11, convertSequenceEmpty);
 
+/// The inputs appended one by one to an empty List: an array in the VM.
 std::vector<Expr> convertSequenceConstruct(NodeContext &C) {
   if (C.numInputs() == 0)
     C.error("needs at least one input");
   Expr L = C.construct("Nil", {});
-  for (size_t I = C.numInputs(); I-- > 0;)
-    L = C.construct("Cons", {C.input(I), L});
+  for (size_t I = 0; I < C.numInputs(); ++I)
+    L = ir::callOp("list_insert", {L, C.input(I)});
   return {L};
 }
 RIVET_REGISTER_ONNX_OP("SequenceConstruct", 11, convertSequenceConstruct);
 
 std::vector<Expr> convertSequenceLength(NodeContext &C) {
-  return {C.callGlobal("length", {C.input(0)})};
+  return {ir::callOp("list_length", {C.input(0)})};
 }
 RIVET_REGISTER_ONNX_OP("SequenceLength", 11, convertSequenceLength);
 
 std::vector<Expr> convertSequenceAt(NodeContext &C) {
-  Expr Seq = C.bind(C.input(0), "seq");
-  Expr Len = C.bind(C.callGlobal("length", {Seq}), "len");
-  return {C.callGlobal("nth", {Seq, normalizedPosition(C, 1, Len)})};
+  return {ir::callOp("list_at", {C.input(0), C.input(1)})};
 }
 RIVET_REGISTER_ONNX_OP("SequenceAt", 11, convertSequenceAt);
 
+/// Without a position the tensor is appended.
 std::vector<Expr> convertSequenceInsert(NodeContext &C) {
-  Expr Seq = C.bind(C.input(0), "seq");
-  Expr Len = C.bind(C.callGlobal("length", {Seq}), "len");
-  // Without a position the tensor is appended; a position may equal the
-  // length (insert at the end).
-  Expr Pos = C.hasInput(2) ? normalizedPosition(C, 2, Len) : Len;
-  return {C.callGlobal("insert_at", {Seq, Pos, C.input(1)})};
+  std::vector<Expr> Args = {C.input(0), C.input(1)};
+  if (C.hasInput(2))
+    Args.push_back(C.input(2));
+  return {ir::callOp("list_insert", Args)};
 }
 RIVET_REGISTER_ONNX_OP("SequenceInsert", 11, convertSequenceInsert);
 
+/// Without a position the last element is erased.
 std::vector<Expr> convertSequenceErase(NodeContext &C) {
-  Expr Seq = C.bind(C.input(0), "seq");
-  Expr Len = C.bind(C.callGlobal("length", {Seq}), "len");
-  Expr Pos = C.hasInput(1) ? normalizedPosition(C, 1, Len)
-                           : ir::callOp("subtract", {Len, int64Const(1)});
-  return {C.callGlobal("erase_at", {Seq, Pos})};
+  std::vector<Expr> Args = {C.input(0)};
+  if (C.hasInput(1))
+    Args.push_back(C.input(1));
+  return {ir::callOp("list_erase", Args)};
 }
 RIVET_REGISTER_ONNX_OP("SequenceErase", 11, convertSequenceErase);
 
@@ -94,8 +86,9 @@ RIVET_REGISTER_ONNX_OP("ConcatFromSequence", 11, convertConcatFromSequence);
 /// SequenceMap(seq, extra...) applies the body to each element; an extra
 /// input that is a sequence contributes its i-th element, a tensor itself.
 ///   let %map = fn (%i, %acc...) {
-///     if (i < length(seq)) { <body>; %map(i + 1, Cons(out, acc)...) }
-///     else { (rev(acc)...) }
+///     if (i < list_length(seq)) {
+///       <body>; %map(i + 1, list_insert(acc, out)...)
+///     } else { (acc...) }
 ///   };
 std::vector<Expr> convertSequenceMap(NodeContext &C) {
   const onnx::GraphProto &Body = C.attrGraph("body");
@@ -119,7 +112,7 @@ std::vector<Expr> convertSequenceMap(NodeContext &C) {
     }
     IsSeq.push_back(Seq);
   }
-  Expr Len = C.bind(C.callGlobal("length", {Ins[0]}), "len");
+  Expr Len = C.bind(ir::callOp("list_length", {Ins[0]}), "len");
   ir::Var I = ir::var("i", ir::scalarType(DType::Int64));
   std::vector<ir::Var> Accs;
   for (size_t O = 0; O < K; ++O)
@@ -128,17 +121,15 @@ std::vector<Expr> convertSequenceMap(NodeContext &C) {
 
   std::vector<Expr> BodyIns;
   for (size_t J = 0; J < NumIn; ++J)
-    BodyIns.push_back(IsSeq[J] ? C.callGlobal("nth", {Ins[J], I}) : Ins[J]);
+    BodyIns.push_back(IsSeq[J] ? ir::callOp("list_at", {Ins[J], I}) : Ins[J]);
   GraphImporter Sub(C.graph().state(), &C.graph());
   Expr Continue = Sub.importGraph(Body, BodyIns, [&](std::vector<Expr> Outs) {
     std::vector<Expr> Args = {ir::callOp("add", {I, int64Const(1)})};
     for (size_t O = 0; O < K; ++O)
-      Args.push_back(C.construct("Cons", {Outs[O], Accs[O]}));
+      Args.push_back(ir::callOp("list_insert", {Accs[O], Outs[O]}));
     return ir::call(Map, Args);
   });
-  std::vector<Expr> Results;
-  for (size_t O = 0; O < K; ++O)
-    Results.push_back(C.callGlobal("rev", {Accs[O]}));
+  std::vector<Expr> Results(Accs.begin(), Accs.end());
   std::vector<ir::Var> Params = {I};
   Params.insert(Params.end(), Accs.begin(), Accs.end());
   Expr Fn = ir::function(Params, ir::ifThenElse(ir::callOp("less", {I, Len}),

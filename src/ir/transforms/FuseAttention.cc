@@ -66,6 +66,12 @@ public:
     TensorTypeRef KT = tensorTypeOf(Kt), VT = tensorTypeOf(V);
     if (KT->dtype != QT->dtype || VT->dtype != QT->dtype)
       return New;
+    // The same batch (and heads) extents: matmul would broadcast a 1 where
+    // attention pairs each q with its own keys.
+    for (size_t I = 0; I + 2 < Rank; ++I)
+      if (!((*QT->shape)[I] == (*KT->shape)[I]) ||
+          !((*QT->shape)[I] == (*VT->shape)[I]))
+        return New;
     // k^T [.., d, t] back to k [.., t, d]; SimplifyExpr merges the
     // transposes.
     std::vector<int64_t> Swap;

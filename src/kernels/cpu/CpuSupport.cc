@@ -11,6 +11,25 @@ bool cpuHasAvx512() {
   return Has;
 }
 
+CpuIsa hostIsa() {
+  static const CpuIsa Isa = [] {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+      return CpuIsa::Base;
+    if (__builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+      return CpuIsa::Avx512;
+    return CpuIsa::Avx2;
+#else
+    return CpuIsa::Base;
+#endif
+  }();
+  return Isa;
+}
+
 bool allFloat32(std::initializer_list<const Tensor *> Ts) {
   for (const Tensor *T : Ts)
     if (T && (!T->defined() || T->dtype() != DType::Float32 || !T->hasData()))

@@ -21,6 +21,12 @@ namespace rivet::cpu {
 /// Whether this CPU has AVX-512 (our NCHW16c kernels' vectors).
 bool cpuHasAvx512();
 
+/// The instruction sets our per-ISA kernel compilations target (DenseGemv,
+/// RecurrentSteps): AVX-512 means F, BW, DQ and VL; AVX2 comes with FMA.
+enum class CpuIsa { Base, Avx2, Avx512 };
+/// The best of them this CPU runs.
+CpuIsa hostIsa();
+
 /// A kernel's Auto/Off/Always choice from environment variable Var:
 /// "off", "always", anything else (or unset) Auto.
 template <class Choice> Choice choiceFromEnvironment(const char *Var) {

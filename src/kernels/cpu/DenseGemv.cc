@@ -1,5 +1,6 @@
 //===- DenseGemv.cc - A dense with one row: a matrix-vector product -------===//
 #include "kernels/cpu/DenseGemv.h"
+#include "kernels/cpu/CpuSupport.h"
 
 #include <cstring>
 
@@ -50,18 +51,13 @@ using GemvFn = void (*)(const float *, const float *, const float *, int64_t,
                         int64_t, int64_t, float *);
 
 GemvFn bestGemv() {
+  switch (cpu::hostIsa()) {
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    if (__builtin_cpu_supports("avx512f") &&
-        __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vl"))
-      return gemv_avx512::denseGemvRowsAvx512;
-    return gemv_avx2::denseGemvRowsAvx2;
-  }
+  case cpu::CpuIsa::Avx512: return gemv_avx512::denseGemvRowsAvx512;
+  case cpu::CpuIsa::Avx2: return gemv_avx2::denseGemvRowsAvx2;
 #endif
-  return gemv_base::denseGemvRowsBase;
+  default: return gemv_base::denseGemvRowsBase;
+  }
 }
 } // namespace
 

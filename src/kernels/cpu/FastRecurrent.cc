@@ -3,11 +3,12 @@
 // Library kernels cpu.lstm, cpu.gru and cpu.rnn (KernelInfo::libraryFor):
 // the VM calls them in place of the reference kernels (ops/RNN.cc: double
 // precision, one batch row and one matrix-vector product at a time). Here,
-// in float32, the input projection of every step is one GEMM before the
-// recurrence, and each step is one small GEMM of the whole batch's hidden
-// states by R followed by one pass of fused gate arithmetic with vectorized
-// sigmoid and tanh. The weights are packed transposed, each gate padded to
-// a multiple of 8 lanes, so that every vector is whole. Every attribute of
+// in float32 (RecurrentSteps.h): the input projection of a block of steps
+// is one GEMM, and each step is one small GEMM of the whole batch's hidden
+// states by R followed by the gate arithmetic with vectorized sigmoid and
+// tanh. The weights are packed transposed, each gate padded to a multiple
+// of 8 lanes, so that every vector is whole; a packing is kept per thread
+// for the values it came from. Every attribute of
 // the reference is honoured (directions, activations, clip, layouts,
 // sequence lengths, initial states, peepholes, input_forget,
 // linear_before_reset); other dtypes run the reference kernel.
@@ -31,24 +32,17 @@ using Entry = void (*)(const DirectionJob &);
 
 /// The compilation of Isa, or null when this CPU cannot run it.
 Entry entryFor(RecurrentIsa Isa) {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  bool Avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  bool Avx512 = Avx2 && __builtin_cpu_supports("avx512f") &&
-                __builtin_cpu_supports("avx512bw") &&
-                __builtin_cpu_supports("avx512dq") &&
-                __builtin_cpu_supports("avx512vl");
-#else
-  bool Avx2 = false, Avx512 = false;
-#endif
+  cpu::CpuIsa Host = cpu::hostIsa();
   switch (Isa) {
   case RecurrentIsa::Auto:
-    return Avx512 ? runDirectionAvx512
-           : Avx2 ? runDirectionAvx2
-                  : runDirectionBase;
+    return Host == cpu::CpuIsa::Avx512 ? runDirectionAvx512
+           : Host == cpu::CpuIsa::Avx2 ? runDirectionAvx2
+                                       : runDirectionBase;
   case RecurrentIsa::Base: return runDirectionBase;
-  case RecurrentIsa::Avx2: return Avx2 ? runDirectionAvx2 : nullptr;
-  case RecurrentIsa::Avx512: return Avx512 ? runDirectionAvx512 : nullptr;
+  case RecurrentIsa::Avx2:
+    return Host != cpu::CpuIsa::Base ? runDirectionAvx2 : nullptr;
+  case RecurrentIsa::Avx512:
+    return Host == cpu::CpuIsa::Avx512 ? runDirectionAvx512 : nullptr;
   }
   return nullptr;
 }

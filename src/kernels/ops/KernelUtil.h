@@ -216,6 +216,22 @@ void forEachStrided(const Shape &Out,
 inline void copyStrided(const void *Src, const std::vector<int64_t> &SrcStrides,
                         int64_t SrcStart, void *Dst, const Shape &Out,
                         size_t ESize) {
+  // An axis whose source rows follow each other merges with the next (the
+  // destination is dense): a slice of whole rows (x[:i] of a [n, 8]) is one
+  // memcpy, not one per row of 8.
+  size_t Merge = Out.size();
+  while (Merge >= 2 &&
+         SrcStrides[Merge - 2] == SrcStrides[Merge - 1] * Out[Merge - 1])
+    --Merge;
+  if (Merge + 1 < Out.size()) {
+    Shape Merged(Out.begin(), Out.begin() + (std::ptrdiff_t)Merge);
+    std::vector<int64_t> Strides(SrcStrides.begin(),
+                                 SrcStrides.begin() + (std::ptrdiff_t)Merge);
+    for (size_t I = Merge; I < Out.size(); ++I)
+      Merged.back() *= Out[I];
+    Strides.back() = SrcStrides.back();
+    return copyStrided(Src, Strides, SrcStart, Dst, Merged, ESize);
+  }
   if (!Out.empty() && SrcStrides.back() == 1 && Out.back() > 1) {
     // Unit-stride rows (slices, most transposes of leading axes): one
     // memcpy per row instead of a loop of element copies.

@@ -266,23 +266,6 @@ Tensor rows(int64_t N) {
   return Tensor::fromVector<float>(std::move(V), {std::max<int64_t>(N, 1), 4});
 }
 
-/// The outcome of @main of M on In on the interpreter (Want), checked
-/// against each VM executor.
-Outcome expectAgreement(const ir::Module &M, const std::vector<Tensor> &In,
-                        const std::string &What) {
-  Outcome Want =
-      outcomeOf([&] { return rivet::testing::runOnInterpreter(M, In); });
-  for (const Executor &E : executors()) {
-    Outcome Got = outcomeOf(
-        [&] { return rivet::testing::runOnVM(M, E.Level, E.Mode, In); });
-    EXPECT_EQ(difference(Got, Want), "")
-        << What << " on " << E.Name
-        << "\nVM error: " << Got.Error.value_or("none")
-        << "\ninterpreter error: " << Want.Error.value_or("none");
-  }
-  return Want;
-}
-
 } // namespace
 
 TEST(SequenceLoop, InterpreterAndVMAgree) {

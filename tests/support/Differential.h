@@ -179,6 +179,22 @@ inline const std::vector<Executor> &executors() {
   return E;
 }
 
+/// The outcome of @main of M on In on the reference interpreter, expected
+/// of every executor too (What names the case in a failure).
+inline Outcome expectAgreement(const ir::Module &M,
+                               const std::vector<Tensor> &In,
+                               const std::string &What) {
+  Outcome Want = outcomeOf([&] { return runOnInterpreter(M, In); });
+  for (const Executor &E : executors()) {
+    Outcome Got = outcomeOf([&] { return runOnVM(M, E.Level, E.Mode, In); });
+    EXPECT_EQ(difference(Got, Want), "")
+        << What << " on " << E.Name
+        << "\nVM error: " << Got.Error.value_or("none")
+        << "\ninterpreter error: " << Want.Error.value_or("none");
+  }
+  return Want;
+}
+
 /// RIVET_DIFF_SEED picks the sequence; RIVET_DIFF_ITERATIONS is the number
 /// of programs and RIVET_DIFF_SECONDS a bound on the time. By default a
 /// fixed number of programs (the same ones on every machine, so CI's

@@ -41,18 +41,7 @@ ir::Module parse(const std::string &Text) {
 /// expects the same outcome; returns the interpreter's.
 Outcome expectAgreement(const std::string &Text, const std::vector<Tensor> &In,
                         const std::string &What) {
-  ir::Module M = parse(Text);
-  Outcome Want =
-      outcomeOf([&] { return rivet::testing::runOnInterpreter(M, In); });
-  for (const Executor &E : executors()) {
-    Outcome Got = outcomeOf(
-        [&] { return rivet::testing::runOnVM(M, E.Level, E.Mode, In); });
-    EXPECT_EQ(difference(Got, Want), "")
-        << What << " on " << E.Name
-        << "\nVM error: " << Got.Error.value_or("none")
-        << "\ninterpreter error: " << Want.Error.value_or("none");
-  }
-  return Want;
+  return rivet::testing::diff::expectAgreement(parse(Text), In, What);
 }
 
 Tensor vec(std::vector<float> V) {

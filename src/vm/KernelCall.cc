@@ -68,29 +68,22 @@ void recordSignature(std::vector<int64_t> &Sig, const std::vector<Tensor> &Ins,
 /// compiler's marker attributes become flags.
 VirtualMachine::KernelSlot VirtualMachine::builtinSlot(const KernelEntry &Entry,
                                                        size_t K) const {
+  KernelSlot S;
+  S.Kind = Entry.kind;
+  S.Name = Entry.op;
   if (Entry.kind == KernelEntry::Kind::ListPrimitive) {
-    ListPrimitive Fn = findListPrimitive(Entry.op);
-    if (!Fn)
+    S.ListFn = findListPrimitive(Entry.op);
+    if (!S.ListFn)
       fail("executable: kernel table entry {}: no List primitive '{}' in "
            "this runtime",
            K, Entry.op);
-    KernelSlot S;
-    S.Kind = Entry.kind;
-    S.Info = nullptr;
-    S.Name = Entry.op;
-    S.ListFn = Fn;
     return S;
   }
-  const KernelInfo *Info =
-      Entry.info ? Entry.info : KernelRegistry::global().find(Entry.op);
-  if (!Info)
+  S.Info = Entry.info ? Entry.info : KernelRegistry::global().find(Entry.op);
+  if (!S.Info)
     fail("executable: kernel table entry {}: no kernel for operator '{}' in "
          "this runtime",
          K, Entry.op);
-  KernelSlot S;
-  S.Kind = Entry.kind;
-  S.Info = Info;
-  S.Name = Entry.op;
   for (const auto &KV : Entry.attrs.items()) {
     if (!isMarkerAttr(KV.first))
       S.KernelAttrs.set(KV.first, KV.second);

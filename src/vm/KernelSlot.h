@@ -19,7 +19,7 @@ namespace rivet::vm {
 /// copies tensors into place without allocating.
 struct VirtualMachine::KernelSlot {
   KernelEntry::Kind Kind;
-  const KernelInfo *Info;
+  const KernelInfo *Info = nullptr;
   Attrs KernelAttrs; // without the marker attributes
   bool ListArgument = false;
   bool ListResult = false;

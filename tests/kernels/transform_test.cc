@@ -235,3 +235,31 @@ TEST(Transform, UnitStrideRowCopies) {
               << dtypeName(T);
   }
 }
+
+// Slices whose rows follow each other in the source merge into longer rows
+// (one memcpy for x[a:b] of a [n, 8]; the merge of a single axis was once
+// skipped): one axis, two axes and the inner axes only, against the element
+// formula.
+TEST(Transform, SlicesOfWholeRowsMerge) {
+  Tensor X = iota({3, 4, 5});
+  struct Case {
+    Ints Begin, End;
+  };
+  for (const Case &C : {Case{{1, 0, 0}, {3, 4, 5}}, Case{{0, 1, 0}, {3, 3, 5}},
+                        Case{{2, 0, 0}, {3, 4, 5}}}) {
+    Tensor S = run("strided_slice", {X}, {{"begin", C.Begin}, {"end", C.End}});
+    Shape Want = {C.End[0] - C.Begin[0], C.End[1] - C.Begin[1], 5};
+    ASSERT_EQ(S.shape(), Want);
+    for (int64_t I = 0; I < Want[0]; ++I)
+      for (int64_t J = 0; J < Want[1]; ++J)
+        for (int64_t K = 0; K < 5; ++K)
+          EXPECT_EQ(S.elementAsInt((I * Want[1] + J) * 5 + K),
+                    ((I + C.Begin[0]) * 4 + J + C.Begin[1]) * 5 + K);
+  }
+  Tensor Y = iota({6, 8});
+  Tensor Rows =
+      run("strided_slice", {Y}, {{"begin", Ints{1, 0}}, {"end", Ints{5, 8}}});
+  ASSERT_EQ(Rows.shape(), (Shape{4, 8}));
+  for (int64_t E = 0; E < 32; ++E)
+    EXPECT_EQ(Rows.elementAsInt(E), 8 + E);
+}

@@ -223,7 +223,7 @@ inline void copyStrided(const void *Src, const std::vector<int64_t> &SrcStrides,
   while (Merge >= 2 &&
          SrcStrides[Merge - 2] == SrcStrides[Merge - 1] * Out[Merge - 1])
     --Merge;
-  if (Merge + 1 < Out.size()) {
+  if (Merge < Out.size()) {
     Shape Merged(Out.begin(), Out.begin() + (std::ptrdiff_t)Merge);
     std::vector<int64_t> Strides(SrcStrides.begin(),
                                  SrcStrides.begin() + (std::ptrdiff_t)Merge);

@@ -75,6 +75,9 @@ int64_t densePartsCalls();
 /// Denses with few rows of x run as matrix-vector products (DenseGemv.h)
 /// since the process started (tests).
 int64_t denseGemvCalls();
+/// Matrix products run on smallGemm (SmallGemm.h) rather than oneDNN
+/// since the process started (tests).
+int64_t smallGemmCalls();
 /// Matrix products run on oneDNN's sgemm rather than its matmul primitive
 /// (DnnlMatMul.cc says which) since the process started (tests).
 int64_t sgemmCalls();

@@ -15,6 +15,7 @@
 #include "kernels/NativeKernelAbi.h"
 #include "kernels/Threading.h"
 #include "kernels/cpu/DenseGemv.h"
+#include "kernels/cpu/SmallGemm.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
 
@@ -420,8 +421,51 @@ bool runDenseGemv(const Tensor &X, const Tensor &W, const Tensor *Bias,
   return true;
 }
 
+std::atomic<int64_t> SmallGemmCalls{0};
+
+/// Whether T is a per-column operand of an [M, N] output: N values along
+/// its last axis, every other axis 1.
+bool perColumn(const Tensor &T, int64_t N) {
+  return T.dtype() == DType::Float32 && T.rank() >= 1 &&
+         T.shape().back() == N && T.numel() == N;
+}
+
+/// Out [M, N] = A [M, K] @ B (B [K, N] with row stride Ldb) + Bias, then
+/// the tail, on smallGemm (SmallGemm.h). A leading add of a per-column
+/// operand (a bias the fusion put in the tail) becomes its bias; the rest
+/// of the tail runs on the output by the reference kernels.
+bool runSmallGemm(const float *A, const float *B, int64_t Ldb,
+                  const Tensor *Bias, const PostOps &Post, Tensor &Out,
+                  int64_t M, int64_t N, int64_t K) {
+  size_t First = 0;
+  const float *BiasData = Bias ? Bias->data<float>() : nullptr;
+  if (!Bias && !Post.empty() && Post[0].kind == PostOp::Kind::Add &&
+      perColumn(Post[0].operand, N)) {
+    BiasData = Post[0].operand.data<float>();
+    First = 1;
+  }
+  SmallGemmArgs G{A, K, B, Ldb, BiasData, Out.data<float>(), N, N, K};
+  smallGemm(G, M);
+  if (First < Post.size())
+    applyPostOpsReference(Out, PostOps(Post.begin() + (long)First, Post.end()));
+  SmallGemmCalls.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+/// w [N, K] transposed into this thread's buffer ([K, N]) for smallGemm.
+const float *transposedWeights(const Tensor &W, int64_t N, int64_t K) {
+  thread_local std::vector<float> Buffer;
+  Buffer.resize((size_t)(N * K));
+  const float *Src = W.data<float>();
+  for (int64_t Row = 0; Row < N; ++Row)
+    for (int64_t Col = 0; Col < K; ++Col)
+      Buffer[(size_t)(Col * N + Row)] = Src[Row * K + Col];
+  return Buffer.data();
+}
+
 } // namespace
 
+int64_t smallGemmCalls() { return SmallGemmCalls.load(); }
 int64_t denseGemvCalls() { return DenseGemvCalls.load(); }
 
 int64_t densePartsMinWork() {
@@ -464,6 +508,12 @@ bool dnnlMatMul(const Tensor &A, const Tensor &B, const PostOps &Post,
     DstElems *= Dst[I];
   if (DstElems != Out.numel())
     return false;
+  // b one matrix (its batch axes all 1): a's batch axes are more rows.
+  bool BMatrix = std::all_of(SB, SB + R - 2, [](int64_t E) { return E == 1; });
+  int64_t Rows = A.numel() / K;
+  if (!AVec && !BVec && BMatrix && smallGemmApplies(Rows, N, K))
+    return runSmallGemm(A.data<float>(), B.data<float>(), N, nullptr, Post, Out,
+                        Rows, N, K);
   std::optional<PostOpPlan> Plan;
   if (!Post.empty()) {
     // The logical output drops the unit axes of vector operands and may
@@ -497,6 +547,9 @@ bool dnnlDense(const Tensor &X, const Tensor &W, const Tensor *Bias,
   int64_t M = X.numel() / K;
   if (fewDenseRows(M, N, K))
     return runDenseGemv(X, W, Bias, Post, Out, M, N, K);
+  if (smallGemmApplies(M, N, K))
+    return runSmallGemm(X.data<float>(), transposedWeights(W, N, K), N, Bias,
+                        Post, Out, M, N, K);
   if (std::optional<bool> Ran =
           runDenseInParts(X, W, Bias, Post, Out, ConstantWeights, M, N, K))
     return *Ran;

@@ -39,7 +39,7 @@ namespace {
 constexpr const char *Op = "attention";
 
 /// Keys per block: a multiple of every vector width below.
-constexpr int64_t kKeyBlock = 64;
+constexpr int64_t kKeyBlock = 128;
 /// Query rows a task aims at (over the q heads of its kv head): each block
 /// of keys and values is packed once per task and read by all its rows from
 /// L1; the rows' scores, sums and queries stay in L2.
@@ -421,15 +421,16 @@ template <typename C> struct Job {
   int64_t headVPad = 0;    // headV rounded up to kPair
 };
 
-/// Scores of NR rows against a block of transposed keys Kt[d][kKeyBlock]:
-/// S[r][j] = sum_d Qs[r][d] * Kt[d][j]. The 2 x NR accumulators stay in
-/// registers over d; each step is two vectors of keys times one q element.
+/// Scores of NR rows against the first Width (a multiple of kPair) of a
+/// block of transposed keys Kt[d][kKeyBlock]: S[r][j] = sum_d Qs[r][d] *
+/// Kt[d][j]. The 2 x NR accumulators stay in registers over d; each step is
+/// two vectors of keys times one q element.
 template <typename C, int NR>
 RIVET_ATTN_INLINE void scoreRows(const C *Qs, int64_t HeadK, const C *Kt,
-                                 C *S) {
+                                 int64_t Width, C *S) {
   using V = typename Lanes<C>::V;
   constexpr int64_t N = Lanes<C>::N;
-  for (int64_t J = 0; J < kKeyBlock; J += 2 * N) {
+  for (int64_t J = 0; J < Width; J += 2 * N) {
     V A0[NR], A1[NR];
 #pragma GCC unroll 8
     for (int R = 0; R < NR; ++R)
@@ -483,15 +484,15 @@ RIVET_ATTN_INLINE void accumulateRows(const C *P, int64_t Jn, const C *Vp,
   }
 }
 
-/// X[j] = e^(X[j] - Max) over kKeyBlock values; -inf (and anything below
-/// -87, whose exponential is below float's normal range) gives 0. Cephes' expf:
-/// x = n ln2 + r with |r| <= ln2 / 2, a degree-6 polynomial for e^r, 2^n from
-/// the exponent bits; within 2 ulp, and a loop the compiler vectorizes where
-/// std::exp would be a call per element.
-RIVET_ATTN_INLINE void expBlock(float *X, float Max) {
+/// X[j] = e^(X[j] - Max) over Width values (a multiple of the vector width);
+/// -inf (and anything below -87, whose exponential is below float's normal
+/// range) gives 0. Cephes' expf: x = n ln2 + r with |r| <= ln2 / 2, a degree-6
+/// polynomial for e^r, 2^n from the exponent bits; within 2 ulp, and a loop the
+/// compiler vectorizes where std::exp would be a call per element.
+RIVET_ATTN_INLINE void expBlock(float *X, float Max, int64_t Width) {
   using V = Lanes<float>::V;
   using I = Lanes<float>::I;
-  for (int64_t J = 0; J < kKeyBlock; J += Lanes<float>::N) {
+  for (int64_t J = 0; J < Width; J += Lanes<float>::N) {
     V X0 = lanes(X + J) - Max;
     I Dead = X0 < -87.0f;
     // Max is the largest value: X0 <= 0 (or NaN), no overflow.
@@ -511,8 +512,8 @@ RIVET_ATTN_INLINE void expBlock(float *X, float Max) {
     lanes(X + J) = (V)((I)Y & ~Dead);
   }
 }
-RIVET_ATTN_INLINE void expBlock(double *X, double Max) {
-  for (int64_t J = 0; J < kKeyBlock; ++J)
+RIVET_ATTN_INLINE void expBlock(double *X, double Max, int64_t Width) {
+  for (int64_t J = 0; J < Width; ++J)
     X[J] = std::exp(X[J] - Max);
 }
 
@@ -522,10 +523,12 @@ template <typename C> RIVET_ATTN_INLINE void scaleLanes(C *X, int64_t N, C F) {
     lanes(X + I) *= F;
 }
 
-template <typename C> RIVET_ATTN_INLINE C maxOfBlock(const C *X) {
+/// The largest of X[0, Width), Width a positive multiple of the vector width.
+template <typename C>
+RIVET_ATTN_INLINE C maxOfBlock(const C *X, int64_t Width) {
   using V = typename Lanes<C>::V;
   V M = lanes(X);
-  for (int64_t J = Lanes<C>::N; J < kKeyBlock; J += Lanes<C>::N) {
+  for (int64_t J = Lanes<C>::N; J < Width; J += Lanes<C>::N) {
     V Xj = lanes(X + J);
     M = Xj > M ? Xj : M;
   }
@@ -535,10 +538,11 @@ template <typename C> RIVET_ATTN_INLINE C maxOfBlock(const C *X) {
   return R;
 }
 
-template <typename C> RIVET_ATTN_INLINE C sumOfBlock(const C *X) {
+template <typename C>
+RIVET_ATTN_INLINE C sumOfBlock(const C *X, int64_t Width) {
   using V = typename Lanes<C>::V;
   V S = lanes(X);
-  for (int64_t J = Lanes<C>::N; J < kKeyBlock; J += Lanes<C>::N)
+  for (int64_t J = Lanes<C>::N; J < Width; J += Lanes<C>::N)
     S += lanes(X + J);
   C R = 0;
   for (int64_t L = 0; L < Lanes<C>::N; ++L)
@@ -694,8 +698,11 @@ RIVET_ATTN_INLINE void softmaxStep(const Job<C> &J, Scratch<C> &W, int64_t Row,
   constexpr C NegInf = -std::numeric_limits<C>::infinity();
   const Geometry &G = J.g;
   C *S = W.scores.data() + Row * kKeyBlock;
+  // The vector loops' extent: the block's keys, whole pairs of vectors (a
+  // short sequence's block is mostly past its end).
+  const int64_t Width = (Jn + kPair<C> - 1) / kPair<C> * kPair<C>;
   if (W.rowEnd[(size_t)Row] <= J0 && J.skipsMasked) {
-    std::fill(S, S + kKeyBlock, C(0)); // the row sees no key of the block
+    std::fill(S, S + Width, C(0)); // the row sees no key of the block
     return;
   }
   C *Qk = G.withQk ? W.qkRows.data() + Row * G.total + J0 : nullptr;
@@ -710,7 +717,7 @@ RIVET_ATTN_INLINE void softmaxStep(const Job<C> &J, Scratch<C> &W, int64_t Row,
     for (; I < Live; ++I)
       S[I] += Bias[J0 + I];
   }
-  std::fill(S + Live, S + kKeyBlock, NegInf);
+  std::fill(S + Live, S + Width, NegInf);
   if (Qk && J.mode == 1)
     std::copy(S, S + Jn, Qk);
   if (J.softcap > 0) {
@@ -722,13 +729,13 @@ RIVET_ATTN_INLINE void softmaxStep(const Job<C> &J, Scratch<C> &W, int64_t Row,
     std::copy(S, S + Jn, Qk);
 
   C &M = W.rowMax[(size_t)Row], &L = W.rowSum[(size_t)Row];
-  C NewMax = std::max(M, maxOfBlock(S));
+  C NewMax = std::max(M, maxOfBlock(S, Width));
   if (NewMax == NegInf) { // every key so far masked: nothing to add
-    std::fill(S, S + kKeyBlock, C(0));
+    std::fill(S, S + Width, C(0));
     return;
   }
-  expBlock(S, NewMax);
-  C Sum = sumOfBlock(S);
+  expBlock(S, NewMax, Width);
+  C Sum = sumOfBlock(S, Width);
   if (M != NewMax) {
     C Correction = std::exp(M - NewMax); // 0 when M is -inf
     C *O = W.out.data() + Row * J.headVPad;
@@ -795,6 +802,7 @@ RIVET_ATTN_INLINE void attendTask(const Job<C> &J, Scratch<C> &W,
   int64_t J0 = 0;
   for (; J0 < KeyEnd; J0 += kKeyBlock) {
     int64_t Jn = std::min(kKeyBlock, G.total - J0);
+    int64_t Width = (Jn + kPair<C> - 1) / kPair<C> * kPair<C>;
     if (J.copiesPresent) {
       J.keyCopy.copy(B, H, J0, J0 + Jn);
       J.valueCopy.copy(B, H, J0, J0 + Jn);
@@ -813,12 +821,12 @@ RIVET_ATTN_INLINE void attendTask(const Job<C> &J, Scratch<C> &W,
       for (; Row + kRowBlock <= R; Row += kRowBlock)
         if (!Dead(Row, kRowBlock, J0))
           scoreRows<C, kRowBlock>(W.qs.data() + Row * G.headK, G.headK,
-                                  W.keysT.data(),
+                                  W.keysT.data(), Width,
                                   W.scores.data() + Row * kKeyBlock);
       for (; Row < R; ++Row)
         if (!Dead(Row, 1, J0))
           scoreRows<C, 1>(W.qs.data() + Row * G.headK, G.headK, W.keysT.data(),
-                          W.scores.data() + Row * kKeyBlock);
+                          Width, W.scores.data() + Row * kKeyBlock);
     }
     for (Row = 0; Row < R; ++Row)
       softmaxStep(J, W, Row, BiasRows[(size_t)Row], J0, Jn);

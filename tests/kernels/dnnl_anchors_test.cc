@@ -1,15 +1,17 @@
 //===- dnnl_anchors_test.cc - oneDNN anchors against the reference --------===//
 //
-// Every case runs twice: through the registered kernel with oneDNN on (and
-// checks that oneDNN really ran, by its cache counters) and with oneDNN off
-// (the reference loops). Fused kernels are compared with the anchor and the
-// post-ops run one by one on the reference path.
+// Every case runs twice: through the operator's library kernel (dnnl.conv,
+// ...: what the VM calls) with oneDNN on, checking that oneDNN really ran
+// (by its cache counters), and through its reference kernel (plain loops,
+// no oneDNN). Fused kernels are compared with the anchor and the post-ops
+// run one by one on the reference path.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
 
 #include "kernels/Threading.h"
 #include "kernels/cpu/BlockedDirectConv.h"
+#include "kernels/cpu/SmallGemm.h"
 #include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
@@ -27,6 +29,14 @@ extern "C" int omp_get_max_threads() __attribute__((weak));
 namespace rivet::test {
 namespace {
 
+/// These tests are about oneDNN's paths: the products small enough for
+/// smallGemm (small_gemm_test.cc covers it) stay on oneDNN here.
+class OneDnnProducts : public ::testing::Environment {
+  void SetUp() override { setSmallGemmMaxWork(0); }
+};
+[[maybe_unused]] ::testing::Environment *const OneDnnOnly =
+    ::testing::AddGlobalTestEnvironment(new OneDnnProducts);
+
 /// Calls that took a fast path: oneDNN's primitives and sgemm, the
 /// one-row dense's matrix-vector product and our direct conv kernels.
 int64_t dnnlCalls() {
@@ -35,21 +45,38 @@ int64_t dnnlCalls() {
          denseGemvCalls() + directConvCalls();
 }
 
+/// Op on the reference path: a fused kernel with oneDNN off (its fallback),
+/// an operator's reference kernel with oneDNN on, which it must not call
+/// (the interpreter is the VM's independent oracle).
 Tensor runReference(const std::string &Op, const std::vector<Tensor> &In,
                     const Attrs &A = {}) {
-  DnnlDisabledScope Off;
-  return run(Op, In, A);
+  if (!KernelRegistry::global().libraryKernel(Op)) {
+    DnnlDisabledScope Off;
+    return run(Op, In, A);
+  }
+  int64_t Before = dnnlCalls();
+  Tensor R = run(Op, In, A);
+  EXPECT_EQ(dnnlCalls(), Before)
+      << "the reference kernel of " << Op << " called oneDNN";
+  return R;
 }
 
-/// Runs Op with oneDNN on, expects oneDNN to have run and the result to
-/// match the reference path.
+/// The kernel the VM calls for Op: its library kernel, or Op itself (the
+/// fused kernels).
+std::string vmKernel(const std::string &Op) {
+  const KernelInfo *L = KernelRegistry::global().libraryKernel(Op);
+  return L ? L->name : Op;
+}
+
+/// Runs Op's VM kernel with oneDNN on, expects oneDNN to have run and the
+/// result to match the reference path.
 void expectMatchesReference(const std::string &Op,
                             const std::vector<Tensor> &In, const Attrs &A,
                             const std::string &What) {
   SCOPED_TRACE(What);
   ASSERT_TRUE(dnnlEnabled());
   int64_t Before = dnnlCalls();
-  Tensor Fast = run(Op, In, A);
+  Tensor Fast = run(vmKernel(Op), In, A);
   EXPECT_GT(dnnlCalls(), Before) << "oneDNN did not run";
   Tensor Ref = runReference(Op, In, A);
   expectTensor(Fast, Ref, 1e-4, 1e-4);
@@ -141,7 +168,7 @@ TEST(DnnlAnchors, ConcurrentConvsFromTwoThreads) {
   std::atomic<int> Mismatches{0};
   auto Work = [&] {
     for (int I = 0; I < 12; ++I)
-      if (!allClose(run("conv", In, A), Ref, 1e-4, 1e-4))
+      if (!allClose(run("dnnl.conv", In, A), Ref, 1e-4, 1e-4))
         ++Mismatches;
   };
   std::thread T1(Work), T2(Work);
@@ -155,7 +182,7 @@ TEST(DnnlAnchors, NonFloat32StaysOnReference) {
   Tensor X = randomF32(G, {1, 2, 5, 5}).cast(DType::Float64);
   Tensor W = randomF32(G, {3, 2, 3, 3}).cast(DType::Float64);
   int64_t Before = dnnlCalls();
-  Tensor R = run("conv", {X, W});
+  Tensor R = run("dnnl.conv", {X, W});
   EXPECT_EQ(dnnlCalls(), Before);
   EXPECT_EQ(R.typeString(), "Tensor[(1, 3, 3, 3), float64]");
 }
@@ -263,8 +290,7 @@ TEST(DnnlAnchors, LargePlainProductsRunOnSgemm) {
 Tensor composedReference(const std::string &Anchor,
                          const std::vector<Tensor> &In, const Attrs &A,
                          const PostOps &P) {
-  DnnlDisabledScope Off;
-  Tensor R = run(Anchor, In, A);
+  Tensor R = runReference(Anchor, In, A);
   for (const PostOp &Op : P) {
     Attrs OA;
     if (Op.kind == PostOp::Kind::Clip)
@@ -751,10 +777,10 @@ TEST(DnnlCaches, RepeatedShapesReusePrimitives) {
   std::mt19937 G(37);
   Tensor X = randomF32(G, {1, 8, 16, 16}), W = randomF32(G, {8, 8, 3, 3});
   Attrs A{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
-  run("conv", {X, W}, A); // warm up
+  run("dnnl.conv", {X, W}, A); // warm up
   DnnlCacheStats S0 = dnnlCacheStats();
   for (int I = 0; I < 5; ++I)
-    run("conv", {randomF32(G, {1, 8, 16, 16}), W}, A);
+    run("dnnl.conv", {randomF32(G, {1, 8, 16, 16}), W}, A);
   DnnlCacheStats S1 = dnnlCacheStats();
   EXPECT_EQ(S1.primitivesCreated, S0.primitivesCreated);
   EXPECT_GE(S1.primitiveHits - S0.primitiveHits, 5);
@@ -894,10 +920,10 @@ TEST(DnnlThreads, OneAndTwoThreadsAgree) {
   int Saved = numThreads();
   setNumThreads(1);
   EXPECT_EQ(numThreads(), 1);
-  Tensor One = run("matmul", In);
+  Tensor One = run("dnnl.matmul", In);
   setNumThreads(2);
   EXPECT_EQ(numThreads(), 2);
-  Tensor Two = run("matmul", In);
+  Tensor Two = run("dnnl.matmul", In);
   setNumThreads(Saved);
   expectTensor(One, Two, 1e-5, 1e-5);
   expectTensor(One, runReference("matmul", In), 1e-4, 1e-4);

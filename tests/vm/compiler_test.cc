@@ -241,6 +241,48 @@ def @main(%x: Tensor[(5, 2, 4), float32], %w: Tensor[(1, 32, 4), float32],
   }
 }
 
+// conv, dense, matmul and gemm run on oneDNN in the VM only through kernels
+// of their own (dnnl.*: their reference kernels are the interpreter's
+// independent oracle): at -O0 the library kernels, at every level never the
+// reference kernels, unless the options turn library kernels off.
+TEST(Compiler, AnchorsRunOnTheirOneDNNLibraryKernels) {
+  const std::string Text = R"(
+def @main(%x: Tensor[(1, 3, 8, 8), float32], %a: Tensor[(4, 6), float32]) {
+  let %w = ones(shape=[4, 3, 3, 3], dtype="float32");
+  let %c = conv(%x, %w, pads=[1, 1, 1, 1]);
+  let %wd = ones(shape=[5, 6], dtype="float32");
+  let %b = ones(shape=[6, 5], dtype="float32");
+  let %d = dense(%a, %wd);
+  let %m = matmul(%a, %b);
+  let %g = gemm(%a, %wd, trans_b=1);
+  (%c, %d, %m, %g)
+}
+)";
+  const std::vector<std::string> Ops = {"conv", "dense", "matmul", "gemm"};
+  for (int Level : {0, 1, 2, 3}) {
+    CompileOptions O;
+    O.optLevel = Level;
+    auto E = compileText(Text, O);
+    for (const std::string &Op : Ops) {
+      EXPECT_EQ(findKernel(*E, Op, KernelEntry::Kind::Builtin), nullptr)
+          << Op << " at -O" << Level;
+      if (Level == 0) {
+        EXPECT_NE(findKernel(*E, "dnnl." + Op, KernelEntry::Kind::Builtin),
+                  nullptr)
+            << Op;
+      }
+    }
+  }
+  CompileOptions Off;
+  Off.optLevel = 0;
+  Off.libraryKernels = false;
+  auto E = compileText(Text, Off);
+  for (const std::string &Op : Ops) {
+    EXPECT_NE(findKernel(*E, Op, KernelEntry::Kind::Builtin), nullptr) << Op;
+    EXPECT_EQ(findKernel(*E, "dnnl." + Op, KernelEntry::Kind::Builtin), nullptr)
+        << Op;
+  }
+}
 // A --cpu/--mattr target picks oneDNN's channel block for that CPU, not the
 // host's: 16 with AVX-512, 8 with AVX2 only.
 TEST(Compiler, ConvLayoutsFollowTheTargetCpu) {

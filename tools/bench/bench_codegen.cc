@@ -17,8 +17,8 @@
 //===----------------------------------------------------------------------===//
 #include "BenchTiming.h"
 #include "CpuPeak.h"
-#include "codegen/LowerPrimitive.h"
 #include "codegen/CodegenBackend.h"
+#include "codegen/LowerPrimitive.h"
 #include "ir/Parser.h"
 #include "ir/TypeInference.h"
 #include "kernels/Kernel.h"
@@ -127,7 +127,7 @@ int main(int Argc, char **Argv) {
   Tensor A = randomTensor({D, D}, DType::Float32, 2);
   Tensor B = randomTensor({D, D}, DType::Float32, 3);
   double Flop = 2.0 * (double)(D * D * D);
-  const KernelInfo &MatMul = KernelRegistry::global().get("matmul");
+  const KernelInfo &MatMul = KernelRegistry::global().get("dnnl.matmul");
   Out += fmt::format(", \"matmul\": {{\"m_n_k\": 1024, \"cpu\": {}, "
                      "\"listed_GHz\": {:.2f}, \"busy_GHz\": {:.2f}, "
                      "\"fma_flops_per_cycle_measured\": {:.1f}, "

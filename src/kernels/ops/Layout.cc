@@ -3,11 +3,11 @@
 // Reference kernels for the operators AlterOpLayout introduces; the layout
 // grammar (NCHW8c is [N, C/8, H, W, 8]) is in kernels/Layout.h.
 // conv2d_nchwc is conv on blocked tensors; its reference semantics is
-// "unblock, conv, reblock".
+// "unblock, conv, reblock". No oneDNN here (the VM's library kernels use it:
+// dnnl/DnnlLibraryKernels.cc).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Layout.h"
-#include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <array>
@@ -104,13 +104,6 @@ void transformInto(const Tensor &In, const Layout &Src, const Layout &Dst,
     std::memcpy(D, S, (size_t)Total * ESize);
     return;
   }
-  auto IsNchwFamily = [](const Layout &L) {
-    return hasAxes(L, "NCHW") || hasAxes(L, "NCHWc");
-  };
-  constexpr int C = 'C' - 'A';
-  if (IsNchwFamily(Src) && IsNchwFamily(Dst) &&
-      dnnlReblockChannels(In, Src.BlockOf[C], Dst.BlockOf[C], Out))
-    return;
   std::vector<int64_t> SrcStrides = contiguousStrides(In.shape());
   std::array<int64_t, 26> Extent =
       primalExtents("layout_transform", In.shape(), Src);

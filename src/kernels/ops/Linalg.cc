@@ -1,12 +1,13 @@
 //===- Linalg.cc - dense, matmul, gemm and the integer matmuls ------------===//
 //
-// Reference matrix products: an i-k-j loop over row-major operands with an
+// Reference matrix products (ReferenceGemm.h: plain C++, no oneDNN, which
+// the VM's library kernels use: see dnnl/DnnlLibraryKernels.cc) with an
 // accumulator of the compute precision (double for float64, float for
 // float16/float32, wrapping int64 for integers), converted once at the end.
 //
 //===----------------------------------------------------------------------===//
-#include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/ops/KernelUtil.h"
+#include "kernels/ops/ReferenceGemm.h"
 
 #include <cmath>
 #include <limits>
@@ -20,11 +21,21 @@ using AccT = std::conditional_t<
     std::is_same_v<E, double>, double,
     std::conditional_t<std::is_integral_v<E>, int64_t, float>>;
 
-template <typename T> T accMulAdd(T Acc, T A, T B) {
-  if constexpr (std::is_integral_v<T>)
-    return (T)((uint64_t)Acc + (uint64_t)A * (uint64_t)B);
-  else
-    return Acc + A * B;
+/// R[i, j] (row stride N) = op(a)[i, :] @ op(b)[:, j] as referenceGemm, in
+/// the accumulator type, written in place when Out already is (float32,
+/// float64) and converted from a scratch buffer otherwise.
+template <typename E, typename FA, typename FB>
+void productInto(int64_t M, int64_t N, int64_t K, FA &&A, FB &&B, E *Out,
+                 GemmScratch<AccT<E>> &S) {
+  using Acc = AccT<E>;
+  if constexpr (std::is_same_v<E, Acc>) {
+    referenceGemm<Acc>(M, N, K, A, B, Out, N, S);
+  } else {
+    S.Caller.resize((size_t)(M * N));
+    referenceGemm<Acc>(M, N, K, A, B, S.Caller.data(), N, S);
+    for (int64_t I = 0; I < M * N; ++I)
+      Out[I] = convertElement<E>(S.Caller[(size_t)I]);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -51,8 +62,6 @@ std::vector<TensorMeta> denseShape(const std::vector<Tensor> &In,
 void denseKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                  const Attrs &) {
   const Tensor &X = In[0], &W = In[1];
-  if (dnnlDense(X, W, nullptr, {}, Out[0])) // float32 on oneDNN when it can
-    return;
   int64_t K = X.shape().back(), N = W.shape()[0];
   int64_t M = prodRange(X.shape(), 0, X.shape().size() - 1);
   dispatchDType(X.dtype(), [&](auto Tag) {
@@ -60,16 +69,12 @@ void denseKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
     if constexpr (elemInClass<E>(DTypeClass::Float)) {
       using A = AccT<E>;
       const E *PX = X.data<E>(), *PW = W.data<E>();
-      E *PR = Out[0].data<E>();
-      // Both operands are walked along K contiguously: row of x, row of w.
-      for (int64_t I = 0; I < M; ++I)
-        for (int64_t J = 0; J < N; ++J) {
-          A Acc = 0;
-          const E *XR = PX + I * K, *WR = PW + J * K;
-          for (int64_t L = 0; L < K; ++L)
-            Acc += A(XR[L]) * A(WR[L]);
-          PR[I * N + J] = convertElement<E>(Acc);
-        }
+      GemmScratch<A> &S = GemmScratch<A>::forThread();
+      productInto<E>(
+          M, N, K, [&](int64_t I, int64_t L) { return A(PX[I * K + L]); },
+          [&](int64_t L, int64_t J) { return A(PW[J * K + L]); },
+          Out[0].data<E>(), S);
+      S.trim();
     } else {
       checkDType("dense", "x", X.dtype(), DTypeClass::Float);
     }
@@ -130,8 +135,6 @@ std::vector<TensorMeta> matmulShape(const std::vector<Tensor> &In,
 
 void matmulKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                   const Attrs &) {
-  if (dnnlMatMul(In[0], In[1], {}, Out[0])) // float32 on oneDNN when it can
-    return;
   MatmulPlan P = planMatmul(In[0].shape(), In[1].shape());
   int64_t M = P.M, K = P.K, N = P.N;
   // Batch strides in units of whole matrices.
@@ -147,23 +150,21 @@ void matmulKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
       using A = AccT<E>;
       const E *PA = In[0].data<E>(), *PB = In[1].data<E>();
       E *PR = Out[0].data<E>();
-      std::vector<A> Acc((size_t)(M * N));
-      forEachStrided<2>(
-          P.Batch, S, [&](int64_t BI, const std::array<int64_t, 2> &Off) {
-            const E *MA = PA + Off[0], *MB = PB + Off[1];
-            std::fill(Acc.begin(), Acc.end(), A(0));
-            for (int64_t I = 0; I < M; ++I)
-              for (int64_t L = 0; L < K; ++L) {
-                A AV = A(ComputeT<E>(MA[I * K + L]));
-                const E *BRow = MB + L * N;
-                A *ARow = Acc.data() + I * N;
-                for (int64_t J = 0; J < N; ++J)
-                  ARow[J] = accMulAdd(ARow[J], AV, A(ComputeT<E>(BRow[J])));
-              }
-            E *R = PR + BI * M * N;
-            for (int64_t I = 0; I < M * N; ++I)
-              R[I] = convertElement<E>(Acc[(size_t)I]);
-          });
+      GemmScratch<A> &Scratch = GemmScratch<A>::forThread();
+      forEachStrided<2>(P.Batch, S,
+                        [&](int64_t BI, const std::array<int64_t, 2> &Off) {
+                          const E *MA = PA + Off[0], *MB = PB + Off[1];
+                          productInto<E>(
+                              M, N, K,
+                              [&](int64_t I, int64_t L) {
+                                return A(ComputeT<E>(MA[I * K + L]));
+                              },
+                              [&](int64_t L, int64_t J) {
+                                return A(ComputeT<E>(MB[L * N + J]));
+                              },
+                              PR + BI * M * N, Scratch);
+                        });
+      Scratch.trim();
     } else {
       checkDType("matmul", "a", In[0].dtype(), DTypeClass::Numeric);
     }
@@ -228,9 +229,6 @@ void gemmKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   GemmPlan P = planGemm(In, A);
   double Alpha = attrFloat("gemm", A, "alpha");
   double Beta = attrFloat("gemm", A, "beta");
-  if (dnnlGemm(In[0], In[1], In.size() == 3 ? &In[2] : nullptr, P.TA, P.TB,
-               Alpha, Beta, Out[0])) // float32 on oneDNN when it can
-    return;
   int64_t M = P.M, K = P.K, N = P.N;
   dispatchDType(In[0].dtype(), [&](auto Tag) {
     using E = decltype(Tag);
@@ -240,15 +238,18 @@ void gemmKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
       // Strides of op(a)[i, l] and op(b)[l, j].
       int64_t AI = P.TA ? 1 : K, AL = P.TA ? M : 1;
       int64_t BL = P.TB ? 1 : N, BJ = P.TB ? K : 1;
-      std::vector<Acc> R((size_t)(M * N), Acc(0));
-      for (int64_t I = 0; I < M; ++I)
-        for (int64_t L = 0; L < K; ++L) {
-          Acc AV = Acc(ComputeT<E>(PA[I * AI + L * AL]));
-          Acc *Row = R.data() + I * N;
-          const E *BRow = PB + L * BL;
-          for (int64_t J = 0; J < N; ++J)
-            Row[J] = accMulAdd(Row[J], AV, Acc(ComputeT<E>(BRow[J * BJ])));
-        }
+      std::vector<Acc> R((size_t)(M * N));
+      GemmScratch<Acc> &S = GemmScratch<Acc>::forThread();
+      referenceGemm<Acc>(
+          M, N, K,
+          [&](int64_t I, int64_t L) {
+            return Acc(ComputeT<E>(PA[I * AI + L * AL]));
+          },
+          [&](int64_t L, int64_t J) {
+            return Acc(ComputeT<E>(PB[L * BL + J * BJ]));
+          },
+          R.data(), N, S);
+      S.trim();
       std::vector<int64_t> CS;
       const E *PC = nullptr;
       if (In.size() == 3) {

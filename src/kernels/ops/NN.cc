@@ -1,14 +1,15 @@
 //===- NN.cc - Convolution, pooling and normalization kernels -------------===//
 //
 // Reference kernels for the neural-network operators over N-d inputs laid out
-// as [N, C, D1..Dn]. Convolution is im2col followed by an i-k-j matrix loop
-// (vectorizable inner loop over output positions); pools walk each window
-// with hoisted index math; normalizations accumulate in double.
+// as [N, C, D1..Dn]. Convolution is im2col followed by a matrix product
+// (ReferenceGemm.h; no oneDNN, which the VM's library kernels use: see
+// dnnl/DnnlLibraryKernels.cc); pools walk each window with hoisted index
+// math; normalizations accumulate in double.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/WindowGeometry.h"
-#include "kernels/dnnl/DnnlAnchors.h"
 #include "kernels/ops/KernelUtil.h"
+#include "kernels/ops/ReferenceGemm.h"
 
 #include <algorithm>
 #include <cmath>
@@ -128,10 +129,97 @@ void forEachInWindow(const Window &W, const std::vector<int64_t> &Start,
 }
 
 //===----------------------------------------------------------------------===//
-// Convolution core: im2col + i-k-j matmul, shared by conv, conv_integer and
-// qlinear_conv. X and Wt are already in the accumulator type with zero
-// points subtracted.
+// Convolution core: im2col + matmul (ReferenceGemm.h), shared by conv,
+// conv_integer and qlinear_conv. X and Wt are already in the accumulator
+// type with zero points subtracted.
 //===----------------------------------------------------------------------===//
+
+// Y[j] += A * X[j] and Y[j] += A for j < N, each in a function of its own
+// and in whole chunks of 8, so that they vectorize at -O2 (GCC's cheap cost
+// model takes no loop that leaves a remainder, nor one whose pointers may
+// overlap).
+template <typename Acc>
+void multiplyAdd(Acc *__restrict Y, Acc A, const Acc *__restrict X, int64_t N) {
+  int64_t J = 0;
+  for (; J + 8 <= N; J += 8)
+    for (int64_t L = 0; L < 8; ++L)
+      Y[J + L] = gemm_detail::mulAdd(Y[J + L], A, X[J + L]);
+  for (; J < N; ++J)
+    Y[J] = gemm_detail::mulAdd(Y[J], A, X[J]);
+}
+template <typename Acc> void addScalar(Acc *__restrict Y, Acc A, int64_t N) {
+  int64_t J = 0;
+  for (; J + 8 <= N; J += 8)
+    for (int64_t L = 0; L < 8; ++L)
+      Y[J + L] += A;
+  for (; J < N; ++J)
+    Y[J] += A;
+}
+
+/// Row (c, k) of the im2col matrix of one image's channel XC, at the
+/// kernel position KIdx: Row[o] = x[c, o * s - pb + k * d] (0 outside).
+template <typename Acc>
+void im2colRow(const Acc *XC, const std::vector<int64_t> &KIdx, const Window &W,
+               Acc *Row) {
+  size_t R = W.Rank;
+  int64_t O = W.outSize(), Inner = W.Out[R - 1];
+  int64_t KLast = KIdx[R - 1] * W.Dilations[R - 1] - W.PadBegin[R - 1];
+  int64_t S = W.Strides[R - 1], Len = W.In[R - 1];
+  // The x[J * S + KLast] with J in [Lo, Hi) fall inside a row of x.
+  int64_t Hi = std::clamp<int64_t>(KLast >= Len ? 0 : (Len - KLast + S - 1) / S,
+                                   0, Inner);
+  int64_t Lo = std::min(KLast >= 0 ? 0 : (S - 1 - KLast) / S, Hi);
+  std::vector<int64_t> InStride = contiguousStrides(W.In), OIdx(R, 0);
+  for (int64_t OB = 0; OB < O; OB += Inner) {
+    // Offset and validity from the outer spatial dims.
+    int64_t Off = 0;
+    bool Valid = true;
+    for (size_t D = 0; D + 1 < R; ++D) {
+      int64_t P =
+          OIdx[D] * W.Strides[D] - W.PadBegin[D] + KIdx[D] * W.Dilations[D];
+      if (P < 0 || P >= W.In[D]) {
+        Valid = false;
+        break;
+      }
+      Off += P * InStride[D];
+    }
+    Acc *Dst = Row + OB;
+    if (!Valid) {
+      std::fill(Dst, Dst + Inner, Acc(0));
+    } else {
+      const Acc *Src = XC + Off + KLast;
+      std::fill(Dst, Dst + Lo, Acc(0));
+      if (S == 1)
+        std::copy(Src + Lo, Src + Hi, Dst + Lo);
+      else
+        for (int64_t J = Lo; J < Hi; ++J)
+          Dst[J] = Src[J * S];
+      std::fill(Dst + Hi, Dst + Inner, Acc(0));
+    }
+    for (size_t D = R - 1; D-- > 0;) {
+      if (++OIdx[D] < W.Out[D])
+        break;
+      OIdx[D] = 0;
+    }
+  }
+}
+
+/// Calls Fn(Ci, KIdx, R) for the rows R = Ci * K + (KIdx's position) of the
+/// im2col matrix of CG channels, in the order of R.
+template <typename F>
+void forEachIm2colRow(int64_t CG, const Window &W, F &&Fn) {
+  int64_t K = W.kernelSize();
+  std::vector<int64_t> KIdx(W.Rank, 0);
+  for (int64_t Ci = 0; Ci < CG; ++Ci)
+    for (int64_t KI = 0; KI < K; ++KI) {
+      Fn(Ci, KIdx, Ci * K + KI);
+      for (size_t D = W.Rank; D-- > 0;) {
+        if (++KIdx[D] < W.Kernel[D])
+          break;
+        KIdx[D] = 0;
+      }
+    }
+}
 
 template <typename Acc>
 void convCore(const Acc *X, const Acc *Wt, int64_t N, int64_t C, int64_t M,
@@ -139,85 +227,49 @@ void convCore(const Acc *X, const Acc *Wt, int64_t N, int64_t C, int64_t M,
   int64_t CG = C / Group, MG = M / Group;
   int64_t K = W.kernelSize(), O = W.outSize(), I = W.inSize();
   int64_t Rows = CG * K;
-  std::vector<Acc> Col((size_t)(Rows * O));
-  std::vector<int64_t> InStride = contiguousStrides(W.In);
-  size_t R = W.Rank;
-  // The window offsets of each kernel position, per spatial dim.
-  std::vector<int64_t> KIdx(R, 0);
+  // A 1x1 window with unit strides and no padding: x is its own im2col
+  // matrix (mobilenet_v2's pointwise convs).
+  bool Pointwise = K == 1;
+  for (size_t D = 0; D < W.Rank; ++D)
+    Pointwise &= W.Strides[D] == 1 && W.PadBegin[D] == 0 && W.PadEnd[D] == 0;
+  // Fewer output channels per group than a tile has rows (depthwise convs):
+  // each im2col row is added into them as it is made, with the sums in the
+  // same order, instead of a matrix product that would mostly pad.
+  bool RowByRow = !Pointwise && MG < gemm_detail::MR;
+  GemmScratch<Acc> &Scratch = GemmScratch<Acc>::forThread();
+  std::vector<Acc> &Col = Scratch.Caller;
+  Col.resize(Pointwise ? 0 : (size_t)((RowByRow ? 1 : Rows) * O));
   for (int64_t Nb = 0; Nb < N; ++Nb)
     for (int64_t G = 0; G < Group; ++G) {
       const Acc *XG = X + (Nb * C + G * CG) * I;
-      // im2col: row (c, k) holds x[c, o * s - pb + k * d] (0 outside).
-      std::fill(KIdx.begin(), KIdx.end(), 0);
-      for (int64_t KI = 0; KI < K; ++KI) {
-        for (int64_t Ci = 0; Ci < CG; ++Ci) {
-          const Acc *XC = XG + Ci * I;
-          Acc *Row = Col.data() + (Ci * K + KI) * O;
-          std::vector<int64_t> OIdx(R, 0);
-          int64_t Inner = W.Out[R - 1];
-          int64_t KLast = KIdx[R - 1] * W.Dilations[R - 1] - W.PadBegin[R - 1];
-          for (int64_t OB = 0; OB < O; OB += Inner) {
-            // Offset and validity from the outer spatial dims.
-            int64_t Off = 0;
-            bool Valid = true;
-            for (size_t D = 0; D + 1 < R; ++D) {
-              int64_t P = OIdx[D] * W.Strides[D] - W.PadBegin[D] +
-                          KIdx[D] * W.Dilations[D];
-              if (P < 0 || P >= W.In[D]) {
-                Valid = false;
-                break;
-              }
-              Off += P * InStride[D];
-            }
-            Acc *Dst = Row + OB;
-            if (!Valid) {
-              std::fill(Dst, Dst + Inner, Acc(0));
-            } else {
-              int64_t S = W.Strides[R - 1], Len = W.In[R - 1];
-              const Acc *Src = XC + Off;
-              for (int64_t J = 0; J < Inner; ++J) {
-                int64_t P = J * S + KLast;
-                Dst[J] = (P >= 0 && P < Len) ? Src[P] : Acc(0);
-              }
-            }
-            for (size_t D = R - 1; D-- > 0;) {
-              if (++OIdx[D] < W.Out[D])
-                break;
-              OIdx[D] = 0;
-            }
-          }
-        }
-        for (size_t D = R; D-- > 0;) {
-          if (++KIdx[D] < W.Kernel[D])
-            break;
-          KIdx[D] = 0;
-        }
+      const Acc *WG = Wt + G * MG * Rows;
+      Acc *OutG = Out + (Nb * M + G * MG) * O;
+      if (RowByRow) {
+        std::fill(OutG, OutG + MG * O, Acc(0));
+        forEachIm2colRow(
+            CG, W,
+            [&](int64_t Ci, const std::vector<int64_t> &KIdx, int64_t R) {
+              im2colRow(XG + Ci * I, KIdx, W, Col.data());
+              for (int64_t Mi = 0; Mi < MG; ++Mi)
+                multiplyAdd(OutG + Mi * O, WG[Mi * Rows + R], Col.data(), O);
+            });
+        continue;
       }
-      // out[m, o] = sum_r w[m, r] * col[r, o], in column blocks so that the
-      // block of col stays in cache across the output channels.
-      constexpr int64_t Block = 256;
-      for (int64_t J0 = 0; J0 < O; J0 += Block) {
-        int64_t JN = std::min(Block, O - J0);
-        for (int64_t Mi = 0; Mi < MG; ++Mi) {
-          Acc *__restrict ORow = Out + (Nb * M + G * MG + Mi) * O + J0;
-          std::fill(ORow, ORow + JN, Acc(0));
-          const Acc *WRow = Wt + (G * MG + Mi) * Rows;
-          for (int64_t Ri = 0; Ri < Rows; ++Ri) {
-            Acc A = WRow[Ri];
-            if (A == Acc(0))
-              continue;
-            const Acc *__restrict CRow = Col.data() + Ri * O + J0;
-            // Fixed-width chunks let -O2 vectorize (SLP) without a cost model.
-            int64_t J = 0;
-            for (; J + 8 <= JN; J += 8)
-              for (int64_t L = 0; L < 8; ++L)
-                ORow[J + L] += A * CRow[J + L];
-            for (; J < JN; ++J)
-              ORow[J] += A * CRow[J];
-          }
-        }
-      }
+      if (!Pointwise)
+        forEachIm2colRow(
+            CG, W,
+            [&](int64_t Ci, const std::vector<int64_t> &KIdx, int64_t R) {
+              im2colRow(XG + Ci * I, KIdx, W, Col.data() + R * O);
+            });
+      const Acc *ColG = Pointwise ? XG : Col.data();
+      // out[m, o] = sum_r w[m, r] * col[r, o].
+      referenceGemm<Acc>(
+          MG, O, Rows,
+          [&](int64_t Mi, int64_t Ri) { return WG[Mi * Rows + Ri]; },
+          [&](int64_t Ri, int64_t J) { return ColG[Ri * O + J]; }, OutG, O,
+          Scratch);
     }
+  Scratch.trim();
 }
 
 /// Validates x/w shapes for a convolution and builds the window.
@@ -293,33 +345,35 @@ void convKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   int64_t G;
   const Tensor &X = In[0], &Wt = In[1];
   Window W = convWindow("conv", X, Wt, A, G);
-  // float32 goes to oneDNN when it can; this loop is the fallback.
-  if (dnnlConv(X, Wt, In.size() == 3 ? &In[2] : nullptr,
-               ConvParams{W.Strides, W.Dilations, W.PadBegin, W.PadEnd, G}, {},
-               Out[0]))
-    return;
   int64_t N = X.shape()[0], C = X.shape()[1], M = Wt.shape()[0];
   int64_t O = W.outSize();
   auto Run = [&](auto AccTag) {
     using Acc = decltype(AccTag);
-    std::vector<Acc> XV = toVec<Acc>(X), WV = toVec<Acc>(Wt);
-    std::vector<Acc> R((size_t)(N * M * O));
-    convCore<Acc>(XV.data(), WV.data(), N, C, M, G, W, R.data());
+    // float32 and float64 are read and written where they are; float16 and
+    // bfloat16 through copies in Acc.
+    bool InPlace = X.dtype() == dtypeOf<Acc>();
+    std::vector<Acc> XV, WV, RV;
+    if (!InPlace) {
+      XV = toVec<Acc>(X);
+      WV = toVec<Acc>(Wt);
+      RV.resize((size_t)(N * M * O));
+    }
+    Acc *R = InPlace ? Out[0].data<Acc>() : RV.data();
+    convCore<Acc>(InPlace ? X.data<Acc>() : XV.data(),
+                  InPlace ? Wt.data<Acc>() : WV.data(), N, C, M, G, W, R);
     if (In.size() == 3) {
       std::vector<Acc> B = toVec<Acc>(In[2]);
       for (int64_t Nb = 0; Nb < N; ++Nb)
-        for (int64_t Mi = 0; Mi < M; ++Mi) {
-          Acc *P = R.data() + (Nb * M + Mi) * O;
-          for (int64_t J = 0; J < O; ++J)
-            P[J] += B[(size_t)Mi];
-        }
+        for (int64_t Mi = 0; Mi < M; ++Mi)
+          addScalar(R + (Nb * M + Mi) * O, B[(size_t)Mi], O);
     }
-    dispatchDType(X.dtype(), [&](auto Tag) {
-      using E = decltype(Tag);
-      E *P = Out[0].data<E>();
-      for (size_t I = 0; I < R.size(); ++I)
-        P[I] = convertElement<E>(R[I]);
-    });
+    if (!InPlace)
+      dispatchDType(X.dtype(), [&](auto Tag) {
+        using E = decltype(Tag);
+        E *P = Out[0].data<E>();
+        for (size_t I = 0; I < RV.size(); ++I)
+          P[I] = convertElement<E>(RV[I]);
+      });
   };
   if (X.dtype() == DType::Float64)
     Run(double{});

@@ -1,7 +1,7 @@
 //===- RecurrentStepsAvx512.cc - RecurrentSteps.inc for AVX-512 -----------===//
 #include "kernels/cpu/RecurrentSteps.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) // and clang
 // Vector arguments of always-inlined helpers: no call passes one.
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif

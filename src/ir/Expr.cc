@@ -2,6 +2,7 @@
 #include "ir/Expr.h"
 
 #include "ir/Op.h"
+#include "ir/Origin.h"
 
 namespace rivet::ir {
 
@@ -55,8 +56,10 @@ Expr op(const std::string &Name) {
   return std::make_shared<OpNode>(&OpRegistry::global().get(Name));
 }
 Expr call(Expr Callee, std::vector<Expr> Args, Attrs A) {
-  return std::make_shared<CallNode>(std::move(Callee), std::move(Args),
-                                    std::move(A));
+  auto C = std::make_shared<CallNode>(std::move(Callee), std::move(Args),
+                                      std::move(A));
+  C->origin = currentOrigin();
+  return C;
 }
 Expr callOp(const std::string &Name, std::vector<Expr> Args, Attrs A) {
   return call(op(Name), std::move(Args), std::move(A));

@@ -96,6 +96,11 @@ public:
   Expr callee;
   std::vector<Expr> args;
   Attrs attrs; // only for Op callees
+  /// Where the call comes from (ir/Origin.h); "" when unknown.
+  std::string origin;
+  /// When it stands for several source calls (a library kernel that
+  /// replaced a fused group): their origins, in order; else empty.
+  std::vector<std::string> covers;
   CallNode(Expr C, std::vector<Expr> A, Attrs At = {})
       : ExprNode(Kind), callee(std::move(C)), args(std::move(A)),
         attrs(std::move(At)) {}
@@ -215,6 +220,7 @@ Var var(std::string NameHint, Type Annotation = nullptr);
 Expr globalVar(std::string Name);
 Expr constant(Tensor Value);
 Expr op(const std::string &Name);
+/// A call with the current origin (ir/Origin.h).
 Expr call(Expr Callee, std::vector<Expr> Args, Attrs A = {});
 /// call(op(Name), Args, A)
 Expr callOp(const std::string &Name, std::vector<Expr> Args, Attrs A = {});

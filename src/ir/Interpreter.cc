@@ -518,8 +518,11 @@ Value Interpreter::run(const Expr *E, Frame *F, bool InFrame) {
       if (Callee->kind == ExprKind::Op) {
         for (const Expr &A : C->args)
           Args.push_back(run(&A, F));
-        return callOperator(*C, *Callee->as<OpNode>()->info, std::move(Args),
-                            *F);
+        Value R =
+            callOperator(*C, *Callee->as<OpNode>()->info, std::move(Args), *F);
+        if (Observer) [[unlikely]]
+          Observer(*C, R);
+        return R;
       }
       std::unique_ptr<Frame> Next;
       if (Callee->kind == ExprKind::GlobalVar) {

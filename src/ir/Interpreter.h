@@ -19,6 +19,7 @@
 #include "ir/Value.h"
 #include "vm/ExecutionLimits.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -51,6 +52,11 @@ public:
   /// Native stack (bytes) kept free below the deepest evaluation frame;
   /// recursion that would go deeper throws. Default 64 KiB.
   void setStackReserve(size_t Bytes) { StackReserve = Bytes; }
+  /// Called with every operator call and its result while set (rivet
+  /// check --localize records the values by origin); null turns it off.
+  using CallObserver = std::function<void(const CallNode &, const Value &)>;
+  void setCallObserver(CallObserver O) { Observer = std::move(O); }
+
   /// The call-depth limit (the same setting as the VM's).
   void setLimits(const ExecutionLimits &L) { Limits = L; }
   const ExecutionLimits &limits() const { return Limits; }
@@ -94,6 +100,7 @@ private:
   const char *StackLow = nullptr; // lowest usable address of this thread
   size_t StackReserve = 64 * 1024;
   ExecutionLimits Limits;
+  CallObserver Observer;
   size_t CallDepth = 0; // frames of function calls in progress
 };
 

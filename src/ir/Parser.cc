@@ -10,6 +10,7 @@
 
 #include "ir/Lexer.h"
 #include "ir/Op.h"
+#include "ir/Origin.h"
 #include "kernels/Error.h"
 #include "kernels/StringTable.h"
 
@@ -761,6 +762,8 @@ Expr Parser::parseIdentExpr() {
   std::vector<Expr> Args;
   Attrs A;
   parseCallArgs(Args, A);
+  // The call comes from the operator's name in the source: "line:column".
+  OriginScope Scope(fmt::format("{}:{}", T.line, T.col));
   return call(std::move(O), std::move(Args), std::move(A));
 }
 

@@ -1,7 +1,10 @@
 //===- Visitor.cc - Traversal and rewriting of expressions ----------------===//
 #include "ir/Visitor.h"
 
+#include "ir/Origin.h"
 #include "kernels/Error.h"
+
+#include <optional>
 
 namespace rivet::ir {
 
@@ -119,6 +122,10 @@ Expr ExprMutator::mutate(const Expr &E) {
   auto It = Memo.find(E.get());
   if (It != Memo.end())
     return It->second;
+  // The calls a rewrite of a call makes come from where it came from.
+  std::optional<OriginScope> Scope;
+  if (const auto *C = E->as<CallNode>())
+    Scope.emplace(*C);
   Expr R = dispatch(E);
   Memo[E.get()] = R;
   return R;
@@ -218,7 +225,8 @@ Expr ExprMutator::visitCall(const CallNode &N, const Expr &Self) {
   }
   if (!Changed)
     return Self;
-  return call(std::move(Callee), std::move(Args), N.attrs);
+  Expr R = call(std::move(Callee), std::move(Args), N.attrs);
+  return N.covers.empty() ? R : withCovers(R, N.covers);
 }
 
 Expr ExprMutator::visitFunction(const FunctionNode &N, const Expr &Self) {
@@ -266,6 +274,9 @@ Expr ExprMutator::mutateLetChain(const LetNode &N, const Expr &Self,
   for (Link &L : Chain) {
     L.NewVar = mutateBinder(L.Node->var);
     L.NewValue = mutate(L.Node->value);
+    std::optional<OriginScope> Scope;
+    if (const auto *C = L.Node->value->as<CallNode>())
+      Scope.emplace(*C);
     if (Rewrite && Rewrite(L.NewVar, L.NewValue)) {
       // Later uses of the variable now map (through Memo) to its value.
       Memo[L.Node->var.get()] = L.NewValue;

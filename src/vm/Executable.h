@@ -23,6 +23,15 @@
 
 namespace rivet::vm {
 
+/// Where an InvokeKernel's values come from (ir/Origin.h), for rivet check
+/// --localize: the origins of the operator calls it computes, in order (a
+/// fused kernel has several), and the one whose value its outputs are.
+/// Kept by the compiler in memory; a loaded .rvx has none.
+struct KernelOrigins {
+  std::vector<std::string> covers;
+  std::string output; // "" when no call's value is observable
+};
+
 struct VMFunction {
   std::string name;
   uint32_t numParams = 0;
@@ -30,6 +39,9 @@ struct VMFunction {
   std::vector<Instruction> code;
   std::vector<uint32_t> pool; // register lists of Invoke*, InvokeKernel, Alloc*
   std::vector<int64_t> shapes; // static shapes of AllocTensor
+  /// Per instruction (empty when none is known): KernelOrigins of its
+  /// InvokeKernel, null for the others and for shape functions.
+  std::vector<std::shared_ptr<const KernelOrigins>> origins;
 };
 
 /// An entry of the kernel table.

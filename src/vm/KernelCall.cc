@@ -270,6 +270,7 @@ Shape VirtualMachine::nativeOutputShape(const NativeKernel &NK,
 
 void VirtualMachine::setProfiling(bool On) {
   Profiling = On;
+  Instrumented = Profiling || Observer;
   Profile.clear();
   if (On) // one entry per instruction, like the other per-instruction tables
     Profile.resize(CheckedSignatures.size());
@@ -306,6 +307,43 @@ void VirtualMachine::profiledKernelCall(const Instruction &I,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
           .count();
   ++T.calls;
+}
+
+void VirtualMachine::setKernelObserver(KernelObserver O) {
+  Observer = std::move(O);
+  Instrumented = Profiling || Observer;
+}
+
+void VirtualMachine::instrumentedKernelCall(const Instruction &I,
+                                            const VMFunction &F, ObjectRef *R) {
+  if (Profiling)
+    profiledKernelCall(I, F, R);
+  else
+    kernelCall(I, F, R);
+  if (!Observer)
+    return;
+  const KernelEntry &Entry = Exe->kernels[I.c];
+  if (Entry.kind == KernelEntry::Kind::ShapeFunction ||
+      Entry.kind == KernelEntry::Kind::NativeShapeFunction)
+    return;
+  const uint32_t *Ops = F.pool.data() + I.a;
+  thread_local std::vector<const ObjectRef *> Ins;
+  thread_local std::vector<ObjectRef *> Outs;
+  Ins.clear();
+  Outs.clear();
+  for (uint32_t K = 0; K < I.d && K < I.b; ++K)
+    Ins.push_back(&R[Ops[K]]);
+  if (KernelEntry::returnsResult(Entry.kind))
+    Outs.push_back(&R[I.dst]);
+  else
+    for (uint32_t K = I.d; K < I.b; ++K)
+      Outs.push_back(&R[Ops[K]]);
+  KernelEvent Ev;
+  Ev.function = (uint32_t)(&F - Exe->functions.data());
+  Ev.pc = (uint32_t)(&I - F.code.data());
+  Ev.inputs = Ins.data(), Ev.numInputs = Ins.size();
+  Ev.outputs = Outs.data(), Ev.numOutputs = Outs.size();
+  Observer(Ev);
 }
 
 /// InvokeKernel: gathers the inputs (a List's elements for list_argument

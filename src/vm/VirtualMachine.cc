@@ -537,8 +537,8 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
         VM_NEXT;
 
         VM_CASE(InvokeKernel) {
-          if (Profiling) [[unlikely]]
-            profiledKernelCall(*IP, *F, R);
+          if (Instrumented) [[unlikely]]
+            instrumentedKernelCall(*IP, *F, R);
           else
             kernelCall(*IP, *F, R);
         }

@@ -12,6 +12,7 @@
 #include "vm/ExecutionLimits.h"
 #include "vm/Object.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,22 @@ public:
   /// The instructions that ran while profiling, in program order.
   std::vector<KernelTime> kernelTimes() const;
 
+  /// One InvokeKernel that computed values (not a shape function), just
+  /// after it ran: the instruction, its input objects and its outputs (the
+  /// preallocated operands, or the one result it made).
+  struct KernelEvent {
+    uint32_t function = 0, pc = 0;
+    const ObjectRef *const *inputs = nullptr;
+    size_t numInputs = 0;
+    ObjectRef *const *outputs = nullptr;
+    size_t numOutputs = 0;
+  };
+  /// Called with every KernelEvent while set (rivet check --localize): it
+  /// may read the values and change the outputs' data (fault injection).
+  /// Null turns it off; the dispatch then reads one flag per kernel call.
+  using KernelObserver = std::function<void(const KernelEvent &)>;
+  void setKernelObserver(KernelObserver O);
+
   /// The call-depth limit (the same setting as the interpreter's).
   void setLimits(const ExecutionLimits &L) { Limits = L; }
   const ExecutionLimits &limits() const { return Limits; }
@@ -87,6 +104,9 @@ private:
   void kernelCall(const Instruction &I, const VMFunction &F, ObjectRef *R);
   void profiledKernelCall(const Instruction &I, const VMFunction &F,
                           ObjectRef *R);
+  /// kernelCall, profiled and/or observed (the dispatch's slow path).
+  void instrumentedKernelCall(const Instruction &I, const VMFunction &F,
+                              ObjectRef *R);
   void checkKernelOutputs(KernelSlot &K, std::vector<int64_t> &Checked);
   KernelSlot builtinSlot(const KernelEntry &Entry, size_t Index) const;
   KernelSlot nativeSlot(const KernelEntry &Entry) const;
@@ -139,6 +159,8 @@ private:
   std::vector<ObjectRef> ArgScratch;
   ExecutionLimits Limits;
   bool Profiling = false;
+  bool Instrumented = false; // Profiling or an Observer
+  KernelObserver Observer;
   bool ResultsToHost = true;
   std::vector<KernelTime> Profile; // per instruction, while profiling
   size_t PeakDepth = 0, PeakRegs = 0;

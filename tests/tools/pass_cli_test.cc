@@ -51,7 +51,9 @@ TEST(PassCli, FusedListsTheGroups) {
   ASSERT_EQ(R.exitCode, 0) << R.output;
   EXPECT_TRUE(contains(R.output, "fused groups")) << R.output;
   EXPECT_TRUE(contains(R.output, "Primitive=1")) << R.output;
-  EXPECT_TRUE(contains(R.output, "multiply, add, relu")) << R.output;
+  // Each operator with its origin: the line and column of its call.
+  EXPECT_TRUE(contains(R.output, "multiply <4:12>, add <5:8>, relu <5:3>"))
+      << R.output;
 }
 
 TEST(PassCli, DisablePassKeepsItsWorkUndone) {

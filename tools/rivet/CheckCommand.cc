@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 #include "Engine.h"
+#include "Localize.h"
 #include "Options.h"
 #include "Program.h"
+#include "TensorComparison.h"
 
 #include "kernels/Error.h"
 #include "kernels/Npy.h"
@@ -47,7 +49,19 @@ const char *const CheckUsage =
     "  --max-call-depth N      nested (non-tail) calls allowed (default\n"
     "                          100000), the same on both executors\n"
     "  --threads N             intra-op threads (default: every core, or\n"
-    "                          $RIVET_NUM_THREADS; 0: every core)\n";
+    "                          $RIVET_NUM_THREADS; 0: every core)\n"
+    "  --localize              compare every operator's value, not only the\n"
+    "                          outputs, and report on stderr where the VM\n"
+    "                          first diverges (origin: ONNX node or .rvir\n"
+    "                          line:column; which run; whether its inputs\n"
+    "                          still agreed) and the largest divergences\n"
+    "  --json                  with --localize: the report as JSON on stdout\n"
+    "  --worst N               with --localize: rows of the table (default "
+    "10)\n"
+    "  --inject-fault ORIGIN[:SCALE]   with --localize: perturb, in the VM\n"
+    "                          only, the first output of the kernel that\n"
+    "                          computes ORIGIN (by SCALE x its magnitude,\n"
+    "                          default 1e-2), to see the report name it\n";
 
 namespace {
 
@@ -63,61 +77,6 @@ double parseTolerance(const std::string &Text, const std::string &Flag) {
       "option '--{}' expects a non-negative number, got '{}'", Flag, Text));
 }
 
-struct Comparison {
-  double maxAbs = 0, maxRel = 0;
-  bool pass = true;
-  std::string note; // a mismatch that is not numeric
-};
-
-Comparison compareTensors(const Tensor &Vm, const Tensor &Ref, double Rtol,
-                          double Atol) {
-  Comparison C;
-  if (!Vm.defined() || !Ref.defined()) {
-    C.pass = Vm.defined() == Ref.defined();
-    if (!C.pass)
-      C.note = Ref.defined() ? "the VM gives none"
-                             : "the VM gives a value, "
-                               "the reference none";
-    return C;
-  }
-  if (Vm.dtype() != Ref.dtype() || Vm.shape() != Ref.shape()) {
-    C.pass = false;
-    C.note =
-        fmt::format("VM {} vs reference {}", Vm.typeString(), Ref.typeString());
-    return C;
-  }
-  if (isString(Ref.dtype())) { // text agrees exactly or not at all
-    for (int64_t I = 0; I < Ref.numel() && C.pass; ++I)
-      if (stringElement(Vm, I) != stringElement(Ref, I)) {
-        C.pass = false;
-        C.note = fmt::format("element {}: VM \"{}\" vs reference \"{}\"", I,
-                             stringElement(Vm, I), stringElement(Ref, I));
-      }
-    return C;
-  }
-  const double Inf = std::numeric_limits<double>::infinity();
-  for (int64_t I = 0; I < Ref.numel(); ++I) {
-    double A = Vm.elementAsDouble(I), E = Ref.elementAsDouble(I);
-    if (std::isnan(A) || std::isnan(E)) {
-      if (std::isnan(A) != std::isnan(E)) {
-        C.maxAbs = C.maxRel = Inf;
-        C.pass = false;
-      }
-      continue;
-    }
-    if (A == E) // also equal infinities
-      continue;
-    double D = std::fabs(A - E);
-    if (std::isnan(D))
-      D = Inf;
-    C.maxAbs = std::max(C.maxAbs, D);
-    C.maxRel = std::max(C.maxRel, E == 0 ? Inf : D / std::fabs(E));
-    if (!(D <= Atol + Rtol * std::fabs(E)))
-      C.pass = false;
-  }
-  return C;
-}
-
 } // namespace
 
 int checkCommand(const std::vector<std::string> &ArgsIn) {
@@ -127,6 +86,10 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
   Flags.push_back({"rtol", true, false});
   Flags.push_back({"atol", true, false});
   Flags.push_back({"expected", true, false});
+  Flags.push_back({"localize", false, false});
+  Flags.push_back({"json", false, false});
+  Flags.push_back({"worst", true, false});
+  Flags.push_back({"inject-fault", true, false});
   Flags.push_back(threadsFlag());
   Flags.push_back(maxCallDepthFlag());
   for (const FlagSpec &F : compileFlags())
@@ -157,10 +120,29 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
     if (!std::filesystem::is_directory(P.get("expected", ""), EC))
       fail("check: --expected {}: not a directory", P.get("expected", ""));
   }
+  bool Localize = P.has("localize");
+  for (const char *F : {"json", "worst", "inject-fault"})
+    if (P.has(F) && !Localize)
+      throw UsageError(
+          fmt::format("check: --{} is an option of --localize", F));
   Program Prog = loadProgram(P.positional[0]);
   std::vector<Tensor> Inputs = prepareProgramInputs(Prog, Opts);
   compileProgram(Prog, CO);
   reportPassTimes(CO);
+
+  if (Localize) {
+    LocalizeOptions LO;
+    LO.rtol = Rtol, LO.atol = Atol;
+    if (P.has("worst"))
+      LO.worst = (size_t)parseUnsigned(P.get("worst", ""), "worst");
+    if (P.has("inject-fault"))
+      parseFaultSpec(P.get("inject-fault", ""), Prog, LO);
+    LocalizeReport R = localizeDivergence(Prog, Inputs, Limits, LO);
+    std::fputs(localizeText(R).c_str(), stderr);
+    if (P.has("json"))
+      std::fputs(localizeJson(R).c_str(), stdout);
+    return R.ok ? 0 : 1;
+  }
 
   std::vector<NamedOutput> Ref, Vm;
   runWithStack(BigStackBytes, [&] {

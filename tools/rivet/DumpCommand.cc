@@ -19,7 +19,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 
 namespace rivet::cli {
 
@@ -38,6 +40,10 @@ const char *const DumpUsage =
     "  --bytecode              the compiled bytecode, one instruction per "
     "line\n"
     "                          (the only view of a .rvx file)\n"
+    "  --origins               every origin of the imported program (ONNX\n"
+    "                          node, or .rvir line:column) and its\n"
+    "                          operators, one per line (what check\n"
+    "                          --localize names and --inject-fault takes)\n"
     "  -O0 .. -O3              optimization level (default -O3)\n"
     "  --no-memory-plan        compile without the memory planner\n"
     "  --print-after PASS, --disable-pass PASS, --enable-pass PASS,\n"
@@ -50,7 +56,8 @@ const char *const DumpUsage =
     "                          --input NAME=FILE.npy, --random-inputs,\n"
     "                          --seed N, --shape NAME=AxB)\n";
 
-/// One comment line per fused group: its operators in order.
+/// One comment line per fused group: its operators in order, each with
+/// its origin (ir/Origin.h) when it has one.
 static std::string describeFusedGroups(const ir::Module &M) {
   std::vector<std::string> Lines;
   for (const std::string &Name : M.functionNames()) {
@@ -65,7 +72,8 @@ static std::string describeFusedGroups(const ir::Module &M) {
             const auto *C = In->as<ir::CallNode>();
             const auto *O = C ? C->callee->as<ir::OpNode>() : nullptr;
             if (O)
-              Ops += (Ops.empty() ? "" : ", ") + O->name();
+              Ops += (Ops.empty() ? "" : ", ") + O->name() +
+                     (C->origin.empty() ? "" : " <" + C->origin + ">");
           });
       Lines.push_back(fmt::format("//   in @{}: {}\n", Name, Ops));
     });
@@ -73,6 +81,37 @@ static std::string describeFusedGroups(const ir::Module &M) {
   std::string Out = fmt::format("// {} fused groups\n", Lines.size());
   for (const std::string &L : Lines)
     Out += L;
+  return Out;
+}
+
+/// --origins: "ORIGIN<tab>op, op" per origin, in the order of the first
+/// call from it.
+static std::string describeOrigins(const ir::Module &M) {
+  std::vector<std::string> Order;
+  std::map<std::string, std::vector<std::string>> Ops;
+  for (const std::string &Name : M.functionNames()) {
+    if (ir::isPreludeName(Name))
+      continue;
+    ir::postOrderVisit(M.function(Name), [&](const ir::Expr &E) {
+      const auto *C = E->as<ir::CallNode>();
+      const auto *O = C ? C->callee->as<ir::OpNode>() : nullptr;
+      if (!O || C->origin.empty())
+        return;
+      auto [It, New] = Ops.try_emplace(C->origin);
+      if (New)
+        Order.push_back(C->origin);
+      if (std::find(It->second.begin(), It->second.end(), O->name()) ==
+          It->second.end())
+        It->second.push_back(O->name());
+    });
+  }
+  std::string Out;
+  for (const std::string &Origin : Order) {
+    std::string List;
+    for (const std::string &Op : Ops[Origin])
+      List += (List.empty() ? "" : ", ") + Op;
+    Out += Origin + "\t" + List + "\n";
+  }
   return Out;
 }
 
@@ -118,8 +157,8 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
   std::vector<FlagSpec> Flags = inputFlags();
   for (const FlagSpec &F : compileFlags())
     Flags.push_back(F);
-  for (const char *F :
-       {"ir", "optimized", "fused", "bytecode", "peak-memory", "help"})
+  for (const char *F : {"ir", "optimized", "fused", "bytecode", "origins",
+                        "peak-memory", "help"})
     Flags.push_back({F, false, false});
   ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -130,11 +169,14 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
     throw UsageError(P.positional.empty()
                          ? "dump: missing PROGRAM (a .rvir, .onnx or .rvx file)"
                          : "dump: expected one PROGRAM, got several");
-  if (P.has("ir") + P.has("optimized") + P.has("fused") + P.has("bytecode") > 1)
-    throw UsageError(
-        "dump: give one of --ir, --optimized, --fused and --bytecode");
+  if (P.has("ir") + P.has("optimized") + P.has("fused") + P.has("bytecode") +
+          P.has("origins") >
+      1)
+    throw UsageError("dump: give one of --ir, --optimized, --fused, "
+                     "--bytecode and --origins");
   bool Rvx = isRvxPath(P.positional[0]);
-  if (Rvx && (P.has("ir") || P.has("optimized") || P.has("fused")))
+  if (Rvx &&
+      (P.has("ir") || P.has("optimized") || P.has("fused") || P.has("origins")))
     fail("{}: a .rvx file holds bytecode only; use --bytecode (or dump the "
          "model it was compiled from with --ir)",
          P.positional[0]);
@@ -144,6 +186,10 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
     return dumpBytecode(P.positional[0], Level, P);
   LoadedModel L = loadModel(P.positional[0]);
   ir::Module &M = L.module;
+  if (P.has("origins")) {
+    std::fputs(describeOrigins(M).c_str(), stdout);
+    return 0;
+  }
   std::string Groups;
   if (P.has("optimized") || P.has("fused")) {
     vm::CompileOptions CO = compileOptionsFrom(Level, P, vm::NativeCode::Jit);

@@ -45,6 +45,8 @@ public:
 
   /// The VM, or null for the interpreter.
   vm::VirtualMachine *machine() { return VM.get(); }
+  /// The interpreter, or null for the VM.
+  ir::Interpreter *interpreter() { return Interp.get(); }
 
 private:
   const Program &P;

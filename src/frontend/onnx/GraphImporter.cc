@@ -1,7 +1,10 @@
 //===- GraphImporter.cc - ONNX graphs to IR let-chains --------------------===//
 #include "frontend/onnx/GraphImporter.h"
 #include "frontend/onnx/OnnxTensor.h"
+#include "ir/Origin.h"
 
+#include <algorithm>
+#include <optional>
 #include <set>
 
 namespace rivet::frontend {
@@ -159,6 +162,20 @@ void GraphImporter::importNode(const onnx::NodeProto &N) {
       ConverterRegistry::global().find(Domain, N.op_type(), Opset);
   if (!Conv)
     C.error("unsupported operator");
+  // Its calls come from this node: its name, or its first output's
+  // (unique in the model) when it has none. A node with subgraphs (If,
+  // Loop, Scan) makes only control flow around its bodies' nodes, which
+  // have origins of their own: its counters and conditions get none.
+  bool HasSubgraphs = std::any_of(
+      N.attribute().begin(), N.attribute().end(),
+      [](const auto &A) { return A.has_g() || A.graphs_size() > 0; });
+  std::optional<ir::OriginScope> Scope;
+  if (HasSubgraphs)
+    Scope.emplace(ir::OriginScope::None{});
+  else
+    Scope.emplace(!N.name().empty()     ? N.name()
+                  : N.output_size() > 0 ? N.output(0)
+                                        : N.op_type());
   std::vector<ir::Expr> Outs = Conv->convert(C);
   if (size_t I = C.firstUnconsideredInput(); I < C.numInputs())
     C.error("input {} ('{}') is not an input of {} at opset {} (the operator "

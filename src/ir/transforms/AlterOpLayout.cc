@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Op.h"
+#include "ir/Origin.h"
 #include "ir/Visitor.h"
 #include "ir/transforms/LayoutPreference.h"
 #include "ir/transforms/Pass.h"
@@ -113,6 +114,9 @@ private:
     std::map<int64_t, Var> Blocked; // block -> variable in NCHW{block}c
     bool Pending = false;           // the NCHW variable is not bound yet
     int64_t Home = 0; // the block it was produced in, or first converted to
+    /// The origin of the call that made it: its conversion back to NCHW
+    /// is that call's value (ir/Origin.h).
+    std::string Origin;
   };
 
   Var emit(const std::string &Hint, Expr Value) {
@@ -204,6 +208,7 @@ void ChainRewriter::materialize(const Expr &E) {
   if (It == Vers.end() || !It->second.Pending)
     return;
   Versions &S = It->second;
+  OriginScope Scope(S.Origin);
   Out.push_back(
       {std::static_pointer_cast<const VarNode>(E),
        reblock(S.Blocked.at(S.Home), channels(*tensorTypeOf(E)), S.Home, 0)});
@@ -387,6 +392,7 @@ std::vector<int64_t> withBlockAxis(std::vector<int64_t> V, int64_t Value) {
 }
 
 Expr ChainRewriter::buildCall(const CallNode &Call) {
+  OriginScope Scope(Call);
   const std::string &Name = Call.callee->as<OpNode>()->name();
   if (Name == "conv") {
     ConvLayout L = *convChoice(Call);
@@ -510,10 +516,12 @@ Expr ChainRewriter::run(const Expr &Chain) {
         S.Blocked[Block] = emit(V->nameHint + "_blocked", std::move(B));
         S.Pending = true;
         S.Home = Block;
+        S.Origin = originOf(L->value);
         continue;
       }
     }
     // An edge: everything it uses must exist in NCHW.
+    OriginScope Scope(originOf(L->value));
     Out.push_back({V, plain(L->value)});
     const auto *Call = L->value->as<CallNode>();
     const auto *Op = Call ? Call->callee->as<OpNode>() : nullptr;

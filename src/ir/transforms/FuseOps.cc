@@ -33,6 +33,7 @@
 #include "ir/transforms/FuseOps.h"
 
 #include "ir/Op.h"
+#include "ir/Origin.h"
 #include "ir/Visitor.h"
 #include "ir/transforms/DominatorTree.h"
 #include "ir/transforms/Pass.h"
@@ -98,7 +99,11 @@ template <typename MapFn> Expr withOperands(const Expr &E, MapFn &&F) {
       Args.push_back(F(A));
       Changed |= Args.back() != A;
     }
-    return Changed ? call(Callee, std::move(Args), C.attrs) : E;
+    if (!Changed)
+      return E;
+    OriginScope Scope(C);
+    Expr R = call(Callee, std::move(Args), C.attrs);
+    return C.covers.empty() ? R : withCovers(R, C.covers);
   }
   case ExprKind::Tuple: {
     std::vector<Expr> Fields;
@@ -525,6 +530,7 @@ private:
       std::vector<Expr> NewArgs;
       for (const Expr &A : C.args)
         NewArgs.push_back(Input(A));
+      OriginScope Scope(C);
       Expr NewCall =
           withTypeOf(call(C.callee, std::move(NewArgs), C.attrs), Node.call);
       if (M == Root) {
@@ -543,6 +549,8 @@ private:
     Attrs FnAttrs;
     FnAttrs.set(kPrimitiveAttr, int64_t(1));
     Expr Fn = function(std::move(Params), Result, nullptr, {}, FnAttrs);
+    // The group's call comes from its root (its body keeps every origin).
+    OriginScope Scope(originOf(Nodes[Root].call));
     Expr Call = withTypeOf(call(Fn, std::move(Args)), Nodes[Root].call);
     GroupCalls[Root] = Call;
     return Call;

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Op.h"
+#include "ir/Origin.h"
 #include "ir/Visitor.h"
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PassUtil.h"
@@ -164,9 +165,15 @@ public:
       Args.push_back(mutate(A));
     for (size_t I = 1; I < N.args.size(); ++I)
       Args.push_back(mutate(N.args[I]));
-    return ir::callOp(
-        kPointwiseDepthwiseOp, std::move(Args),
-        pointwiseDepthwiseAttrs(Pw->attrs, (int64_t)Pw->args.size(), N.attrs));
+    // The pair's kernel computes both convs (and what they covered).
+    std::vector<std::string> Covers = ir::originsComputedBy(*Pw);
+    for (std::string &O : ir::originsComputedBy(N))
+      Covers.push_back(std::move(O));
+    return ir::withCovers(
+        ir::callOp(kPointwiseDepthwiseOp, std::move(Args),
+                   pointwiseDepthwiseAttrs(Pw->attrs, (int64_t)Pw->args.size(),
+                                           N.attrs)),
+        std::move(Covers));
   }
 
 private:

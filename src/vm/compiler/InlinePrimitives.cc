@@ -2,6 +2,7 @@
 #include "vm/compiler/InlinePrimitives.h"
 
 #include "ir/Op.h"
+#include "ir/Origin.h"
 #include "ir/TypeInference.h"
 #include "ir/Visitor.h"
 #include "ir/transforms/Pass.h"
@@ -47,7 +48,10 @@ class PrimitiveInliner : public ir::ExprMutator {
           Arg = Args[I];
       KernelArgs.push_back(Arg);
     }
-    return ir::callOp(AC.kernel, std::move(KernelArgs), AC.attrs);
+    // One kernel computes every call of the group.
+    return ir::withCovers(
+        ir::callOp(AC.kernel, std::move(KernelArgs), AC.attrs),
+        ir::originsIn(Fn.body));
   }
 
   /// Group Fn as its anchor call Anchor (a builtin operator call on Fn's

@@ -154,10 +154,16 @@ VMFunction assemble(const LoweredFunction &F) {
       int64_t Target = NewIndex[F.labelPos[P.label]];
       Ins.imm = Target - (int64_t)Fn.code.size();
     }
+    if (P.origins) {
+      Fn.origins.resize(Fn.code.size());
+      Fn.origins.push_back(P.origins);
+    }
     Fn.code.push_back(Ins);
     for (uint32_t R : P.killAfter)
       Fn.code.push_back(Instruction::killRegister(R));
   }
+  if (!Fn.origins.empty())
+    Fn.origins.resize(Fn.code.size());
   return Fn;
 }
 

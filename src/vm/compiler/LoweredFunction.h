@@ -41,6 +41,9 @@ struct PendingInst {
   bool deleted = false;
   /// Physical registers to kill right after this instruction.
   std::vector<uint32_t> killAfter;
+  /// InvokeKernel of an operator or a fused group: where its values come
+  /// from (VMFunction::origins).
+  std::shared_ptr<const KernelOrigins> origins;
 };
 
 /// A function between lowering and assembly.

@@ -13,6 +13,7 @@
 #include "vm/compiler/Lowering.h"
 
 #include "ir/Op.h"
+#include "ir/Origin.h"
 #include "ir/Visitor.h"
 #include "kernels/Error.h"
 #include "vm/Object.h"
@@ -272,6 +273,7 @@ public:
     // The arena of the memory planner, sized (or deleted) by planMemory.
     F.arenaVReg = newReg(nullptr);
     emit(Instruction::allocStorage(F.arenaVReg, 0));
+    ValueCalls = originValueCalls(Fn->body);
     lower(Fn->body, /*Tail=*/true);
   }
 
@@ -288,13 +290,44 @@ private:
   }
   /// InvokeKernel of the kernel-table entry (Kind, Op, A) on Regs: NumIn
   /// inputs, then the outputs; Dst for an allocating entry.
+  /// Origins: where its values come from (null: a shape function's).
   void emitKernel(KernelEntry::Kind Kind, const std::string &Op, const Attrs &A,
-                  uint32_t NumIn, std::vector<uint32_t> Regs,
-                  uint32_t Dst = 0) {
+                  uint32_t NumIn, std::vector<uint32_t> Regs, uint32_t Dst = 0,
+                  std::shared_ptr<const KernelOrigins> Origins = nullptr) {
     PendingInst &P =
         emit(Instruction::invokeKernel(ML.kernel(Kind, Op, A), NumIn, Dst));
     P.kernelKind = Kind;
     P.regs = std::move(Regs);
+    P.origins = std::move(Origins);
+  }
+  /// The origins of an operator call: what it computes; its value is its
+  /// origin's where it is the origin's last call (originValueCalls).
+  std::shared_ptr<const KernelOrigins> originsOf(const CallNode &C) const {
+    std::vector<std::string> Covers = originsComputedBy(C);
+    if (Covers.empty())
+      return nullptr;
+    auto O = std::make_shared<KernelOrigins>();
+    O->covers = std::move(Covers);
+    if (ValueCalls.count(&C))
+      O->output = C.origin;
+    return O;
+  }
+  /// The origins of a fused group's call: every operator call of its body,
+  /// in order; its value is its result's (the body's last call).
+  std::shared_ptr<const KernelOrigins> groupOrigins(const CallNode &C) const {
+    const auto *Fn = C.callee->as<FunctionNode>();
+    if (!Fn)
+      return originsOf(C);
+    auto O = std::make_shared<KernelOrigins>();
+    O->covers = originsIn(Fn->body);
+    const Expr *Result = &Fn->body;
+    while (const auto *L = (*Result)->as<LetNode>())
+      Result = &L->body;
+    if (ValueCalls.count(&C))
+      O->output = originOf(*Result);
+    if (O->covers.empty() && O->output.empty())
+      return nullptr;
+    return O;
   }
   int32_t newLabel() {
     F.labelPos.push_back(0);
@@ -639,7 +672,7 @@ private:
     uint32_t Out = allocOutput(*O, T, ShapeReg);
     Args.push_back(Out);
     emitKernel(KernelEntry::Kind::Native, NK.symbol, Attrs(), NumIn,
-               std::move(Args));
+               std::move(Args), 0, groupOrigins(C));
     return finish(Out, Tail);
   }
 
@@ -675,7 +708,7 @@ private:
       // The VM runs it on its Lists (vm/ListPrimitives.h).
       uint32_t R = newReg(T, isTensorType(T));
       emitKernel(KernelEntry::Kind::ListPrimitive, Op.name, C.attrs, NumIn,
-                 std::move(Args), R);
+                 std::move(Args), R, originsOf(C));
       return finish(R, Tail);
     }
     if (Op.listResult || Op.listArgument || !Concrete) {
@@ -690,8 +723,9 @@ private:
       if (IsTuple && !Op.listResult)
         A.set("tuple_result", int64_t(1));
       uint32_t R = newReg(T, isTensorType(T));
-      emitKernel(KernelEntry::Kind::AllocatingBuiltin, Op.name, A, NumIn,
-                 std::move(Args), R);
+      emitKernel(KernelEntry::Kind::AllocatingBuiltin,
+                 ML.builtinKernel(Op.name), A, NumIn, std::move(Args), R,
+                 originsOf(C));
       return finish(R, Tail);
     }
 
@@ -716,7 +750,7 @@ private:
     }
     Args.insert(Args.end(), OutRegs.begin(), OutRegs.end());
     emitKernel(KernelEntry::Kind::Builtin, ML.builtinKernel(Op.name), C.attrs,
-               NumIn, std::move(Args));
+               NumIn, std::move(Args), 0, originsOf(C));
     if (!IsTuple)
       return finish(OutRegs[0], Tail);
     uint32_t R = newReg(T);
@@ -761,6 +795,8 @@ private:
   const LoweringJob &Job;
   LoweredFunction &F;
   std::string Where;
+  /// The calls of the body whose results are their origins' values.
+  std::unordered_set<const CallNode *> ValueCalls;
   std::unordered_map<const VarNode *, Binding> Env;
 };
 

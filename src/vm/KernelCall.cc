@@ -270,7 +270,7 @@ Shape VirtualMachine::nativeOutputShape(const NativeKernel &NK,
 
 void VirtualMachine::setProfiling(bool On) {
   Profiling = On;
-  Instrumented = Profiling || Observer;
+  Instrumented = Profiling || Tracing || Observer;
   Profile.clear();
   if (On) // one entry per instruction, like the other per-instruction tables
     Profile.resize(CheckedSignatures.size());
@@ -284,39 +284,137 @@ std::vector<VirtualMachine::KernelTime> VirtualMachine::kernelTimes() const {
   return Out;
 }
 
-/// kernelCall timed into Profile; the first call describes the kernel and
-/// the shapes of its tensor inputs.
+void VirtualMachine::setTracing(size_t MaxCalls) {
+  Tracing = MaxCalls > 0;
+  Instrumented = Profiling || Tracing || Observer;
+  TraceLimit = MaxCalls;
+  Traced.clear();
+  TraceSignatures.clear();
+  TraceSignatureIndex.clear();
+  TraceDropped = 0;
+  // Reserved up front (bounded by the limit, at most 64 MB here) so that
+  // growing the record does not show in the calls' times.
+  if (Tracing)
+    Traced.reserve(std::min<size_t>(MaxCalls, (64 << 20) / sizeof(TracedCall)));
+}
+
+const std::string &VirtualMachine::kernelName(uint32_t K) const {
+  return Kernels.at(K).Name;
+}
+
+/// Appends the call that just ran to Traced, its operand types interned in
+/// TraceSignatures (one map lookup per call: strings are made only for a
+/// signature not seen before).
+void VirtualMachine::traceCall(const Instruction &I, const VMFunction &F,
+                               ObjectRef *R, int64_t StartNs,
+                               int64_t DurationNs) {
+  if (Traced.size() >= TraceLimit) {
+    ++TraceDropped;
+    return;
+  }
+  const KernelEntry &Entry = Exe->kernels[I.c];
+  const uint32_t *Ops = F.pool.data() + I.a;
+  thread_local std::vector<const ObjectRef *> Operands;
+  Operands.clear();
+  for (uint32_t K = 0; K < I.d && K < I.b; ++K)
+    Operands.push_back(&R[Ops[K]]);
+  size_t NumIns = Operands.size();
+  if (KernelEntry::returnsResult(Entry.kind))
+    Operands.push_back(&R[I.dst]);
+  else
+    for (uint32_t K = I.d; K < I.b; ++K)
+      Operands.push_back(&R[Ops[K]]);
+  thread_local std::vector<int64_t> Key;
+  Key.assign({(int64_t)NumIns});
+  for (const ObjectRef *O : Operands) {
+    const TensorObj *T = *O ? (*O)->as<TensorObj>() : nullptr;
+    if (!T || !T->value.defined()) {
+      Key.push_back(*O ? -2 - (int64_t)(*O)->kind : -1);
+      continue;
+    }
+    const Shape &S = T->value.shape();
+    Key.push_back((int64_t)T->value.dtype());
+    Key.push_back((int64_t)S.size());
+    Key.insert(Key.end(), S.begin(), S.end());
+  }
+  auto [It, New] =
+      TraceSignatureIndex.try_emplace(Key, (uint32_t)TraceSignatures.size());
+  if (New) {
+    CallSignature Sig;
+    for (size_t K = 0; K < Operands.size(); ++K) {
+      const ObjectRef &O = *Operands[K];
+      std::string Text;
+      const TensorObj *T = O ? O->as<TensorObj>() : nullptr;
+      if (T && T->value.defined()) {
+        Text = T->value.typeString();
+        if (K >= NumIns)
+          Sig.outputBytes += T->value.nbytes();
+      } else if (!O) {
+        Text = "none";
+      } else {
+        switch (O->kind) {
+        case ObjectKind::ADT: Text = "adt"; break;
+        case ObjectKind::Closure: Text = "closure"; break;
+        case ObjectKind::List: Text = "list"; break;
+        default: Text = "object"; break;
+        }
+      }
+      (K < NumIns ? Sig.inputs : Sig.outputs).push_back(std::move(Text));
+    }
+    TraceSignatures.push_back(std::move(Sig));
+  }
+  TracedCall C;
+  C.function = (uint32_t)(&F - Exe->functions.data());
+  C.pc = (uint32_t)(&I - F.code.data());
+  C.signature = It->second;
+  C.startNs = StartNs;
+  C.durationNs = DurationNs;
+  C.bytesInUse = Pool->bytesInUse();
+  Traced.push_back(C);
+}
+
+/// kernelCall timed: into Profile while profiling (the first call
+/// describes the kernel and the shapes of its tensor inputs), as a
+/// TracedCall while tracing.
 void VirtualMachine::profiledKernelCall(const Instruction &I,
                                         const VMFunction &F, ObjectRef *R) {
   size_t Fn = (size_t)(&F - Exe->functions.data());
   size_t Pc = (size_t)(&I - F.code.data());
-  KernelTime &T = Profile[FirstInstruction[Fn] + Pc];
-  if (T.calls == 0) {
-    T.function = (uint32_t)Fn;
-    T.pc = (uint32_t)Pc;
-    T.kernel = Kernels[I.c].Name;
+  KernelTime *T = Profiling ? &Profile[FirstInstruction[Fn] + Pc] : nullptr;
+  if (T && T->calls == 0) {
+    T->function = (uint32_t)Fn;
+    T->pc = (uint32_t)Pc;
+    T->kernel = Kernels[I.c].Name;
     const uint32_t *Ops = F.pool.data() + I.a;
     for (uint32_t K = 0; K < I.d; ++K)
       if (const TensorObj *In =
               R[Ops[K]] ? R[Ops[K]]->as<TensorObj>() : nullptr)
-        T.inputs += (T.inputs.empty() ? "" : " ") + In->value.typeString();
+        T->inputs += (T->inputs.empty() ? "" : " ") + In->value.typeString();
   }
   auto Start = std::chrono::steady_clock::now();
   kernelCall(I, F, R);
-  T.seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
-          .count();
-  ++T.calls;
+  auto End = std::chrono::steady_clock::now();
+  if (T) {
+    T->seconds += std::chrono::duration<double>(End - Start).count();
+    ++T->calls;
+  }
+  if (Tracing)
+    traceCall(I, F, R,
+              std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  Start.time_since_epoch())
+                  .count(),
+              std::chrono::duration_cast<std::chrono::nanoseconds>(End - Start)
+                  .count());
 }
 
 void VirtualMachine::setKernelObserver(KernelObserver O) {
   Observer = std::move(O);
-  Instrumented = Profiling || Observer;
+  Instrumented = Profiling || Tracing || Observer;
 }
 
 void VirtualMachine::instrumentedKernelCall(const Instruction &I,
                                             const VMFunction &F, ObjectRef *R) {
-  if (Profiling)
+  if (Profiling || Tracing)
     profiledKernelCall(I, F, R);
   else
     kernelCall(I, F, R);

@@ -13,6 +13,7 @@
 #include "vm/Object.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +71,33 @@ public:
   /// The instructions that ran while profiling, in program order.
   std::vector<KernelTime> kernelTimes() const;
 
+  /// One InvokeKernel call recorded while tracing.
+  struct TracedCall {
+    uint32_t function = 0, pc = 0;
+    uint32_t signature = 0; ///< Index in traceSignatures().
+    /// steady_clock nanoseconds since its epoch; the call's duration.
+    int64_t startNs = 0, durationNs = 0;
+    size_t bytesInUse = 0; ///< The pool's bytes in use after the call.
+  };
+  /// The operand types of traced calls ("Tensor[(2, 3), float32]"; other
+  /// objects by kind), shared by every call with the same ones.
+  struct CallSignature {
+    std::vector<std::string> inputs, outputs;
+    uint64_t outputBytes = 0; ///< Bytes of the output tensors.
+  };
+  /// Tracing records every InvokeKernel call (rivet bench --trace), up to
+  /// MaxCalls of them: later calls are only counted, so that memory stays
+  /// bounded. 0 turns it off. Turning it on clears the record.
+  void setTracing(size_t MaxCalls);
+  const std::vector<TracedCall> &tracedCalls() const { return Traced; }
+  const std::vector<CallSignature> &traceSignatures() const {
+    return TraceSignatures;
+  }
+  /// Calls not recorded because the limit was reached.
+  uint64_t droppedTracedCalls() const { return TraceDropped; }
+  /// The name of kernel-table entry K as profiles show it ("native f12").
+  const std::string &kernelName(uint32_t K) const;
+
   /// One InvokeKernel that computed values (not a shape function), just
   /// after it ran: the instruction, its input objects and its outputs (the
   /// preallocated operands, or the one result it made).
@@ -104,7 +132,10 @@ private:
   void kernelCall(const Instruction &I, const VMFunction &F, ObjectRef *R);
   void profiledKernelCall(const Instruction &I, const VMFunction &F,
                           ObjectRef *R);
-  /// kernelCall, profiled and/or observed (the dispatch's slow path).
+  void traceCall(const Instruction &I, const VMFunction &F, ObjectRef *R,
+                 int64_t StartNs, int64_t DurationNs);
+  /// kernelCall, profiled, traced and/or observed (the dispatch's slow
+  /// path).
   void instrumentedKernelCall(const Instruction &I, const VMFunction &F,
                               ObjectRef *R);
   void checkKernelOutputs(KernelSlot &K, std::vector<int64_t> &Checked);
@@ -159,10 +190,18 @@ private:
   std::vector<ObjectRef> ArgScratch;
   ExecutionLimits Limits;
   bool Profiling = false;
-  bool Instrumented = false; // Profiling or an Observer
+  bool Tracing = false;
+  bool Instrumented = false; // Profiling, Tracing or an Observer
   KernelObserver Observer;
   bool ResultsToHost = true;
   std::vector<KernelTime> Profile; // per instruction, while profiling
+  // While tracing: the calls, their distinct signatures (keyed by dtypes,
+  // ranks and extents, as CheckedSignatures) and the calls past the limit.
+  size_t TraceLimit = 0;
+  std::vector<TracedCall> Traced;
+  std::vector<CallSignature> TraceSignatures;
+  std::map<std::vector<int64_t>, uint32_t> TraceSignatureIndex;
+  uint64_t TraceDropped = 0;
   size_t PeakDepth = 0, PeakRegs = 0;
 };
 

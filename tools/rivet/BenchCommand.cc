@@ -6,9 +6,12 @@
 // use --threads N intra-op threads; with --concurrency C, C threads each run
 // their own engine (VMs share the one executable) and every run's latency
 // counts. --profile times each InvokeKernel instruction during the timed
-// runs (two clock reads per kernel call) and reports them per run. --serve
-// keeps the engine and times one batch per line read on stdin, so that a
-// driver can interleave other engines' batches with Rivet's in short rounds.
+// runs (two clock reads per kernel call) and reports them per run; --trace
+// FILE also records each call (when, operand types, the pool's bytes in
+// use) and writes a Chrome trace with the runs, the calls and, with
+// --time-passes, the compile's passes. --serve keeps the engine and times
+// one batch per line read on stdin, so that a driver can interleave other
+// engines' batches with Rivet's in short rounds.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -23,8 +26,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -59,6 +64,13 @@ const char *const BenchUsage =
     "  --profile               VM: time every kernel call of the timed runs\n"
     "                          (adds a \"profile\" array, slowest first, and\n"
     "                          a table of the 25 slowest on stderr)\n"
+    "  --trace FILE.json       VM: write a Chrome trace (Perfetto,\n"
+    "                          chrome://tracing) of the timed runs: every\n"
+    "                          kernel call with its origin, shapes and\n"
+    "                          bytes, the pool's bytes in use, and the\n"
+    "                          compile's passes with --time-passes\n"
+    "  --trace-limit N         kernel calls the trace keeps (default\n"
+    "                          100000; later ones are counted, not kept)\n"
     "  --serve                 after the warmup, time one batch (--repeat,\n"
     "                          --min-time) per line read on stdin and print\n"
     "                          a JSON line for each, until end of input\n";
@@ -67,10 +79,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// A timed run's start and duration, for the trace.
+struct RunSpan {
+  Clock::time_point start;
+  double millis;
+};
+
 /// Runs E on Inputs at least Repeat times and for at least MinTime
-/// seconds, appending each run's latency (ms) to Millis.
+/// seconds, appending each run's latency (ms) to Millis, and the first
+/// MaxSpans runs' spans to Spans.
 void timeRuns(Engine &E, const std::vector<Tensor> &Inputs, uint64_t Repeat,
-              double MinTime, std::vector<double> &Millis) {
+              double MinTime, std::vector<double> &Millis,
+              std::vector<RunSpan> *Spans = nullptr, size_t MaxSpans = 0) {
   size_t First = Millis.size();
   Clock::time_point Start = Clock::now();
   while (Millis.size() - First < Repeat ||
@@ -80,6 +100,8 @@ void timeRuns(Engine &E, const std::vector<Tensor> &Inputs, uint64_t Repeat,
     E.runDiscard(Inputs);
     Millis.push_back(
         std::chrono::duration<double, std::milli>(Clock::now() - T0).count());
+    if (Spans && Spans->size() < MaxSpans)
+      Spans->push_back({T0, Millis.back()});
     if (Millis.size() - First >= 10000000)
       break;
   }
@@ -129,6 +151,13 @@ struct ThreadResult {
   uint64_t instructions = 0;
   size_t peakBytes = 0, pooledBytes = 0;
   std::vector<vm::VirtualMachine::KernelTime> kernelTimes; // --profile
+  // --trace: the runs, the calls and their signatures, the calls past the
+  // limit, and the names of the kernel-table entries.
+  std::vector<RunSpan> runs;
+  std::vector<vm::VirtualMachine::TracedCall> calls;
+  std::vector<vm::VirtualMachine::CallSignature> signatures;
+  uint64_t droppedCalls = 0;
+  std::vector<std::string> kernelNames;
   std::exception_ptr error;
 };
 
@@ -181,6 +210,151 @@ std::string profileJson(const std::vector<ThreadResult> &Results,
   return J + "]";
 }
 
+/// When the trace's compiler thread was busy (load and compile).
+struct CompileSpans {
+  Clock::time_point loadStart, loadEnd, compileStart, compileEnd;
+  bool compiled = false; // a .rvx file is not compiled
+};
+
+int64_t nanosOf(Clock::time_point T) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             T.time_since_epoch())
+      .count();
+}
+
+std::string jsonStrings(const std::vector<std::string> &Items) {
+  std::string J = "[";
+  for (size_t I = 0; I < Items.size(); ++I)
+    J += (I ? ", " : "") + jsonString(Items[I]);
+  return J + "]";
+}
+
+/// Writes the Chrome trace (JSON object format) of a bench to Path: names
+/// for the process and its threads (tid 0: the compiler, 1 + I: engine
+/// I), the load and compile with their passes (--time-passes), and per
+/// engine its timed runs, its kernel calls ("X" events whose args hold the
+/// origin, the operand types and the output bytes) and a counter of its
+/// pool's bytes in use. Times are microseconds since the load began.
+void writeTrace(const std::string &Path, const Program &Prog,
+                const vm::CompileOptions &CO, const CompileSpans &Spans,
+                const std::vector<ThreadResult> &Results, size_t Limit) {
+  const vm::Executable &Exe = *Prog.exe;
+  int64_t BaseNs = nanosOf(Spans.loadStart);
+  auto UsOfNs = [&](int64_t Ns) { return (double)(Ns - BaseNs) / 1e3; };
+  auto UsOf = [&](Clock::time_point T) { return UsOfNs(nanosOf(T)); };
+  std::string J = "{\"traceEvents\": [\n";
+  bool First = true;
+  auto Emit = [&](const std::string &Event) {
+    J += First ? "" : ",\n";
+    J += Event;
+    First = false;
+  };
+  auto Complete = [&](const std::string &Name, const char *Cat, size_t Tid,
+                      double Ts, double Dur, const std::string &Args) {
+    Emit(fmt::format("{{\"name\": {}, \"cat\": \"{}\", \"ph\": \"X\", "
+                     "\"pid\": 1, \"tid\": {}, \"ts\": {:.3f}, \"dur\": "
+                     "{:.3f}, \"args\": {{{}}}}}",
+                     jsonString(Name), Cat, Tid, Ts, Dur, Args));
+  };
+  auto Metadata = [&](const char *What, size_t Tid, const std::string &Args) {
+    Emit(fmt::format("{{\"name\": \"{}\", \"ph\": \"M\", \"pid\": 1, "
+                     "\"tid\": {}, \"args\": {{{}}}}}",
+                     What, Tid, Args));
+  };
+  Metadata("process_name", 0,
+           "\"name\": " + jsonString("rivet bench " + Prog.path));
+  Metadata("thread_name", 0, "\"name\": \"compiler\"");
+  Metadata("thread_sort_index", 0, "\"sort_index\": 0");
+  for (size_t I = 0; I < Results.size(); ++I) {
+    Metadata("thread_name", 1 + I, fmt::format("\"name\": \"engine {}\"", I));
+    Metadata("thread_sort_index", 1 + I,
+             fmt::format("\"sort_index\": {}", 1 + I));
+  }
+
+  auto Micros = [](Clock::time_point A, Clock::time_point B) {
+    return std::chrono::duration<double, std::micro>(B - A).count();
+  };
+  Complete("load", "compile", 0, 0.0, Micros(Spans.loadStart, Spans.loadEnd),
+           "\"path\": " + jsonString(Prog.path));
+  if (Spans.compiled)
+    Complete("compile", "compile", 0, UsOf(Spans.compileStart),
+             Micros(Spans.compileStart, Spans.compileEnd),
+             fmt::format("\"opt_level\": {}, \"codegen\": \"{}\"", CO.optLevel,
+                         codegenName(CO.codegen.mode)));
+  for (const ir::PassContext::Timing &T : CO.passes.timings)
+    Complete(T.pass, "pass", 0,
+             T.startMilliseconds * 1e3 - (double)BaseNs / 1e3,
+             T.milliseconds * 1e3, "");
+
+  uint64_t Recorded = 0, Dropped = 0;
+  for (size_t I = 0; I < Results.size(); ++I) {
+    const ThreadResult &R = Results[I];
+    size_t Tid = 1 + I;
+    for (size_t K = 0; K < R.runs.size(); ++K)
+      Complete("run", "run", Tid, UsOf(R.runs[K].start), R.runs[K].millis * 1e3,
+               fmt::format("\"run\": {}", K));
+    // One counter track per engine: each has its own pool.
+    std::string Counter = Results.size() == 1
+                              ? std::string("pool bytes in use")
+                              : fmt::format("pool bytes in use (engine {})", I);
+    size_t LastBytes = SIZE_MAX;
+    int64_t EndNs = 0;
+    for (const vm::VirtualMachine::TracedCall &C : R.calls) {
+      const vm::VMFunction &F = Exe.functions[C.function];
+      const vm::KernelEntry &Entry = Exe.kernels[F.code[C.pc].c];
+      bool ShapeFn = Entry.kind == vm::KernelEntry::Kind::ShapeFunction ||
+                     Entry.kind == vm::KernelEntry::Kind::NativeShapeFunction;
+      std::string Origin;
+      std::vector<std::string> Covers;
+      if (C.pc < F.origins.size() && F.origins[C.pc]) {
+        Covers = F.origins[C.pc]->covers;
+        Origin = F.origins[C.pc]->output;
+        if (Origin.empty() && !Covers.empty())
+          Origin = Covers.front();
+      }
+      const vm::VirtualMachine::CallSignature &Sig = R.signatures[C.signature];
+      const std::string &Kernel = R.kernelNames[F.code[C.pc].c];
+      Complete(ShapeFn ? "shape of " + Kernel : Kernel,
+               ShapeFn ? "shape" : "kernel", Tid, UsOfNs(C.startNs),
+               (double)C.durationNs / 1e3,
+               fmt::format("\"function\": {}, \"pc\": {}, \"origin\": {}, "
+                           "\"covers\": {}, \"inputs\": {}, \"outputs\": {}, "
+                           "\"bytes\": {}",
+                           jsonString(F.name), C.pc, jsonString(Origin),
+                           jsonStrings(Covers), jsonStrings(Sig.inputs),
+                           jsonStrings(Sig.outputs), Sig.outputBytes));
+      EndNs = C.startNs + C.durationNs;
+      if (C.bytesInUse != LastBytes) // a step only where it changes
+        Emit(fmt::format("{{\"name\": {}, \"ph\": \"C\", \"pid\": 1, "
+                         "\"tid\": {}, \"ts\": {:.3f}, \"args\": "
+                         "{{\"bytes\": {}}}}}",
+                         jsonString(Counter), Tid, UsOfNs(EndNs),
+                         C.bytesInUse));
+      LastBytes = C.bytesInUse;
+    }
+    if (R.droppedCalls)
+      Emit(fmt::format("{{\"name\": \"trace limit reached\", \"ph\": "
+                       "\"i\", \"s\": \"t\", \"pid\": 1, \"tid\": {}, "
+                       "\"ts\": {:.3f}, \"args\": {{\"dropped_calls\": {}}}}}",
+                       Tid, UsOfNs(EndNs), R.droppedCalls));
+    Recorded += R.calls.size();
+    Dropped += R.droppedCalls;
+  }
+  J += fmt::format("\n], \"displayTimeUnit\": \"ms\", \"otherData\": "
+                   "{{\"model\": {}, \"kernel_calls\": {}, "
+                   "\"kernel_calls_dropped\": {}, \"trace_limit\": {}, "
+                   "\"note\": {}}}}}\n",
+                   jsonString(Prog.path), Recorded, Dropped, Limit,
+                   jsonString(Dropped ? "the trace holds the first kernel "
+                                        "calls of the timed runs only "
+                                        "(--trace-limit)"
+                                      : "every kernel call of the timed "
+                                        "runs"));
+  std::ofstream Out(Path, std::ios::binary | std::ios::trunc);
+  if (!Out || !Out.write(J.data(), (std::streamsize)J.size()) || !Out.flush())
+    fail("cannot write the trace to '{}'", Path);
+}
+
 } // namespace
 
 int benchCommand(const std::vector<std::string> &ArgsIn) {
@@ -195,6 +369,8 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   Flags.push_back(threadsFlag());
   Flags.push_back(maxCallDepthFlag());
   Flags.push_back({"profile", false, false});
+  Flags.push_back({"trace", true, false});
+  Flags.push_back({"trace-limit", true, false});
   Flags.push_back({"serve", false, false});
   Flags.push_back({"help", false, false});
   ParsedArgs P = parseArgs(Args, Flags);
@@ -234,17 +410,38 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
     throw UsageError("option '--profile' times the VM's kernels (--executor "
                      "vm)");
 
-  bool Serve = P.has("serve");
-  if (Serve && (Profile || Concurrency != 1))
-    throw UsageError("option '--serve' times one engine: it takes neither "
-                     "--profile nor --concurrency");
+  bool Trace = P.has("trace");
+  if (Trace && Kind != ExecutorKind::VM)
+    throw UsageError("option '--trace' records the VM's kernel calls "
+                     "(--executor vm)");
+  if (P.has("trace-limit") && !Trace)
+    throw UsageError("option '--trace-limit' goes with --trace");
+  uint64_t TraceLimit =
+      parseUnsigned(P.get("trace-limit", "100000"), "trace-limit");
+  if (TraceLimit < 1 || TraceLimit > 100000000)
+    throw UsageError("option '--trace-limit' expects 1 to 100000000");
+  // Each engine keeps its share of the calls.
+  size_t EngineTraceLimit =
+      std::max<size_t>(1, TraceLimit / std::max<uint64_t>(Concurrency, 1));
 
+  bool Serve = P.has("serve");
+  if (Serve && (Profile || Trace || Concurrency != 1))
+    throw UsageError("option '--serve' times one engine: it takes neither "
+                     "--profile, --trace nor --concurrency");
+
+  CompileSpans Spans;
+  Spans.loadStart = Clock::now();
   Program Prog = loadProgram(P.positional[0]);
+  Spans.loadEnd = Clock::now();
   if (Kind == ExecutorKind::Interp && Prog.isExecutable())
     fail("{}: a .rvx file runs on the VM only (--executor vm)", Prog.path);
   std::vector<Tensor> Inputs = prepareProgramInputs(Prog, Opts);
-  if (Kind == ExecutorKind::VM)
+  if (Kind == ExecutorKind::VM) {
+    Spans.compiled = !Prog.isExecutable();
+    Spans.compileStart = Clock::now();
     compileProgram(Prog, CO);
+    Spans.compileEnd = Clock::now();
+  }
   reportPassTimes(CO);
   if (Serve) {
     serveBatches(Prog, Kind, Limits, Inputs, Warmup, Repeat, MinTime);
@@ -261,14 +458,24 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
       if (E.machine()) {
         E.machine()->resetPeak();
         E.machine()->setProfiling(Profile);
+        E.machine()->setTracing(Trace ? EngineTraceLimit : 0);
       }
-      timeRuns(E, Inputs, Repeat, MinTime, R.millis);
+      timeRuns(E, Inputs, Repeat, MinTime, R.millis, Trace ? &R.runs : nullptr,
+               EngineTraceLimit);
       if (vm::VirtualMachine *VM = E.machine()) {
         R.instructions = VM->instructionCount() - Before;
         R.peakBytes = VM->peakBytesInUse();
         R.pooledBytes = VM->pooledBytes();
         R.kernelTimes = VM->kernelTimes();
         VM->setProfiling(false);
+        if (Trace) {
+          R.calls = VM->tracedCalls();
+          R.signatures = VM->traceSignatures();
+          R.droppedCalls = VM->droppedTracedCalls();
+          for (size_t K = 0; K < VM->executable().kernels.size(); ++K)
+            R.kernelNames.push_back(VM->kernelName((uint32_t)K));
+          VM->setTracing(0);
+        }
       }
     });
   };
@@ -331,6 +538,8 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   if (Profile)
     J += ", \"profile\": " + profileJson(Results, *Prog.exe, N);
   J += "}\n";
+  if (Trace)
+    writeTrace(P.get("trace", ""), Prog, CO, Spans, Results, TraceLimit);
   std::fputs(J.c_str(), stdout);
   return 0;
 }

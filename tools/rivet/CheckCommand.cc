@@ -5,7 +5,10 @@
 // PASS/FAIL; exit 0 when every output is within tolerance, 1 otherwise.
 // With --expected DIR the VM is also compared with given .npy outputs.
 //
+// With --bisect-passes: which compilation step first makes them disagree.
+//
 //===----------------------------------------------------------------------===//
+#include "BisectPasses.h"
 #include "Commands.h"
 #include "Engine.h"
 #include "Localize.h"
@@ -55,13 +58,20 @@ const char *const CheckUsage =
     "                          first diverges (origin: ONNX node or .rvir\n"
     "                          line:column; which run; whether its inputs\n"
     "                          still agreed) and the largest divergences\n"
-    "  --json                  with --localize: the report as JSON on stdout\n"
+    "  --json                  with --localize or --bisect-passes: the report\n"
+    "                          as JSON on stdout (the text on stderr)\n"
     "  --worst N               with --localize: rows of the table (default "
     "10)\n"
     "  --inject-fault ORIGIN[:SCALE]   with --localize: perturb, in the VM\n"
     "                          only, the first output of the kernel that\n"
     "                          computes ORIGIN (by SCALE x its magnitude,\n"
-    "                          default 1e-2), to see the report name it\n";
+    "                          default 1e-2), to see the report name it\n"
+    "  --bisect-passes         find the first compilation step (each pass\n"
+    "                          that runs, then anchor selection and codegen)\n"
+    "                          after which the VM diverges: compiles with the\n"
+    "                          first K steps only, binary search over K\n"
+    "  --bisect-linear         with --bisect-passes: try K = 0, 1, 2, ...\n"
+    "  --print-diff            with --bisect-passes: that step's IR diff\n";
 
 namespace {
 
@@ -90,6 +100,9 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
   Flags.push_back({"json", false, false});
   Flags.push_back({"worst", true, false});
   Flags.push_back({"inject-fault", true, false});
+  Flags.push_back({"bisect-passes", false, false});
+  Flags.push_back({"bisect-linear", false, false});
+  Flags.push_back({"print-diff", false, false});
   Flags.push_back(threadsFlag());
   Flags.push_back(maxCallDepthFlag());
   for (const FlagSpec &F : compileFlags())
@@ -121,12 +134,32 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
       fail("check: --expected {}: not a directory", P.get("expected", ""));
   }
   bool Localize = P.has("localize");
-  for (const char *F : {"json", "worst", "inject-fault"})
+  bool Bisect = P.has("bisect-passes");
+  if (Localize && Bisect)
+    throw UsageError("check: --localize and --bisect-passes do not combine");
+  for (const char *F : {"worst", "inject-fault"})
     if (P.has(F) && !Localize)
       throw UsageError(
           fmt::format("check: --{} is an option of --localize", F));
+  for (const char *F : {"bisect-linear", "print-diff"})
+    if (P.has(F) && !Bisect)
+      throw UsageError(
+          fmt::format("check: --{} is an option of --bisect-passes", F));
+  if (P.has("json") && !Localize && !Bisect)
+    throw UsageError(
+        "check: --json is an option of --localize and --bisect-passes");
+  if (Bisect && P.has("expected"))
+    throw UsageError("check: --expected is not an option of --bisect-passes");
   Program Prog = loadProgram(P.positional[0]);
   std::vector<Tensor> Inputs = prepareProgramInputs(Prog, Opts);
+  if (Bisect) {
+    BisectCheckOptions BO;
+    BO.rtol = Rtol, BO.atol = Atol;
+    BO.linear = P.has("bisect-linear");
+    BO.printDiff = P.has("print-diff");
+    BO.json = P.has("json");
+    return bisectPassesCheck(Prog, Inputs, CO, Limits, BO);
+  }
   compileProgram(Prog, CO);
   reportPassTimes(CO);
 

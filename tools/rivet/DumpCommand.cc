@@ -3,10 +3,12 @@
 // Prints a program's type-checked IR (--ir), the IR after the optimization
 // pipeline without fusion (--optimized) or with it (--fused, with a summary
 // of the fused groups), or its disassembled bytecode (--bytecode; with
-// inputs, also the VM pool's peak after one run).
+// inputs, also the VM pool's peak after one run). --dot draws the IR of
+// --ir, --optimized or --fused as a Graphviz graph instead (DotGraph.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "DotGraph.h"
 #include "Engine.h"
 #include "Inputs.h"
 #include "Options.h"
@@ -21,13 +23,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 namespace rivet::cli {
 
 const char *const DumpUsage =
     "usage: rivet dump PROGRAM.rvir|MODEL.onnx|EXE.rvx "
-    "[--ir|--optimized|--fused|--bytecode]\n"
+    "[--ir|--optimized|--fused|--bytecode] [--dot]\n"
     "  --ir                    the imported or parsed, type-checked IR "
     "(default\n"
     "                          for .rvir and .onnx)\n"
@@ -40,6 +43,10 @@ const char *const DumpUsage =
     "  --bytecode              the compiled bytecode, one instruction per "
     "line\n"
     "                          (the only view of a .rvx file)\n"
+    "  --dot                   Graphviz instead of text (with --ir, the\n"
+    "                          default, --optimized or --fused): @main's\n"
+    "                          dataflow, fused groups and Loop/If bodies\n"
+    "                          as clusters (render: dot -Tsvg)\n"
     "  --origins               every origin of the imported program (ONNX\n"
     "                          node, or .rvir line:column) and its\n"
     "                          operators, one per line (what check\n"
@@ -158,7 +165,7 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
   for (const FlagSpec &F : compileFlags())
     Flags.push_back(F);
   for (const char *F : {"ir", "optimized", "fused", "bytecode", "origins",
-                        "peak-memory", "help"})
+                        "dot", "peak-memory", "help"})
     Flags.push_back({F, false, false});
   ParsedArgs P = parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -175,6 +182,9 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
     throw UsageError("dump: give one of --ir, --optimized, --fused, "
                      "--bytecode and --origins");
   bool Rvx = isRvxPath(P.positional[0]);
+  if (P.has("dot") && (P.has("bytecode") || P.has("origins") || Rvx))
+    throw UsageError("dump: --dot draws the IR (--ir, --optimized or "
+                     "--fused), not bytecode or origins");
   if (Rvx &&
       (P.has("ir") || P.has("optimized") || P.has("fused") || P.has("origins")))
     fail("{}: a .rvx file holds bytecode only; use --bytecode (or dump the "
@@ -197,11 +207,26 @@ int dumpCommand(const std::vector<std::string> &ArgsIn) {
     Ctx.optLevel = CO.optLevel;
     if (P.has("optimized"))
       Ctx.disabled.insert("FuseOps");
-    ir::optimize(M, Ctx);
+    {
+      CompileProgress Progress(Ctx, nullptr);
+      ir::optimize(M, Ctx);
+    }
     CO.passes.timings = Ctx.timings;
     reportPassTimes(CO);
     if (P.has("fused"))
       Groups = describeFusedGroups(M);
+  }
+  if (P.has("dot")) {
+    // "rnn_loop/model.onnx": model files are often all called model.onnx.
+    std::filesystem::path Path(P.positional[0]);
+    std::string Title = fmt::format(
+        "{} @main{}",
+        (Path.parent_path().filename() / Path.filename()).generic_string(),
+        P.has("fused")       ? fmt::format(", fused, -O{}", Level.value_or(3))
+        : P.has("optimized") ? fmt::format(", -O{}", Level.value_or(3))
+                             : "");
+    std::fputs(moduleToDot(M, Title).c_str(), stdout);
+    return 0;
   }
   // The inferred signature of every global, then the module itself.
   std::string Out;

@@ -292,10 +292,10 @@ LocalizeReport localizeDivergence(const Program &P,
     All.push_back(std::move(D));
   });
   V.run(Inputs);
+  // By absolute error: a relative one is infinite wherever the reference
+  // is 0 (a relu's), and would rank those first.
   std::stable_sort(All.begin(), All.end(),
                    [](const Divergence &A, const Divergence &B) {
-                     if (A.maxRelErr != B.maxRelErr)
-                       return A.maxRelErr > B.maxRelErr;
                      return A.maxAbsErr > B.maxAbsErr;
                    });
   if (All.size() > Opts.worst)

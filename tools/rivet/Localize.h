@@ -51,7 +51,7 @@ struct Divergence {
 struct LocalizeReport {
   bool ok = true;
   std::optional<Divergence> first;
-  /// The largest divergences, largest relative error first.
+  /// The largest divergences, largest absolute error first.
   std::vector<Divergence> worst;
   size_t compared = 0;      ///< Values compared.
   size_t notComparable = 0; ///< Outputs in another shape (layout) or run.

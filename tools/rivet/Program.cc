@@ -13,10 +13,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <unistd.h>
 
 namespace rivet::cli {
 
@@ -58,10 +61,14 @@ Program loadProgram(const std::string &Path) {
 }
 
 std::shared_ptr<vm::Executable> compileProgram(Program &P,
-                                               const vm::CompileOptions &Opts) {
+                                               vm::CompileOptions &Opts) {
   if (P.exe)
     return P.exe;
-  std::shared_ptr<vm::Executable> Exe = vm::compile(P.model->module, Opts);
+  std::shared_ptr<vm::Executable> Exe;
+  {
+    CompileProgress Progress(Opts.passes);
+    Exe = vm::compile(P.model->module, Opts);
+  }
   // The executable speaks the user's names: ONNX input and output names
   // rather than the sanitized IR parameter names.
   if (Exe->mainParams.size() == P.inputNames.size())
@@ -71,6 +78,68 @@ std::shared_ptr<vm::Executable> compileProgram(Program &P,
     Exe->outputNames = P.outputNames;
   P.exe = Exe;
   return Exe;
+}
+
+CompileProgress::CompileProgress(ir::PassContext &Ctx, const char *Then)
+    : Ctx(Ctx), Then(Then), Start(Clock::now()), Since(Start) {
+  // --print-after and bisection's diffs write to stderr as passes run:
+  // a progress line would cut into them.
+  if (!isatty(STDERR_FILENO) || !Ctx.printAfter.empty() || Ctx.stepObserver)
+    return;
+  if (const char *D = std::getenv("RIVET_PROGRESS_DELAY"))
+    Delay = std::atof(D);
+  Ctx.progress = [this](size_t Step, size_t Steps, const std::string &Pass,
+                        double Seconds) { report(Step, Steps, Pass, Seconds); };
+  Ticker = std::thread([this] { tick(); });
+}
+
+void CompileProgress::report(size_t StepIndex, size_t Steps,
+                             const std::string &Pass, double Seconds) {
+  std::lock_guard<std::mutex> G(Lock);
+  if (Seconds < 0) {
+    Step = fmt::format("[{}/{}] {}", StepIndex, Steps, Pass);
+    Since = Clock::now();
+  } else if (StepIndex == Steps && Then) {
+    Step = Then; // the pipeline is done
+    Since = Clock::now();
+  }
+}
+
+void CompileProgress::tick() {
+  std::unique_lock<std::mutex> G(Lock);
+  do {
+    Clock::time_point Now = Clock::now();
+    if (std::chrono::duration<double>(Now - Start).count() < Delay)
+      continue;
+    // "\r\033[K": back to the line's start and clear it, so that each
+    // report replaces the last.
+    fmt::print(stderr, "\r\033[K{} {:.1f} s", Step,
+               std::chrono::duration<double>(Now - Since).count());
+    std::fflush(stderr);
+    Shown = true;
+  } while (!Wake.wait_for(G, std::chrono::milliseconds(250),
+                          [this] { return Done; }));
+}
+
+CompileProgress::~CompileProgress() {
+  if (!Ticker.joinable())
+    return;
+  {
+    std::lock_guard<std::mutex> G(Lock);
+    Done = true;
+  }
+  Wake.notify_all();
+  Ticker.join();
+  Ctx.progress = nullptr; // it refers to this object
+  if (!Shown)
+    return;
+  // On an error the line is cleared for the message.
+  if (std::uncaught_exceptions())
+    fmt::print(stderr, "\r\033[K");
+  else
+    fmt::print(stderr, "\r\033[Kcompiled in {:.1f} s\n",
+               std::chrono::duration<double>(Clock::now() - Start).count());
+  std::fflush(stderr);
 }
 
 std::optional<int> takeOptLevel(std::vector<std::string> &Args) {

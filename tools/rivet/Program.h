@@ -16,9 +16,13 @@
 #include "vm/Object.h"
 #include "vm/compiler/Compiler.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace rivet::cli {
@@ -47,10 +51,45 @@ struct Program {
 Program loadProgram(const std::string &Path);
 
 /// Compiles the program's module to bytecode (once) with Opts, carrying the
-/// ONNX input and output names into the executable. A .rvx program is
-/// returned as loaded.
+/// ONNX input and output names into the executable, and showing a long
+/// compile's progress (CompileProgress). A .rvx program is returned as
+/// loaded.
 std::shared_ptr<vm::Executable> compileProgram(Program &P,
-                                               const vm::CompileOptions &Opts);
+                                               vm::CompileOptions &Opts);
+
+/// While alive, shows the progress of a compile under a PassContext on
+/// stderr when stderr is a terminal and the compile has run for over a
+/// second ($RIVET_PROGRESS_DELAY seconds, for tests): "[3/16] FuseOps
+/// 0.4 s", the running step and its time so far, rewritten in place four
+/// times a second by a thread of its own (a pass or the code generation
+/// after the passes may take long), then the total. Nothing otherwise, so
+/// that scripts and tests see the same output however long a compile takes.
+class CompileProgress {
+public:
+  /// Installs the callback in Ctx (PassContext::progress) on a terminal.
+  /// Then, when not null, names what follows a pipeline's last pass.
+  explicit CompileProgress(ir::PassContext &Ctx,
+                           const char *Then = "code generation");
+  ~CompileProgress();
+  CompileProgress(const CompileProgress &) = delete;
+  CompileProgress &operator=(const CompileProgress &) = delete;
+
+private:
+  using Clock = std::chrono::steady_clock;
+  void report(size_t Step, size_t Steps, const std::string &Pass,
+              double Seconds);
+  void tick();
+  ir::PassContext &Ctx;
+  const char *Then;
+  Clock::time_point Start;
+  double Delay = 1.0;
+  std::mutex Lock;
+  std::condition_variable Wake;
+  bool Done = false, Shown = false;
+  std::string Step = "compiling"; // what runs now: "[3/16] FuseOps"
+  Clock::time_point Since;        // since when
+  std::thread Ticker;
+};
 
 /// Removes "-O0".."-O3" from Args and returns the level given (the last one),
 /// if any; throws UsageError for another "-O..." spelling.

@@ -8,6 +8,7 @@ PACKAGES=(
   llvm-16-dev libzstd-dev libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libfmt-dev libboost-graph-dev libgtest-dev libdnnl-dev ocl-icd-opencl-dev libdlpack-dev
   python3-numpy python3-pip libfreeimage3
+  python3-jsonschema graphviz
 )
 
 missing=()

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -70,6 +71,11 @@ bool PassContext::isEnabled(const PassInfo &P) const {
   return enabled.count(P.name) || optLevel >= P.optLevel;
 }
 
+bool PassContext::shouldRunStep(const std::string &Name) const {
+  steps.push_back(Name);
+  return bisectLimit < 0 || steps.size() <= (size_t)bisectLimit;
+}
+
 const std::vector<std::string> &defaultPipeline() {
   // TVM's opt-level table decides which of these run; the order is fixed:
   // inference-only ops first, then shape facts (so later passes see static
@@ -95,10 +101,19 @@ void runPasses(Module &M, const std::vector<std::string> &Passes,
   std::vector<const PassInfo *> Infos;
   for (const std::string &Name : Passes)
     Infos.push_back(&PassRegistry::global().get(Name));
+  size_t Steps = 0, Step = 0;
+  for (const PassInfo *P : Infos)
+    Steps += Ctx.isEnabled(*P);
   for (const PassInfo *P : Infos) {
     const std::string &Name = P->name;
-    if (!Ctx.isEnabled(*P))
+    if (!Ctx.isEnabled(*P) || !Ctx.shouldRunStep(Name))
       continue;
+    std::optional<Module> Before; // nodes are shared: a cheap copy
+    if (Ctx.stepObserver)
+      Before = M;
+    ++Step;
+    if (Ctx.progress)
+      Ctx.progress(Step, Steps, Name, -1);
     auto Start = std::chrono::steady_clock::now();
     try {
       P->run(M, Ctx);
@@ -106,15 +121,28 @@ void runPasses(Module &M, const std::vector<std::string> &Passes,
       if (Ctx.verifyEach)
         verifyModule(M);
     } catch (const Error &E) {
+      // What the failing pass made is what a bisection's diff shows; a
+      // module too broken to print shows nothing.
+      if (Before)
+        try {
+          Ctx.stepObserver(Ctx.steps.size(), Name, *Before, M);
+        } catch (const std::exception &) {
+        }
       fail("in pass {}: {}", Name, E.what());
     }
-    if (Ctx.timePasses) {
-      std::chrono::duration<double, std::milli> D =
-          std::chrono::steady_clock::now() - Start;
-      Ctx.timings.push_back({Name, D.count()});
-    }
+    std::chrono::duration<double, std::milli> D =
+        std::chrono::steady_clock::now() - Start;
+    if (Ctx.timePasses)
+      Ctx.timings.push_back(
+          {Name, D.count(),
+           std::chrono::duration<double, std::milli>(Start.time_since_epoch())
+               .count()});
+    if (Ctx.progress)
+      Ctx.progress(Step, Steps, Name, D.count() / 1e3);
     if (Ctx.printAfter.count(Name) || Ctx.printAfter.count("all"))
       Print << "// after " << Name << "\n" << printModule(M) << "\n";
+    if (Before)
+      Ctx.stepObserver(Ctx.steps.size(), Name, *Before, M);
   }
 }
 
@@ -123,7 +151,7 @@ void optimize(Module &M, const PassContext &Ctx) {
   // one is harmless (the CLI checks its users' spellings).
   for (const std::string &Name : Ctx.enabled)
     PassRegistry::global().get(Name);
-  runPasses(M, defaultPipeline(), Ctx);
+  runPasses(M, Ctx.pipeline.empty() ? defaultPipeline() : Ctx.pipeline, Ctx);
 }
 
 void transformFunctions(Module &M,

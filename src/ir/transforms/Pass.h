@@ -56,11 +56,40 @@ public:
   struct Timing {
     std::string pass;
     double milliseconds;
+    /// When it began: steady_clock milliseconds since that clock's epoch
+    /// (for a timeline: rivet bench --trace).
+    double startMilliseconds = 0;
   };
   mutable std::vector<Timing> timings;
+  /// Called as each pass that runs begins (Seconds < 0) and ends (Seconds:
+  /// its wall time), the Step-th of Steps: the CLI shows a long compile's
+  /// progress with it.
+  std::function<void(size_t Step, size_t Steps, const std::string &Pass,
+                     double Seconds)>
+      progress;
+
+  /// The passes optimize() runs, in order; empty: defaultPipeline(). Tests
+  /// insert passes of their own (a deliberately wrong one, for bisection).
+  std::vector<std::string> pipeline;
+
+  /// Pass bisection (LLVM's -opt-bisect-limit): the steps of a compilation
+  /// are the enabled passes as they run (across every runPasses call under
+  /// this context) and the VM compiler's own steps (vm/compiler/PassBisect.h);
+  /// only the first bisectLimit steps run, later ones are skipped. -1: all.
+  int bisectLimit = -1;
+  /// Every step considered so far, run or skipped, in order (shouldRunStep).
+  mutable std::vector<std::string> steps;
+  /// When set, called after each step that runs with its 1-based index and
+  /// the module before and after it (bisection's --print-diff).
+  using StepObserver =
+      std::function<void(size_t Step, const std::string &Name,
+                         const Module &Before, const Module &After)>;
+  StepObserver stepObserver;
 
   /// True when the pass runs under this context.
   bool isEnabled(const PassInfo &P) const;
+  /// Records step Name in steps; false when bisectLimit skips it.
+  bool shouldRunStep(const std::string &Name) const;
 };
 
 class PassRegistry {
@@ -84,7 +113,7 @@ const std::vector<std::string> &defaultPipeline();
 void runPasses(Module &M, const std::vector<std::string> &Passes,
                const PassContext &Ctx);
 
-/// Runs the default pipeline under Ctx.
+/// Runs Ctx.pipeline (the default pipeline when empty) under Ctx.
 void optimize(Module &M, const PassContext &Ctx);
 
 /// Checks that M is well formed (every variable bound once and used only in

@@ -134,21 +134,49 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
     ir::inferTypes(Optimized);
   ir::PassContext Passes = Opts.passes;
   Passes.optLevel = Opts.optLevel;
+  Passes.steps.clear(); // a bisection counts this compilation's steps
   if (!Passes.layoutPreferences)
     Passes.layoutPreferences = targetLayoutPreferences(Opts.codegen);
   ir::optimize(Optimized, Passes);
-  Opts.passes.timings = std::move(Passes.timings); // instrumentation output
+  // The compiler's own steps (see AnchorSelectionStep): a bisection may skip
+  // them, last first; a skipped one compiles as if it were switched off.
+  bool Anchors = Passes.shouldRunStep(AnchorSelectionStep);
+  size_t AnchorStep = Passes.steps.size();
+  bool Codegen =
+      Opts.codegen.mode != NativeCode::Off && Passes.shouldRunStep(CodegenStep);
+  CompileOptions Lowered = Opts;
+  Lowered.libraryKernels = Opts.libraryKernels && Anchors;
   std::optional<compiler::NativeKernelBuilder> Native;
-  if (Opts.codegen.mode != NativeCode::Off)
+  if (Codegen)
     Native.emplace(Opts.codegen);
   compiler::NativeKernelBuilder *NativePtr = Native ? &*Native : nullptr;
-  if (compiler::inlinePrimitiveCalls(Optimized, NativePtr))
+  std::optional<ir::Module> PreInline;
+  if (Passes.stepObserver && Anchors)
+    PreInline = Optimized;
+  if (compiler::inlinePrimitiveCalls(Optimized, NativePtr, Anchors))
     ir::inferTypes(Optimized);
+  if (PreInline) {
+    // Each step's IR against the IR without it: the groups inlined without
+    // anchors, with anchors, and (the module itself) with native kernels.
+    auto Inlined = [&](bool WithAnchors) {
+      ir::Module X = *PreInline;
+      if (compiler::inlinePrimitiveCalls(X, nullptr, WithAnchors))
+        ir::inferTypes(X);
+      return X;
+    };
+    ir::Module AnchorsOnly = Codegen ? Inlined(true) : Optimized;
+    Passes.stepObserver(AnchorStep, AnchorSelectionStep, Inlined(false),
+                        AnchorsOnly);
+    if (Codegen)
+      Passes.stepObserver(AnchorStep + 1, CodegenStep, AnchorsOnly, Optimized);
+  }
   // Kernel calls that run better as one (FuseConvChains.cc) exist only now.
   ir::runPasses(Optimized, {"FuseConvChains", "DeadCodeElimination"}, Passes);
+  Opts.passes.timings = std::move(Passes.timings); // instrumentation output
+  Opts.passes.steps = std::move(Passes.steps);
   const ir::Module *Src = &Optimized;
   auto Exe = std::make_shared<Executable>();
-  compiler::ModuleLowering ML(*Src, Opts, *Exe, NativePtr);
+  compiler::ModuleLowering ML(*Src, Lowered, *Exe, NativePtr);
   ML.run();
   if (Native)
     Native->finish(*Exe);

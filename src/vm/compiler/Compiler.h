@@ -65,6 +65,15 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> inputShapes;
 };
 
+/// The VM compiler's own steps of a pass bisection (PassBisect.h), counted
+/// after the pipeline's passes by ir::PassContext::shouldRunStep, in this
+/// order. Anchor selection: a fused group led by conv/dense/matmul becomes
+/// one oneDNN call with its tail as post-ops, and an operator with a
+/// library kernel calls it (skipped: reference kernels, groups inlined).
+/// Codegen: fused groups become native kernels (skipped: NativeCode::Off).
+inline constexpr const char *AnchorSelectionStep = "anchor selection";
+inline constexpr const char *CodegenStep = "codegen";
+
 /// Compiles M (type inference is run if it has not been). The result is
 /// resolved and ready for a VirtualMachine. Throws rivet::Error for what the
 /// VM cannot run, naming the construct.

@@ -109,8 +109,9 @@ class PrimitiveInliner : public ir::ExprMutator {
   }
 
 public:
-  PrimitiveInliner(const ir::Module &M, NativeKernelBuilder *Native)
-      : M(M), Native(Native) {}
+  PrimitiveInliner(const ir::Module &M, NativeKernelBuilder *Native,
+                   bool Anchors)
+      : M(M), Native(Native), Anchors(Anchors) {}
 
   ir::Expr visitCall(const ir::CallNode &N, const ir::Expr &Self) override {
     ir::Expr Callee = N.callee;
@@ -123,7 +124,7 @@ public:
     // For a GPU target, anchors (conv, dense, matmul) are generated too, so
     // that they run on the GPU; oneDNN on the host takes only those codegen
     // refuses.
-    bool Dnnl = dnnlEnabled() && !(Native && Native->targetsGpu());
+    bool Dnnl = Anchors && dnnlEnabled() && !(Native && Native->targetsGpu());
     ir::Expr Anchor = firstOperatorCall(Fn);
     bool IsAnchor =
         Anchor &&
@@ -148,7 +149,7 @@ public:
     } else if (Native && Native->lower(Callee)) {
       return ir::call(Callee, std::move(Args), N.attrs);
     }
-    if (!Dnnl)
+    if (!Dnnl && Anchors)
       if (std::optional<AnchorCall> AC = selectAnchor(Callee, N.args))
         return anchorCall(Fn, *AC, Args);
     return inlineBody(Fn, Args);
@@ -173,14 +174,16 @@ private:
 
   const ir::Module &M;
   NativeKernelBuilder *Native;
+  bool Anchors;
 };
 
 } // namespace
 
-bool inlinePrimitiveCalls(ir::Module &M, NativeKernelBuilder *Native) {
+bool inlinePrimitiveCalls(ir::Module &M, NativeKernelBuilder *Native,
+                          bool Anchors) {
   bool Changed = false;
   ir::transformFunctions(M, [&](const ir::Expr &F) {
-    ir::Expr New = PrimitiveInliner(M, Native).mutate(F);
+    ir::Expr New = PrimitiveInliner(M, Native, Anchors).mutate(F);
     Changed |= New != F;
     return New;
   });

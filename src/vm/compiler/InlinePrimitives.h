@@ -3,9 +3,9 @@
 // Decides how each call of a fused primitive function runs: an anchor with a
 // tail oneDNN can apply as post-ops becomes one fused anchor kernel call
 // (AnchorSelection.h); a group codegen compiles stays a call of the literal,
-// lowered to one native kernel call (NativeKernelBuilder.h); any other call becomes
-// the function's body, with the parameters let-bound to the arguments (one
-// builtin kernel per operator). An anchor group whose tail the post-ops
+// lowered to one native kernel call (NativeKernelBuilder.h); any other call
+// becomes the function's body, with the parameters let-bound to the arguments
+// (one builtin kernel per operator). An anchor group whose tail the post-ops
 // cannot express keeps its anchor as a builtin (oneDNN) call, the tail
 // becoming one generated epilogue. With oneDNN disabled, codegen is tried
 // for the whole group before the anchor kernel (which then runs the
@@ -23,7 +23,9 @@ class NativeKernelBuilder;
 /// Replaces every call of a Primitive function literal in M's functions by
 /// an anchor kernel call or the function's body, except the groups Native
 /// (when given) accepts; returns true when it changed anything (the caller
-/// re-infers types then).
-bool inlinePrimitiveCalls(ir::Module &M, NativeKernelBuilder *Native = nullptr);
+/// re-infers types then). Without Anchors no group becomes an anchor kernel
+/// call (a bisection's skipped anchor selection step).
+bool inlinePrimitiveCalls(ir::Module &M, NativeKernelBuilder *Native = nullptr,
+                          bool Anchors = true);
 
 } // namespace rivet::vm::compiler

@@ -9,7 +9,7 @@
 //    native stack;
 //  - deep non-tail recursion fails with rivet::Error, not a crash: "call
 //    stack overflow" beyond ExecutionLimits::maxCallDepth nested calls, the
-//    VM's limit and error (vm/ExecutionLimits.h), and "recursion too deep"
+//    VM's limit and error (kernels/ExecutionLimits.h), and "recursion too deep"
 //    when the thread's native stack runs low first.
 //
 //===----------------------------------------------------------------------===//
@@ -17,7 +17,7 @@
 
 #include "ir/Module.h"
 #include "ir/Value.h"
-#include "vm/ExecutionLimits.h"
+#include "kernels/ExecutionLimits.h"
 
 #include <functional>
 #include <memory>

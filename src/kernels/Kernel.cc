@@ -11,8 +11,8 @@ struct RegistryData {
   std::mutex Lock;
   // std::map keeps KernelInfo addresses stable across insertions.
   std::map<std::string, KernelInfo, std::less<>> Kernels;
-  /// Operator -> its library kernel's name.
-  std::map<std::string, std::string, std::less<>> Library;
+  /// (operator, device) -> its library kernel's name.
+  std::map<std::pair<std::string, Device>, std::string> Library;
 };
 RegistryData &data() {
   static RegistryData D;
@@ -35,16 +35,19 @@ void KernelRegistry::add(KernelInfo Info) {
   std::lock_guard<std::mutex> G(D.Lock);
   std::string Name = Info.name;
   std::string For = Info.libraryFor;
+  Device Dev = Info.device;
   if (!D.Kernels.emplace(Name, std::move(Info)).second)
     fail("kernel registry: kernel '{}' is registered twice", Name);
-  if (!For.empty() && !D.Library.emplace(For, Name).second)
-    fail("kernel registry: operator '{}' has two library kernels", For);
+  if (!For.empty() && !D.Library.emplace(std::pair(For, Dev), Name).second)
+    fail("kernel registry: operator '{}' has two library kernels on {}", For,
+         deviceName(Dev));
 }
 
-const KernelInfo *KernelRegistry::libraryKernel(std::string_view Op) const {
+const KernelInfo *KernelRegistry::libraryKernel(std::string_view Op,
+                                                Device Dev) const {
   RegistryData &D = data();
   std::lock_guard<std::mutex> G(D.Lock);
-  auto It = D.Library.find(Op);
+  auto It = D.Library.find(std::pair(std::string(Op), Dev));
   if (It == D.Library.end())
     return nullptr;
   auto K = D.Kernels.find(It->second);

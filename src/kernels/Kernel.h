@@ -9,6 +9,7 @@
 #pragma once
 
 #include "kernels/Attrs.h"
+#include "kernels/Device.h"
 #include "kernels/Tensor.h"
 
 #include <string>
@@ -46,6 +47,10 @@ struct KernelInfo {
   /// reference interpreter never does, so differential tests compare it
   /// with the reference.
   std::string libraryFor;
+  /// Where the kernel reads its inputs and writes its outputs: a library
+  /// kernel for the GPU (cuBLAS, cuDNN) takes device tensors; the VM
+  /// compiler places its calls there. The shape function reads shapes only.
+  Device device = Device::CPU;
 };
 
 class KernelRegistry {
@@ -55,8 +60,9 @@ public:
   void add(KernelInfo Info);
   /// Null when absent.
   const KernelInfo *find(std::string_view Name) const;
-  /// The library kernel registered for operator Op, or null.
-  const KernelInfo *libraryKernel(std::string_view Op) const;
+  /// The library kernel registered for operator Op on device D, or null.
+  const KernelInfo *libraryKernel(std::string_view Op,
+                                  Device D = Device::CPU) const;
   /// Throws rivet::Error("no kernel for operator 'Name'") when absent.
   const KernelInfo &get(std::string_view Name) const;
   std::vector<std::string> names() const;
@@ -91,3 +97,10 @@ struct KernelRegistrar {
   static ::rivet::detail::KernelRegistrar RIVET_KERNEL_CONCAT(RivetKernelReg_, \
                                                               __COUNTER__)(    \
       ::rivet::KernelInfo{Name, Kernel, Shape, false, Op})
+/// RIVET_REGISTER_DEVICE_LIBRARY_KERNEL("cuda.conv", "conv", Device::CUDA,
+/// gpuConv, convShape): a library kernel for operator "conv" whose inputs
+/// and outputs are on the GPU.
+#define RIVET_REGISTER_DEVICE_LIBRARY_KERNEL(Name, Op, Dev, Kernel, Shape)     \
+  static ::rivet::detail::KernelRegistrar RIVET_KERNEL_CONCAT(RivetKernelReg_, \
+                                                              __COUNTER__)(    \
+      ::rivet::KernelInfo{Name, Kernel, Shape, false, Op, Dev})

@@ -49,6 +49,14 @@ void Executable::resolve() {
       fail("executable: kernel table entry {}: no kernel for operator '{}' in "
            "this runtime",
            K, E.op);
+    // A kernel of another device takes its outputs preallocated there (a
+    // shape function reads only shapes, on the host).
+    if (E.info->device != Device::CPU &&
+        E.kind != KernelEntry::Kind::ShapeFunction &&
+        (E.kind != KernelEntry::Kind::Builtin || !cudaCode))
+      fail("executable: kernel table entry {}: kernel '{}' runs on {}, so it "
+           "must be a builtin call in an executable with GPU code",
+           K, E.op, deviceName(E.info->device));
   }
   for (const NativeKernel &K : nativeKernels)
     if (K.device != Device::CPU && !cudaCode)
@@ -95,10 +103,14 @@ int32_t Executable::constructorTag(const std::string &Name) const {
 }
 
 Device Executable::kernelDevice(uint32_t K) const {
-  if (K >= kernels.size() || kernels[K].kind != KernelEntry::Kind::Native ||
-      kernels[K].native >= nativeKernels.size())
+  if (K >= kernels.size())
     return Device::CPU;
-  return nativeKernels[kernels[K].native].device;
+  const KernelEntry &E = kernels[K];
+  if (E.kind == KernelEntry::Kind::Builtin && E.info)
+    return E.info->device; // a GPU library kernel (resolved)
+  if (E.kind != KernelEntry::Kind::Native || E.native >= nativeKernels.size())
+    return Device::CPU;
+  return nativeKernels[E.native].device;
 }
 
 int64_t Executable::findNativeKernel(const std::string &Symbol) const {

@@ -833,13 +833,12 @@ void Loader::readCudaCode() {
     error("the file targets 'cuda' but has no CUDA code section");
   if (!Present)
     return;
-  if (!Exe->nativeCode)
-    error("a CUDA code section without a native code section");
   ByteReader R = section(SectionKind::CudaCode);
   CudaCodeInfo C;
+  // No images: the GPU runs only library kernels (cuBLAS, cuDNN).
   uint32_t NumImages = R.count(16, "CUDA image count");
-  if (NumImages == 0 || NumImages > kMaxCudaImages)
-    R.error("{} CUDA images (1 to {})", NumImages, kMaxCudaImages);
+  if (NumImages > kMaxCudaImages)
+    R.error("{} CUDA images (0 to {})", NumImages, kMaxCudaImages);
   for (uint32_t I = 0; I < NumImages; ++I) {
     CudaCodeInfo::Image Img;
     Img.arch = R.str("CUDA image architecture", kMaxShortString);
@@ -866,6 +865,9 @@ void Loader::readCudaCode() {
     C.images.push_back(std::move(Img));
   }
   uint32_t NumOnGpu = R.count(4, "CUDA kernel count");
+  if (NumOnGpu && C.images.empty())
+    R.error("{} native kernels run on the GPU, but there are no CUDA images",
+            NumOnGpu);
   int64_t Last = -1;
   for (uint32_t I = 0; I < NumOnGpu; ++I) {
     uint32_t K = R.pod<uint32_t>("CUDA kernel index");
@@ -930,7 +932,7 @@ std::vector<uint8_t> Executable::serialize() const {
     Body.emplace_back(SectionKind::NativeCode,
                       encodeNativeCode(*this, Version));
   if (cudaCode) {
-    if (!nativeCode || nativeKernels.empty())
+    if (!cudaCode->images.empty() && (!nativeCode || nativeKernels.empty()))
       fail("cannot save CUDA code without the native kernels' CPU code");
     Body.emplace_back(SectionKind::CudaCode, encodeCudaCode(*this));
   }

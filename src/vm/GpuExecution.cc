@@ -14,6 +14,7 @@
 #include "kernels/Error.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace rivet::vm {
 
@@ -25,10 +26,16 @@ void VirtualMachine::bindGpuKernels() {
   std::vector<cuda::ImageRef> Images;
   for (const CudaCodeInfo::Image &I : Exe->cudaCode->images)
     Images.push_back({I.arch, I.ptx, I.bytes.data(), I.bytes.size()});
-  GpuCode = G.loadModule(Images);
+  // Library kernels on the GPU (cuBLAS, cuDNN) need no code of ours.
+  if (!Images.empty())
+    GpuCode = G.loadModule(Images);
   for (KernelSlot &K : Kernels) {
     if (K.Kind != KernelEntry::Kind::Native || K.Native->device != Device::CUDA)
       continue;
+    if (!GpuCode)
+      fail("native kernel '{}' runs on the GPU, but the executable has no "
+           "GPU code",
+           K.Native->symbol);
     K.GpuFn = GpuCode->function(K.Native->symbol);
     // The kernel's parameters: every buffer pointer, then the sourced size
     // parameters (the broadcast sizes are the VM's checks, not arguments).
@@ -51,8 +58,20 @@ void VirtualMachine::gpuLaunch(KernelSlot &K, const Tensor &Out) {
   int64_t Work = std::max<int64_t>(Out.numel(), 1);
   int64_t MaxBlocks = (int64_t)G.multiprocessors() * 16;
   int64_t Blocks = std::min<int64_t>((Work + kBlock - 1) / kBlock, MaxBlocks);
-  G.launch(K.GpuFn, (uint32_t)std::max<int64_t>(Blocks, 1), kBlock,
-           K.GpuArgs.data());
+  // The arguments by value (pointers, then int64 extents): recorded for a
+  // graph, they must not change under it.
+  uint64_t Args[64];
+  std::vector<uint64_t> Many;
+  uint64_t *A = Args;
+  size_t N = K.GpuArgs.size();
+  if (N > 64) {
+    Many.resize(N);
+    A = Many.data();
+  }
+  for (size_t I = 0; I < N; ++I)
+    std::memcpy(&A[I], K.GpuArgs[I], sizeof(uint64_t));
+  G.launchRecorded(K.GpuFn, (uint32_t)std::max<int64_t>(Blocks, 1), kBlock, A,
+                   N);
 }
 
 /// Device storage of NBytes as a storage object: the GPU's Storage is held

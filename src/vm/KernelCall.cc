@@ -522,13 +522,16 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
       Ins[K2] = asTensor(R[Ops[K2]], "kernel input");
   }
   uint32_t NumOuts = I.b - I.d;
-  // Builtin kernels read their operands on the host; a shape function only
-  // their shapes, unless its result depends on their data.
+  // Builtin kernels read their operands on their device (the host, or the
+  // GPU for a library kernel there); a shape function only their shapes,
+  // unless its result depends on their data.
+  Device On =
+      K.Kind == KernelEntry::Kind::ShapeFunction ? Device::CPU : K.Info->device;
   if (K.Kind != KernelEntry::Kind::ShapeFunction || K.Info->dataDependentShape)
     for (size_t K2 = 0; K2 < Ins.size(); ++K2)
-      if (Ins[K2].device() != Device::CPU)
-        fail("input {} is on {}, but the kernel runs on the CPU", K2,
-             deviceName(Ins[K2].device()));
+      if (Ins[K2].device() != On)
+        fail("input {} is on {}, but the kernel runs on {}", K2,
+             deviceName(Ins[K2].device()), deviceName(On));
   switch (K.Kind) {
   case KernelEntry::Kind::Builtin: {
     std::vector<Tensor> &Outs = K.Outs;
@@ -536,9 +539,9 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
       Outs.resize(NumOuts);
     for (uint32_t K2 = 0; K2 < NumOuts; ++K2) {
       Outs[K2] = asTensor(R[Ops[I.d + K2]], "kernel output");
-      if (Outs[K2].device() != Device::CPU)
-        fail("output {} is on {}, but the kernel runs on the CPU", K2,
-             deviceName(Outs[K2].device()));
+      if (Outs[K2].device() != On)
+        fail("output {} is on {}, but the kernel runs on {}", K2,
+             deviceName(Outs[K2].device()), deviceName(On));
     }
     size_t Fn = (size_t)(&F - Exe->functions.data());
     size_t Pc = (size_t)(&I - F.code.data());

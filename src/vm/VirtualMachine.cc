@@ -8,9 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "vm/VirtualMachine.h"
+
 #include "vm/KernelSlot.h"
 #include "vm/PackedList.h"
 #include "vm/StoragePool.h"
+#include "vm/cuda/Gpu.h"
 
 #include <fmt/format.h>
 
@@ -18,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <utility>
 
 namespace rivet::vm {
 
@@ -357,9 +360,27 @@ ObjectRef VirtualMachine::invoke(const std::string &Fn,
   // Lists come in packed and go out as Cons cells (vm/PackedList.h).
   for (ObjectRef &A : Args)
     A = packedIfList(A, ConsTag, NilTag);
+  if (!Exe->needsGpu())
+    return withConsCells(run(Idx, std::move(Args)), ConsTag, NilTag);
+  // GPU work is recorded, to be launched as CUDA graphs where it repeats
+  // (cuda::Gpu::beginRecording); an error leaves what was recorded unrun.
+  struct RecordingScope {
+    cuda::Gpu *G;
+    ~RecordingScope() {
+      if (G)
+        try {
+          G->endRecording();
+        } catch (...) {
+        }
+    }
+  } Scope{&cuda::Gpu::get()};
+  Scope.G->beginRecording();
   ObjectRef Result = withConsCells(run(Idx, std::move(Args)), ConsTag, NilTag);
   // Callers read results on the host; the copy also waits for the GPU.
-  return Exe->needsGpu() && ResultsToHost ? toHost(Result) : Result;
+  if (ResultsToHost)
+    Result = toHost(Result);
+  std::exchange(Scope.G, nullptr)->endRecording();
+  return Result;
 }
 
 /// The interpreter loop. Each case is one instruction of docs/bytecode.md;

@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kernels/ExecutionLimits.h"
 #include "vm/Executable.h"
-#include "vm/ExecutionLimits.h"
 #include "vm/Object.h"
 
 #include <functional>

@@ -11,9 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
 
+#include "kernels/DnnlConfig.h"
 #include "kernels/Threading.h"
 #include "kernels/cpu/BlockedDirectConv.h"
-#include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/WinogradConv.h"
 
 #include <fmt/format.h>

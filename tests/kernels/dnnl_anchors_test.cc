@@ -9,11 +9,11 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
 
+#include "kernels/DnnlConfig.h"
 #include "kernels/Threading.h"
 #include "kernels/cpu/BlockedDirectConv.h"
 #include "kernels/cpu/SmallGemm.h"
 #include "kernels/dnnl/DnnlAnchors.h"
-#include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
 
 #include <fmt/format.h>

@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
 
+#include "kernels/DnnlConfig.h"
 #include "kernels/Threading.h"
 #include "kernels/cpu/ConvChain.h"
 #include "kernels/cpu/PointwiseDepthwiseConv.h"
-#include "kernels/dnnl/DnnlConfig.h"
 
 #include <fmt/format.h>
 

@@ -11,9 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
 
+#include "kernels/DnnlConfig.h"
 #include "kernels/cpu/BlockedDirectConv.h"
 #include "kernels/dnnl/DnnlAnchors.h"
-#include "kernels/dnnl/DnnlConfig.h"
 
 #include <fmt/format.h>
 

@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
 
+#include "kernels/DnnlConfig.h"
 #include "kernels/Threading.h"
-#include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/WinogradConv.h"
 
 #include <fmt/format.h>

@@ -2,7 +2,7 @@
 #include "support/PassTest.h"
 
 #include "ir/transforms/LayoutPreference.h"
-#include "kernels/dnnl/DnnlConfig.h"
+#include "kernels/DnnlConfig.h"
 
 #include <map>
 

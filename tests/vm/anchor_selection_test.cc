@@ -10,9 +10,9 @@
 #include "ir/Interpreter.h"
 #include "ir/Parser.h"
 #include "ir/TypeInference.h"
+#include "kernels/DnnlConfig.h"
 #include "kernels/Kernel.h"
 #include "kernels/Random.h"
-#include "kernels/dnnl/DnnlConfig.h"
 
 #include <gtest/gtest.h>
 

@@ -217,6 +217,124 @@ TEST(CudaTarget, EveryProgramCompiles) {
   EXPECT_GE(N, 19u);
 }
 
+/// The kernel-table entries of E named Name.
+const KernelEntry *kernelNamed(const Executable &E, const std::string &Name) {
+  for (const KernelEntry &K : E.kernels)
+    if (K.op == Name)
+      return &K;
+  return nullptr;
+}
+
+/// A float32 dense with a bias and relu: cuBLAS computes the product on the
+/// GPU, a generated epilogue the rest; the operands reach the library call
+/// on the GPU. Without library kernels the group is generated whole; with
+/// --allow-tf32 the call says so.
+TEST(CudaTarget, DenseGoesToCublasWithAGeneratedEpilogue) {
+  ir::Module M = parse(R"(
+def @main(%x: Tensor[(n, 256), float32], %w: Tensor[(128, 256), float32],
+          %b: Tensor[(128,), float32]) -> Tensor[(n, 128), float32] {
+  relu(add(dense(%x, %w), %b))
+}
+)");
+  auto Exe = compileForGpu(M);
+  std::string D = Exe->disassemble();
+  EXPECT_EQ(linesWith(*Exe, "main", "cuda.dense on cuda("), 1u) << D;
+  const KernelEntry *K = kernelNamed(*Exe, "cuda.dense");
+  ASSERT_TRUE(K) << D;
+  EXPECT_FALSE(K->attrs.has("allow_tf32"));
+  // The epilogue (add, relu) is one generated kernel on the GPU.
+  ASSERT_EQ(Exe->nativeKernels.size(), 1u) << D;
+  EXPECT_EQ(Exe->nativeKernels[0].device, Device::CUDA);
+  EXPECT_EQ(count(*Exe, "main", Opcode::DeviceCopy), 3u) << D; // x, w, b
+  expectAgreesOnGpu(M, Exe,
+                    {randomTensor({5, 256}, DType::Float32, 1),
+                     randomTensor({128, 256}, DType::Float32, 2),
+                     randomTensor({128}, DType::Float32, 3)});
+
+  CompileOptions O;
+  O.codegen.mode = NativeCode::SharedObject;
+  O.codegen.target = Device::CUDA;
+  O.allowTf32 = true;
+  auto Tf32 = compile(M, O);
+  const KernelEntry *KT = kernelNamed(*Tf32, "cuda.dense");
+  ASSERT_TRUE(KT) << Tf32->disassemble();
+  EXPECT_EQ(KT->attrs.getInt("allow_tf32", 0), 1);
+
+  O.allowTf32 = false;
+  O.libraryKernels = false;
+  auto Generated = compile(M, O);
+  EXPECT_FALSE(kernelNamed(*Generated, "cuda.dense"))
+      << Generated->disassemble();
+  EXPECT_EQ(linesWith(*Generated, "main", " on cuda("), 1u)
+      << Generated->disassemble(); // one kernel for the whole group
+}
+
+/// conv + bias + relu: cuDNN for the convolution; a batched matmul whose
+/// weight is shared by the batch: one strided cuBLAS call. Small static
+/// products stay generated (a library call's fixed cost would dominate).
+TEST(CudaTarget, ConvAndMatmulGoToTheLibraries) {
+  ir::Module M = parse(R"(
+def @main(%x: Tensor[(n, 8, 16, 16), float32], %w: Tensor[(16, 8, 3, 3), float32],
+          %b: Tensor[(16, 1, 1), float32], %m: Tensor[(16, 16), float32],
+          %s: Tensor[(2, 4), float32], %t: Tensor[(4, 2), float32])
+    -> (Tensor[(n, 16, 16, 16), float32], Tensor[(2, 2), float32]) {
+  let %c = relu(add(conv(%x, %w, pads=[1, 1, 1, 1]), %b));
+  (matmul(%c, %m), matmul(%s, %t))
+}
+)");
+  auto Exe = compileForGpu(M);
+  std::string D = Exe->disassemble();
+  EXPECT_EQ(linesWith(*Exe, "main", "cuda.conv on cuda{"), 1u) << D;
+  EXPECT_EQ(linesWith(*Exe, "main", "cuda.matmul on cuda("), 1u) << D;
+  if (!cuda::available())
+    return;
+  ir::Interpreter Interp(M);
+  std::vector<ir::Value> Args = {
+      randomTensor({2, 8, 16, 16}, DType::Float32, 1),
+      randomTensor({16, 8, 3, 3}, DType::Float32, 2),
+      randomTensor({16, 1, 1}, DType::Float32, 3),
+      randomTensor({16, 16}, DType::Float32, 4),
+      randomTensor({2, 4}, DType::Float32, 5),
+      randomTensor({4, 2}, DType::Float32, 6)};
+  ir::Value Want = Interp.call("main", Args);
+  VirtualMachine VM(Exe);
+  std::vector<ObjectRef> Objs;
+  for (const ir::Value &A : Args)
+    Objs.push_back(toObject(A, *Exe));
+  ir::Value Got = toValue(VM.invoke("main", std::move(Objs)), *Exe, M);
+  for (size_t I = 0; I < 2; ++I)
+    EXPECT_TRUE(allClose(Got.fields()[I].tensor(), Want.fields()[I].tensor(),
+                         1e-4, 1e-5))
+        << I;
+}
+
+/// An executable whose only GPU work is a library call has a CUDA code
+/// section without images: it survives the file round trip, and without a
+/// GPU the VM refuses it as any CUDA executable.
+TEST(CudaTarget, LibraryOnlyExecutableRoundTrips) {
+  ir::Module M = parse(R"(
+def @main(%a: Tensor[(n, 64, 64), float32], %b: Tensor[(n, 64, 64), float32])
+    -> Tensor[(n, 64, 64), float32] {
+  matmul(%a, %b)
+}
+)");
+  auto Exe = compileForGpu(M);
+  ASSERT_TRUE(Exe->cudaCode) << Exe->disassemble();
+  EXPECT_TRUE(Exe->cudaCode->images.empty());
+  EXPECT_TRUE(Exe->nativeKernels.empty());
+  std::vector<uint8_t> Bytes = Exe->serialize();
+  auto Back = Executable::deserialize(Bytes.data(), Bytes.size(), "test");
+  ASSERT_TRUE(Back->cudaCode);
+  EXPECT_EQ(Back->disassemble(), Exe->disassemble());
+  expectAgreesOnGpu(M, Back,
+                    {randomTensor({3, 64, 64}, DType::Float32, 1),
+                     randomTensor({3, 64, 64}, DType::Float32, 2)});
+  std::string Why;
+  if (cuda::available(&Why))
+    return;
+  EXPECT_THROW(VirtualMachine VM(Back), Error);
+}
+
 TEST(CudaTarget, WithoutAGpuTheVmSaysSo) {
   std::string Why;
   if (cuda::available(&Why))

@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "ir/Interpreter.h"
 #include "ir/Parser.h"
+#include "kernels/DnnlConfig.h"
 #include "kernels/Random.h"
 #include "kernels/cpu/ConvChain.h"
-#include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/cpu/PointwiseDepthwiseConv.h"
 #include "vm/Object.h"
 #include "vm/VirtualMachine.h"

@@ -16,7 +16,7 @@
 #include "ir/Printer.h"
 #include "ir/TypeInference.h"
 #include "ir/Visitor.h"
-#include "kernels/dnnl/DnnlConfig.h"
+#include "kernels/DnnlConfig.h"
 #include "support/Executors.h"
 #include "vm/VirtualMachine.h"
 #include "vm/compiler/ValueConversion.h"

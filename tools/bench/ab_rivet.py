@@ -11,9 +11,9 @@ ratios B / A with its interquartile range. A benchmark, not a test.
 
 B.rvx defaults to A.rvx (then the environments or binaries differ):
     ab_rivet.py m.rvx --env-b RIVET_POINTWISE_DEPTHWISE=off -- --shape image=1x3x224x224
-A build's runtime library against another: copy the old build/src/
-librivet_runtime.so* to a folder and give it as --env-a LD_LIBRARY_PATH=DIR
-(it takes precedence over the binary's RUNPATH).
+A build's runtime libraries against another's: copy the old build/src/
+librivet_runtime.so* and librivet_kernels.so* to a folder and give it as
+--env-a LD_LIBRARY_PATH=DIR (it takes precedence over the binary's RUNPATH).
 """
 import argparse
 import os

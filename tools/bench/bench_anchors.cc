@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "BenchTiming.h"
 #include "CpuPeak.h"
+#include "kernels/DnnlConfig.h"
 #include "kernels/Kernel.h"
 #include "kernels/Random.h"
 #include "kernels/Threading.h"
@@ -20,7 +21,6 @@
 #include "kernels/cpu/ConvChain.h"
 #include "kernels/cpu/PointwiseDepthwiseConv.h"
 #include "kernels/dnnl/DnnlAnchors.h"
-#include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/WinogradConv.h"
 
 #include <fmt/format.h>

@@ -16,6 +16,7 @@
 #include "vm/Executable.h"
 #include "vm/MainIO.h"
 #include "vm/VirtualMachine.h"
+#include "vm/cuda/Gpu.h"
 
 #include <fmt/format.h>
 
@@ -50,6 +51,8 @@ static const char *const Usage =
     "  --device-resident       with --bench on a CUDA executable: inputs\n"
     "                          uploaded once and results left on the GPU,\n"
     "                          so the times are the GPU's work alone\n"
+    "  --cuda-graphs on|off    replay repeated runs of GPU work as CUDA\n"
+    "                          graphs (default on, or $RIVET_CUDA_GRAPHS)\n"
     "  --json                  print one JSON line instead of text (the\n"
     "                          timings, the device, the files written)\n";
 
@@ -74,6 +77,7 @@ struct Options {
   uint64_t benchRuns = 0; // 0: run once and write the outputs
   uint64_t warmup = 3;
   bool deviceResident = false;
+  std::optional<bool> cudaGraphs;
   bool json = false;
   std::optional<uint64_t> threads;
 };
@@ -96,6 +100,7 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args) {
                                  {"warmup", true, false},
                                  {"json", false, false},
                                  {"device-resident", false, false},
+                                 {"cuda-graphs", true, false},
                                  {"help", false, false}};
   ParsedArgs P = cli::parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -128,6 +133,13 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args) {
     O.warmup = countFlag(P, "warmup", 0, 10000000);
   }
   O.json = P.has("json");
+  if (P.has("cuda-graphs")) {
+    std::string G = P.get("cuda-graphs", "");
+    if (G != "on" && G != "off")
+      throw UsageError(
+          fmt::format("option '--cuda-graphs' expects on or off, got '{}'", G));
+    O.cudaGraphs = G == "on";
+  }
   return O;
 }
 
@@ -171,6 +183,9 @@ int run(const std::vector<std::string> &Args) {
   vm::VirtualMachine VM(Exe);
   double LoadMs = millisSince(T0);
   const char *Device = exeDevice(*Exe);
+  if (O.cudaGraphs && Exe->needsGpu())
+    vm::cuda::Gpu::get().setGraphsEnabled(*O.cudaGraphs);
+  bool Graphs = Exe->needsGpu() && vm::cuda::Gpu::get().graphsEnabled();
 
   std::vector<vm::ObjectRef> Args0;
   for (const Tensor &T : Inputs)
@@ -208,6 +223,8 @@ int run(const std::vector<std::string> &Args) {
   }
   for (; Warm < O.warmup; ++Warm)
     VM.invoke("main", Args0);
+  size_t GraphLaunches0 =
+      Exe->needsGpu() ? vm::cuda::Gpu::get().graphLaunches() : 0;
   std::vector<double> Ms;
   Ms.reserve(O.benchRuns);
   for (uint64_t I = 0; I < O.benchRuns; ++I) {
@@ -226,14 +243,20 @@ int run(const std::vector<std::string> &Args) {
   std::sort(Ms.begin(), Ms.end());
   size_t N = Ms.size();
   double Median = N % 2 ? Ms[N / 2] : (Ms[N / 2 - 1] + Ms[N / 2]) / 2;
+  // Graph replays during the timed runs (0 without graphs).
+  size_t GraphLaunches =
+      Exe->needsGpu() ? vm::cuda::Gpu::get().graphLaunches() - GraphLaunches0
+                      : 0;
   if (O.json)
     std::printf("{\"exe\": %s, \"median_ms\": %.6f, \"min_ms\": %.6f, "
                 "\"mean_ms\": %.6f, \"max_ms\": %.6f, \"runs\": %zu, "
                 "\"warmup\": %llu, \"device\": \"%s\", \"threads\": %d, "
-                "\"load_ms\": %.3f, \"device_resident\": %s}\n",
+                "\"load_ms\": %.3f, \"device_resident\": %s, "
+                "\"cuda_graphs\": %s, \"graph_launches\": %zu}\n",
                 jsonString(O.exe).c_str(), Median, Ms.front(), Mean, Ms.back(),
                 N, (unsigned long long)O.warmup, Device, numThreads(), LoadMs,
-                O.deviceResident ? "true" : "false");
+                O.deviceResident ? "true" : "false", Graphs ? "true" : "false",
+                GraphLaunches);
   else
     std::printf("%s: %zu runs after %llu warmup (%s, intra-op threads %d): "
                 "median %.3f ms, min %.3f ms, mean %.3f ms (load %.1f ms)\n",

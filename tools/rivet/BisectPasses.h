@@ -10,7 +10,7 @@
 
 #include "Program.h"
 
-#include "vm/ExecutionLimits.h"
+#include "kernels/ExecutionLimits.h"
 #include "vm/compiler/PassBisect.h"
 
 #include <string>

@@ -16,7 +16,7 @@
 
 #include "Program.h"
 
-#include "vm/ExecutionLimits.h"
+#include "kernels/ExecutionLimits.h"
 
 #include <optional>
 #include <string>

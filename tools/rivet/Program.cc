@@ -168,7 +168,8 @@ std::vector<FlagSpec> compileFlags() {
           {"enable-pass", true, true},      {"time-passes", false, false},
           {"codegen", true, false},         {"cpu", true, false},
           {"mattr", true, false},           {"target", true, false},
-          {"gpu-placement", true, false},   {"input-shape", true, true}};
+          {"gpu-placement", true, false},   {"input-shape", true, true},
+          {"allow-tf32", false, false}};
 }
 
 const char *const CompileFlagsUsage =
@@ -190,6 +191,8 @@ const char *const CompileFlagsUsage =
     "  --gpu-placement auto|all  with --target cuda: small static kernels\n"
     "                          on the host (auto, default) or every kernel\n"
     "                          the GPU can run on it (all, for testing)\n"
+    "  --allow-tf32            with --target cuda: cuBLAS and cuDNN may use\n"
+    "                          TF32 tensor cores for float32 (default off)\n"
     "  --input-shape NAME=AxB  compile for input NAME of this shape only\n"
     "                          (its symbolic extents become constants: no\n"
     "                          shape functions, one memory arena); "
@@ -302,6 +305,11 @@ vm::CompileOptions compileOptionsFrom(std::optional<int> Level,
     if (O.codegen.target == Device::CPU)
       throw UsageError("--gpu-placement needs --target cuda");
     O.codegen.smallKernelsOnGpu = G == "all";
+  }
+  if (P.has("allow-tf32")) {
+    if (O.codegen.target == Device::CPU)
+      throw UsageError("--allow-tf32 needs --target cuda");
+    O.allowTf32 = true;
   }
   for (const std::string &A : P.all("input-shape")) {
     auto [Name, Spec] = splitAssignment(A, "input-shape");

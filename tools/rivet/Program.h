@@ -11,8 +11,8 @@
 #include "Inputs.h"
 #include "Options.h"
 
+#include "kernels/ExecutionLimits.h"
 #include "vm/Executable.h"
-#include "vm/ExecutionLimits.h"
 #include "vm/Object.h"
 #include "vm/compiler/Compiler.h"
 

@@ -6,9 +6,10 @@
 # runs with tools/scripts/gpu-device-check.py, needing nothing of the build:
 #
 #   rivet-run            the deployment runner (runtime library only)
-#   lib/                 librivet_runtime.so and every non-system library it
-#                        loads (oneDNN, fmt, ...); those over 1 MiB as .xz,
-#                        which the device script unpacks
+#   lib/                 librivet_runtime.so and every non-system library
+#                        rivet-run loads (librivet_kernels.so, oneDNN, fmt,
+#                        ...: ldd's list); those over 1 MiB as .xz, which the
+#                        device script unpacks
 #   cases/NAME.rvx       each committed model and test program compiled for
 #                        CUDA, and NAME.cpu.rvx for the CPU (a control)
 #   cases/CASE/inputs/   the inputs of a case (rivet run --save-inputs)

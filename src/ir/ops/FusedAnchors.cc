@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/Op.h"
 #include "kernels/Error.h"
-#include "kernels/dnnl/PostOps.h"
+#include "kernels/PostOpAttrs.h"
 
 namespace rivet::ir {
 

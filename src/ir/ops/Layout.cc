@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Layout.h"
 #include "ir/ops/RelationUtil.h"
-#include "kernels/cpu/ConvChain.h"
-#include "kernels/dnnl/PostOps.h"
+#include "kernels/ConvChainAttrs.h"
+#include "kernels/PostOpAttrs.h"
 
 #include <array>
 
@@ -124,7 +124,7 @@ Type conv2dNchwcFusedRel(const std::vector<Type> &Args, const Attrs &A) {
 }
 
 /// The 1x1 call's relation, then the depthwise call's on its result
-/// (kernels/cpu/ConvChain.h).
+/// (kernels/ConvChainAttrs.h).
 Type conv2dNchwcPwDwRel(const std::vector<Type> &Args, const Attrs &A) {
   Attrs First, Second;
   int64_t FirstInputs = 0;

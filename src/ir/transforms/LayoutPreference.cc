@@ -2,8 +2,8 @@
 #include "ir/transforms/LayoutPreference.h"
 
 #include "kernels/AttrSchema.h"
+#include "kernels/DnnlConfig.h"
 #include "kernels/Error.h"
-#include "kernels/dnnl/DnnlConfig.h"
 
 #include <mutex>
 

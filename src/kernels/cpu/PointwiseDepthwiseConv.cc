@@ -10,11 +10,11 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/cpu/PointwiseDepthwiseConv.h"
 
+#include "kernels/DnnlConfig.h"
 #include "kernels/Threading.h"
 #include "kernels/cpu/BlockedDirectConv.h"
 #include "kernels/cpu/BlockedLanes.h"
 #include "kernels/cpu/CpuSupport.h"
-#include "kernels/dnnl/DnnlConfig.h"
 
 #include <algorithm>
 #include <atomic>

@@ -18,10 +18,10 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/DnnlAnchors.h"
 
+#include "kernels/DnnlConfig.h"
 #include "kernels/NativeKernelAbi.h"
 #include "kernels/Threading.h"
 #include "kernels/cpu/BlockedDirectConv.h"
-#include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
 #include "kernels/dnnl/PostOps.h"
 #include "kernels/dnnl/WinogradConv.h"

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/DnnlAnchors.h"
 
-#include "kernels/dnnl/DnnlConfig.h"
+#include "kernels/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
 
 namespace rivet {

@@ -12,11 +12,11 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/DnnlAnchors.h"
 
+#include "kernels/DnnlConfig.h"
 #include "kernels/NativeKernelAbi.h"
 #include "kernels/Threading.h"
 #include "kernels/cpu/DenseGemv.h"
 #include "kernels/cpu/SmallGemm.h"
-#include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
 
 #include <algorithm>

@@ -19,8 +19,8 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/dnnl/WinogradConv.h"
 
+#include "kernels/DnnlConfig.h"
 #include "kernels/NativeKernelAbi.h"
-#include "kernels/dnnl/DnnlConfig.h"
 #include "kernels/dnnl/DnnlContext.h"
 
 #include <algorithm>

@@ -70,7 +70,7 @@ constexpr int64_t kMinAnchorRowWork = 1 << 12;
 
 } // namespace
 
-bool isSmallAnchor(const CallNode &AC) {
+bool isSmallAnchor(const CallNode &AC, bool Gpu) {
   // A small matmul costs less as a generated loop nest than the fixed cost
   // of a oneDNN call (primitive lookup, memory objects, stream). With
   // dynamic extents the static part of the work decides: a few rows of a
@@ -98,6 +98,8 @@ bool isSmallAnchor(const CallNode &AC) {
   for (const Dim &D : *OutT->shape)
     if (D.isConst())
       Work *= D.value;
+  if (Gpu && !OutT->isStatic())
+    return false;
   return Work < (OutT->isStatic() ? kMinAnchorWork : kMinAnchorRowWork);
 }
 

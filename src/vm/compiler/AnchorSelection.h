@@ -37,8 +37,9 @@ bool isAnchorOperator(const std::string &Op);
 /// Whether anchor call A (a matmul or dense) does too little work for a
 /// oneDNN call to pay off (its fixed cost dominates): the static extents
 /// decide, per output row when some extents are dynamic. A group it starts
-/// is better generated whole.
-bool isSmallAnchor(const ir::CallNode &A);
+/// is better generated whole. For the GPU (Gpu) only a static product can
+/// be small: a dynamic one may grow to any size, where cuBLAS wins.
+bool isSmallAnchor(const ir::CallNode &A, bool Gpu = false);
 
 /// The anchor call for Fn (a Primitive function literal, type-checked), or
 /// nothing when Fn is not a float32 anchor with an expressible tail.

@@ -16,6 +16,7 @@
 #include "ir/transforms/LayoutPreference.h"
 #include "ir/transforms/Pass.h"
 #include "kernels/Error.h"
+#include "kernels/Kernel.h"
 #include "vm/compiler/InlinePrimitives.h"
 #include "vm/compiler/Lowering.h"
 #include "vm/compiler/SpecializeInputs.h"
@@ -137,6 +138,11 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
   Passes.steps.clear(); // a bisection counts this compilation's steps
   if (!Passes.layoutPreferences)
     Passes.layoutPreferences = targetLayoutPreferences(Opts.codegen);
+  // The attention operator has a CPU kernel only; on the GPU its products
+  // go to cuBLAS and its softmax to a generated kernel.
+  if (Opts.codegen.target != Device::CPU &&
+      !Passes.enabled.count("FuseAttention"))
+    Passes.disabled.insert("FuseAttention");
   ir::optimize(Optimized, Passes);
   // The compiler's own steps (see AnchorSelectionStep): a bisection may skip
   // them, last first; a skipped one compiles as if it were switched off.
@@ -153,7 +159,8 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
   std::optional<ir::Module> PreInline;
   if (Passes.stepObserver && Anchors)
     PreInline = Optimized;
-  if (compiler::inlinePrimitiveCalls(Optimized, NativePtr, Anchors))
+  if (compiler::inlinePrimitiveCalls(Optimized, NativePtr, Anchors,
+                                     Opts.libraryKernels))
     ir::inferTypes(Optimized);
   if (PreInline) {
     // Each step's IR against the IR without it: the groups inlined without
@@ -180,6 +187,16 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
   ML.run();
   if (Native)
     Native->finish(*Exe);
+  // GPU library kernels (cuBLAS, cuDNN) make an executable need the GPU
+  // even when none of its own kernels runs there.
+  if (!Exe->cudaCode)
+    for (const KernelEntry &E : Exe->kernels)
+      if (E.kind == KernelEntry::Kind::Builtin)
+        if (const KernelInfo *I = KernelRegistry::global().find(E.op);
+            I && I->device != Device::CPU) {
+          Exe->cudaCode.emplace();
+          break;
+        }
 
   const auto *Main = Src->function("main")->as<ir::FunctionNode>();
   std::vector<std::string> InputNames;

@@ -58,6 +58,10 @@ struct CompileOptions {
   /// Call an operator's library kernel (KernelInfo::libraryFor), where one
   /// is registered, instead of its reference kernel; at every opt level.
   bool libraryKernels = true;
+  /// For a GPU target: the library kernels (cuBLAS, cuDNN) may use TF32
+  /// tensor cores for float32 (`--allow-tf32`; off: results within the CPU
+  /// path's tolerance of the reference).
+  bool allowTf32 = false;
   /// Native kernels for fused groups (at optLevel >= 1, where FuseOps runs).
   CodegenOptions codegen;
   /// Compile @main for inputs of these shapes only (by input name:

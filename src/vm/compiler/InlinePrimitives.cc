@@ -6,10 +6,12 @@
 #include "ir/TypeInference.h"
 #include "ir/Visitor.h"
 #include "ir/transforms/Pass.h"
-#include "kernels/dnnl/DnnlConfig.h"
+#include "kernels/DnnlConfig.h"
+#include "kernels/Kernel.h"
 #include "vm/compiler/AnchorSelection.h"
 #include "vm/compiler/NativeKernelBuilder.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -110,8 +112,8 @@ class PrimitiveInliner : public ir::ExprMutator {
 
 public:
   PrimitiveInliner(const ir::Module &M, NativeKernelBuilder *Native,
-                   bool Anchors)
-      : M(M), Native(Native), Anchors(Anchors) {}
+                   bool Anchors, bool GpuLibraries)
+      : M(M), Native(Native), Anchors(Anchors), GpuLibraries(GpuLibraries) {}
 
   ir::Expr visitCall(const ir::CallNode &N, const ir::Expr &Self) override {
     ir::Expr Callee = N.callee;
@@ -121,10 +123,12 @@ public:
     std::vector<ir::Expr> Args;
     for (const ir::Expr &A : N.args)
       Args.push_back(mutate(A));
-    // For a GPU target, anchors (conv, dense, matmul) are generated too, so
-    // that they run on the GPU; oneDNN on the host takes only those codegen
+    // For a GPU target, anchors (conv, dense, matmul) run on the GPU: on
+    // its library kernel (cuDNN, cuBLAS) followed by a generated epilogue,
+    // else generated whole; oneDNN on the host takes only those codegen
     // refuses.
-    bool Dnnl = Anchors && dnnlEnabled() && !(Native && Native->targetsGpu());
+    bool Gpu = Native && Native->targetsGpu();
+    bool Dnnl = Anchors && dnnlEnabled() && !Gpu;
     ir::Expr Anchor = firstOperatorCall(Fn);
     bool IsAnchor =
         Anchor &&
@@ -133,7 +137,7 @@ public:
     // A small anchor is generated whole even when oneDNN could take it with
     // its tail: a 2x32 by 32x50 dense + bias (a decoder step's projection)
     // cost 24 us as one oneDNN call, 1.2 us generated.
-    if (Native && IsAnchor && isSmallAnchor(*Anchor->as<ir::CallNode>()) &&
+    if (Native && IsAnchor && isSmallAnchor(*Anchor->as<ir::CallNode>(), Gpu) &&
         Native->lower(Callee))
       return ir::call(Callee, std::move(Args), N.attrs); // generated whole
     if (Dnnl)
@@ -141,6 +145,13 @@ public:
         return anchorCall(Fn, *AC, Args);
     if (isViewOfParameter(Fn))
       return inlineBody(Fn, Args);
+    if (Gpu && Anchors && GpuLibraries && IsAnchor &&
+        onGpuLibrary(Fn, Anchor)) {
+      if (Fn.body.get() == Anchor.get())
+        return inlineBody(Fn, Args); // the library call alone
+      if (ir::Expr E = anchorWithEpilogue(Fn, Anchor, Args))
+        return E;
+    }
     if (Native && Dnnl && IsAnchor) {
       // The anchor stays a library call; its tail, which oneDNN's post-ops
       // cannot express, may become one generated epilogue.
@@ -156,6 +167,31 @@ public:
   }
 
 private:
+  /// Whether Anchor, the first call of Fn, has a GPU library kernel that
+  /// takes it: float32 operands that are Fn's parameters or constants (the
+  /// library call reads them where they are).
+  bool onGpuLibrary(const ir::FunctionNode &Fn, const ir::Expr &Anchor) const {
+    const auto &C = *Anchor->as<ir::CallNode>();
+    if (!KernelRegistry::global().libraryKernel(
+            C.callee->as<ir::OpNode>()->name(), Native->target()))
+      return false;
+    auto Float32 = [](const ir::Type &T) {
+      const auto *TT = T ? T->as<ir::TensorTypeNode>() : nullptr;
+      return TT && TT->dtype == DType::Float32;
+    };
+    if (!Float32(C.checkedType))
+      return false;
+    for (const ir::Expr &A : C.args) {
+      bool Leaf =
+          A->as<ir::ConstantNode>() ||
+          std::any_of(Fn.params.begin(), Fn.params.end(),
+                      [&](const ir::Var &P) { return P.get() == A.get(); });
+      if (!Leaf || !Float32(A->checkedType))
+        return false;
+    }
+    return true;
+  }
+
   /// Fn's body with its parameters bound to Args.
   ir::Expr inlineBody(const ir::FunctionNode &Fn,
                       const std::vector<ir::Expr> &Args) {
@@ -174,16 +210,16 @@ private:
 
   const ir::Module &M;
   NativeKernelBuilder *Native;
-  bool Anchors;
+  bool Anchors, GpuLibraries;
 };
 
 } // namespace
 
 bool inlinePrimitiveCalls(ir::Module &M, NativeKernelBuilder *Native,
-                          bool Anchors) {
+                          bool Anchors, bool GpuLibraries) {
   bool Changed = false;
   ir::transformFunctions(M, [&](const ir::Expr &F) {
-    ir::Expr New = PrimitiveInliner(M, Native, Anchors).mutate(F);
+    ir::Expr New = PrimitiveInliner(M, Native, Anchors, GpuLibraries).mutate(F);
     Changed |= New != F;
     return New;
   });

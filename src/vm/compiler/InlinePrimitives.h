@@ -9,7 +9,9 @@
 // cannot express keeps its anchor as a builtin (oneDNN) call, the tail
 // becoming one generated epilogue. With oneDNN disabled, codegen is tried
 // for the whole group before the anchor kernel (which then runs the
-// reference operators).
+// reference operators). For a GPU target, an anchor a GPU library kernel
+// takes (cuDNN, cuBLAS) becomes its builtin call, the rest of its group one
+// generated epilogue; without GPU libraries it is generated whole.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -24,8 +26,10 @@ class NativeKernelBuilder;
 /// an anchor kernel call or the function's body, except the groups Native
 /// (when given) accepts; returns true when it changed anything (the caller
 /// re-infers types then). Without Anchors no group becomes an anchor kernel
-/// call (a bisection's skipped anchor selection step).
+/// call (a bisection's skipped anchor selection step); without
+/// GpuLibraries no anchor is split off for a GPU library kernel
+/// (`--library-kernels off`).
 bool inlinePrimitiveCalls(ir::Module &M, NativeKernelBuilder *Native = nullptr,
-                          bool Anchors = true);
+                          bool Anchors = true, bool GpuLibraries = true);
 
 } // namespace rivet::vm::compiler

@@ -100,6 +100,10 @@ KernelPlacement ModuleLowering::placement(uint32_t K) const {
     if (const NativeKernel *NK = Native ? Native->findSymbol(E.op) : nullptr)
       P.device = NK->device;
     break;
+  case KernelEntry::Kind::Builtin:
+    if (const KernelInfo *Info = KernelRegistry::global().find(E.op))
+      P.device = Info->device;
+    break;
   case KernelEntry::Kind::NativeShapeFunction: P.shapesOnly = true; break;
   case KernelEntry::Kind::ShapeFunction: {
     const KernelInfo *Info = KernelRegistry::global().find(E.op);
@@ -128,6 +132,27 @@ uint32_t ModuleLowering::kernel(KernelEntry::Kind Kind, const std::string &Op,
   Exe.kernels.push_back(std::move(E));
   Bucket.push_back(Idx);
   return Idx;
+}
+
+const KernelInfo *ModuleLowering::gpuLibraryKernel(const ir::CallNode &C,
+                                                   const std::string &Op,
+                                                   Attrs &KernelAttrs) const {
+  if (Opts.codegen.target == Device::CPU || !Opts.libraryKernels)
+    return nullptr;
+  const KernelInfo *L =
+      KernelRegistry::global().libraryKernel(Op, Opts.codegen.target);
+  auto Float32 = [](const Type &T) {
+    const auto *TT = T ? T->as<TensorTypeNode>() : nullptr;
+    return TT && TT->dtype == DType::Float32;
+  };
+  if (!L || !Float32(C.checkedType))
+    return nullptr;
+  for (const ir::Expr &A : C.args)
+    if (!Float32(A->checkedType))
+      return nullptr;
+  if (Opts.allowTf32)
+    KernelAttrs.set("allow_tf32", int64_t(1));
+  return L;
 }
 
 const std::string &ModuleLowering::builtinKernel(const std::string &Op) const {
@@ -749,8 +774,11 @@ private:
           allocOutput(*O, OT, O->isStatic() ? kNoVReg : ShapeRegs[I]));
     }
     Args.insert(Args.end(), OutRegs.begin(), OutRegs.end());
-    emitKernel(KernelEntry::Kind::Builtin, ML.builtinKernel(Op.name), C.attrs,
-               NumIn, std::move(Args), 0, originsOf(C));
+    Attrs KernelAttrs = C.attrs;
+    const KernelInfo *Gpu = ML.gpuLibraryKernel(C, Op.name, KernelAttrs);
+    emitKernel(KernelEntry::Kind::Builtin,
+               Gpu ? Gpu->name : ML.builtinKernel(Op.name), KernelAttrs, NumIn,
+               std::move(Args), 0, originsOf(C));
     if (!IsTuple)
       return finish(OutRegs[0], Tail);
     uint32_t R = newReg(T);

@@ -54,6 +54,14 @@ public:
   /// The kernel that computes operator Op's calls: its library kernel
   /// when it has one and the options allow it, else Op itself.
   const std::string &builtinKernel(const std::string &Op) const;
+  /// For a GPU target, the GPU library kernel (cuBLAS, cuDNN) that
+  /// computes call C of operator Op with its outputs preallocated, or null:
+  /// one is registered for Op, the options allow library kernels, and C
+  /// reads and writes float32 tensors only. Its attributes are C's plus
+  /// "allow_tf32" when the options allow TF32.
+  const KernelInfo *gpuLibraryKernel(const ir::CallNode &C,
+                                     const std::string &Op,
+                                     Attrs &KernelAttrs) const;
   uint32_t constant(const ir::ConstantNode &C);
   /// A constant 1-D int64 tensor holding Dims (a static shape operand).
   uint32_t shapeConstant(const std::vector<int64_t> &Dims);

@@ -57,6 +57,7 @@ public:
 
   /// Whether kernels may be placed on a GPU (the options' target).
   bool targetsGpu() const { return Opts.target != Device::CPU; }
+  Device target() const { return Opts.target; }
 
   /// "group of <op>: <reason>" for every group left on builtin kernels.
   const std::vector<std::string> &refusals() const { return Refusals; }

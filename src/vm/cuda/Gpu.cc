@@ -15,6 +15,8 @@
 
 #include <charconv>
 #include <cstdint>
+#include <cstdlib>
+#include <map>
 #include <string_view>
 
 namespace rivet::vm::cuda {
@@ -47,6 +49,39 @@ int ptxVersion(const std::string &Arch) {
   int V = -1;
   auto [P, Ec] = std::from_chars(Arch.data() + Prefix.size(), End, V);
   return Ec == std::errc() && P == End ? V : -1;
+}
+
+/// Work noted while a thread records (Gpu::beginRecording): a kernel launch
+/// with its arguments by value, or library work.
+struct RecordedWork {
+  KernelHandle fn = nullptr;
+  uint32_t grid = 0, block = 0;
+  std::vector<uint64_t> args;
+  std::function<void()> work; // when fn is null
+};
+
+/// What this thread has noted since the last flush, and its signature.
+struct Recording {
+  int depth = 0; // nested beginRecording calls
+  bool active = false;
+  std::vector<RecordedWork> items;
+  std::vector<uint64_t> signature;
+};
+thread_local Recording ThisThread;
+
+/// A signature's graph: how often it was flushed, and its graph once
+/// captured (or that capturing it failed: it is launched directly).
+struct GraphEntry {
+  size_t seen = 0;
+  CUgraphExec exec = nullptr;
+  bool failed = false;
+};
+/// Signatures kept at most (each holds a few kernels' arguments).
+constexpr size_t kMaxGraphs = 512;
+
+bool graphsFromEnvironment() {
+  const char *E = std::getenv("RIVET_CUDA_GRAPHS");
+  return !(E && std::string_view(E) == "0");
 }
 
 class CudaModule final : public Module {
@@ -114,6 +149,8 @@ public:
   void copyHostToDevice(void *Dst, const void *Src, size_t N) override {
     if (N == 0)
       return;
+    auto Hold = lockStream();
+    flush();
     makeCurrent();
     check(Drv.cuMemcpyHtoDAsync(devicePtr(Dst), Src, N, Stream),
           "cuMemcpyHtoDAsync");
@@ -122,6 +159,8 @@ public:
   void copyDeviceToHost(void *Dst, const void *Src, size_t N) override {
     if (N == 0)
       return;
+    auto Hold = lockStream();
+    flush();
     makeCurrent();
     check(Drv.cuMemcpyDtoHAsync(Dst, devicePtr(Src), N, Stream),
           "cuMemcpyDtoHAsync");
@@ -132,14 +171,77 @@ public:
   void copyDeviceToDevice(void *Dst, const void *Src, size_t N) override {
     if (N == 0)
       return;
+    auto Hold = lockStream();
+    flush();
     makeCurrent();
     check(Drv.cuMemcpyDtoDAsync(devicePtr(Dst), devicePtr(Src), N, Stream),
           "cuMemcpyDtoDAsync");
   }
 
   void synchronize() override {
+    auto Hold = lockStream();
+    flush();
     makeCurrent();
     check(Drv.cuStreamSynchronize(Stream), "cuStreamSynchronize");
+  }
+
+  void *stream() const override { return Stream; }
+
+  void enqueue(std::vector<uint64_t> Signature,
+               std::function<void()> Work) override {
+    Recording &R = ThisThread;
+    if (R.active) {
+      R.signature.push_back(2); // library work
+      R.signature.push_back(Signature.size());
+      R.signature.insert(R.signature.end(), Signature.begin(), Signature.end());
+      R.items.push_back({nullptr, 0, 0, {}, std::move(Work)});
+      return;
+    }
+    auto Hold = lockStream();
+    flush();
+    makeCurrent();
+    Work();
+  }
+
+  void launchRecorded(KernelHandle F, uint32_t Grid, uint32_t Block,
+                      const uint64_t *Args, size_t NumArgs) override {
+    Recording &R = ThisThread;
+    if (R.active) {
+      R.signature.insert(R.signature.end(), {1, reinterpret_cast<uintptr_t>(F),
+                                             Grid, Block, NumArgs});
+      R.signature.insert(R.signature.end(), Args, Args + NumArgs);
+      R.items.push_back(
+          {F, Grid, Block, std::vector<uint64_t>(Args, Args + NumArgs), {}});
+      return;
+    }
+    auto Hold = lockStream();
+    flush();
+    makeCurrent();
+    launchValues(F, Grid, Block, Args, NumArgs);
+  }
+
+  void beginRecording() override {
+    Recording &R = ThisThread;
+    if (R.depth++ == 0)
+      R.active = Graphs;
+  }
+
+  void endRecording() override {
+    Recording &R = ThisThread;
+    if (R.depth == 0 || --R.depth > 0)
+      return;
+    auto Hold = lockStream();
+    flush();
+    R.active = false;
+  }
+
+  void setGraphsEnabled(bool On) override { Graphs = On; }
+  bool graphsEnabled() const override { return Graphs; }
+  size_t graphLaunches() const override { return GraphLaunches; }
+  size_t graphCaptures() const override { return GraphCaptures; }
+
+  std::unique_lock<std::recursive_mutex> lockStream() override {
+    return std::unique_lock<std::recursive_mutex>(StreamLock);
   }
 
   std::shared_ptr<Module>
@@ -175,6 +277,8 @@ public:
 
   void launch(KernelHandle F, uint32_t Grid, uint32_t Block,
               void **Args) override {
+    auto Hold = lockStream();
+    flush();
     makeCurrent();
     check(Drv.cuLaunchKernel(static_cast<CUfunction>(F), Grid, 1, 1, Block, 1,
                              1, 0, Stream, Args, nullptr),
@@ -221,6 +325,107 @@ public:
   size_t heldBytes() const override { return Alloc.heldBytes(); }
 
 private:
+  /// Launches F with 8-byte arguments given by value.
+  void launchValues(KernelHandle F, uint32_t Grid, uint32_t Block,
+                    const uint64_t *Args, size_t NumArgs) {
+    void *Params[64];
+    std::vector<void *> Many;
+    void **P = Params;
+    if (NumArgs > 64) {
+      Many.resize(NumArgs);
+      P = Many.data();
+    }
+    for (size_t I = 0; I < NumArgs; ++I)
+      P[I] = const_cast<uint64_t *>(Args + I);
+    check(Drv.cuLaunchKernel(static_cast<CUfunction>(F), Grid, 1, 1, Block, 1,
+                             1, 0, Stream, P, nullptr),
+          "cuLaunchKernel");
+  }
+
+  void run(const std::vector<RecordedWork> &Items) {
+    for (const RecordedWork &W : Items) {
+      if (W.fn)
+        launchValues(W.fn, W.grid, W.block, W.args.data(), W.args.size());
+      else
+        W.work();
+    }
+  }
+
+  /// Launches what this thread has recorded (StreamLock held): directly,
+  /// or as a graph (see Gpu::beginRecording).
+  void flush() {
+    Recording &R = ThisThread;
+    if (R.items.empty())
+      return;
+    std::vector<RecordedWork> Items = std::move(R.items);
+    std::vector<uint64_t> Signature = std::move(R.signature);
+    R.items.clear();
+    R.signature.clear();
+    // Running the work must not record it again.
+    struct Pause {
+      Recording &R;
+      bool Was;
+      ~Pause() { R.active = Was; }
+    } P{R, R.active};
+    R.active = false;
+    makeCurrent();
+    if (Items.size() < 2) {
+      run(Items);
+      return;
+    }
+    auto It = GraphCache.find(Signature);
+    if (It == GraphCache.end()) {
+      if (GraphCache.size() >= kMaxGraphs) {
+        run(Items);
+        return;
+      }
+      It = GraphCache.emplace(std::move(Signature), GraphEntry{}).first;
+    }
+    GraphEntry &E = It->second;
+    ++E.seen;
+    if (E.exec) {
+      check(Drv.cuGraphLaunch(E.exec, Stream), "cuGraphLaunch");
+      ++GraphLaunches;
+      return;
+    }
+    if (E.failed || E.seen < 2) {
+      run(Items);
+      return;
+    }
+    // The second sighting: capture. Work that cannot be captured (the
+    // driver invalidates the capture) marks the signature as direct-only;
+    // the captured work has not run, so it runs directly then.
+    bool Ran = false;
+    if (Drv.cuStreamBeginCapture(Stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) ==
+        CUDA_SUCCESS) {
+      bool Captured = true;
+      try {
+        run(Items);
+      } catch (const Error &) {
+        Captured = false;
+      }
+      CUgraph G = nullptr;
+      CUresult Ended = Drv.cuStreamEndCapture(Stream, &G);
+      CUgraphExec Exec = nullptr;
+      if (Captured && Ended == CUDA_SUCCESS && G &&
+          Drv.cuGraphInstantiate(&Exec, G, 0) == CUDA_SUCCESS) {
+        E.exec = Exec;
+        ++GraphCaptures;
+      }
+      if (G)
+        Drv.cuGraphDestroy(G);
+      if (E.exec) {
+        check(Drv.cuGraphLaunch(E.exec, Stream), "cuGraphLaunch");
+        ++GraphLaunches;
+        Ran = true;
+      }
+    }
+    if (!Ran) {
+      E.failed = true;
+      run(Items);
+    }
+  }
+
   /// The cubin of this GPU's architecture, else the newest PTX not newer
   /// than it (the driver compiles PTX for newer GPUs, never for older ones).
   const ImageRef *pickImage(const std::vector<ImageRef> &Images) const {
@@ -252,6 +457,12 @@ private:
   std::string Name;
   int CC = 0, SMs = 0;
   DeviceAllocator Alloc;
+  /// Serializes the stream's users, so that no thread queues work while
+  /// another captures a graph from it.
+  std::recursive_mutex StreamLock;
+  std::map<std::vector<uint64_t>, GraphEntry> GraphCache; // by signature
+  bool Graphs = graphsFromEnvironment();
+  size_t GraphLaunches = 0, GraphCaptures = 0;
 };
 
 } // namespace

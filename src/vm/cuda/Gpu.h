@@ -14,7 +14,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,9 @@ public:
   virtual void copyDeviceToDevice(void *Dst, const void *Src, size_t N) = 0;
   /// Waits until the stream is idle; reports an asynchronous kernel error.
   virtual void synchronize() = 0;
+  /// The one stream (a CUstream, which cuBLAS and cuDNN take as their
+  /// cudaStream_t): library calls queue their work on it, after the VM's.
+  virtual void *stream() const = 0;
 
   /// Loads the image that suits this GPU: the cubin of its architecture
   /// (sm_XY for compute capability X.Y), else the newest PTX whose
@@ -82,6 +87,38 @@ public:
   /// cuLaunchKernel's kernelParams (a pointer to each argument).
   virtual void launch(KernelHandle F, uint32_t Grid, uint32_t Block,
                       void **Args) = 0;
+
+  /// Queues Work, which queues library calls (cuBLAS, cuDNN) on stream().
+  /// Signature identifies what it does: every pointer and extent it reads,
+  /// so that two works with the same signature queue the same GPU work.
+  /// Recorded like launchRecorded while this thread records.
+  virtual void enqueue(std::vector<uint64_t> Signature,
+                       std::function<void()> Work) = 0;
+  /// Like launch, for a kernel whose every parameter is 8 bytes (pointers
+  /// and int64 extents, as generated kernels have), given by value.
+  virtual void launchRecorded(KernelHandle F, uint32_t Grid, uint32_t Block,
+                              const uint64_t *Args, size_t NumArgs) = 0;
+
+  /// Static regions as CUDA graphs. While a thread records (beginRecording
+  /// to endRecording, which the VM brackets each invoke with),
+  /// launchRecorded and enqueue only note their work; any other use of the
+  /// stream (a copy, a launch, synchronize, endRecording) first flushes
+  /// it. A flushed run of work is launched as it is the first time its
+  /// signature (every kernel, grid and argument) is seen, captured into a
+  /// graph the second time, and replayed from that graph after: one launch
+  /// instead of one per kernel. The same arguments mean the same buffers,
+  /// so a replay does exactly what the direct launches would. Off when
+  /// graphs are disabled (setGraphsEnabled, RIVET_CUDA_GRAPHS=0).
+  virtual void beginRecording() = 0;
+  virtual void endRecording() = 0;
+  virtual void setGraphsEnabled(bool On) = 0;
+  virtual bool graphsEnabled() const = 0;
+  /// Statistics: graph replays and captures so far.
+  virtual size_t graphLaunches() const = 0;
+  virtual size_t graphCaptures() const = 0;
+  /// Held while using stream() outside enqueue's Work (cuDNN timing its
+  /// algorithms): nothing else is queued meanwhile, and no capture runs.
+  virtual std::unique_lock<std::recursive_mutex> lockStream() = 0;
 
   /// CUDA graphs: work queued between beginCapture and endCapture is
   /// recorded, not run; launchGraph replays it on the stream.

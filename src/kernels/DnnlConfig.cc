@@ -1,5 +1,5 @@
 //===- DnnlConfig.cc - Turning the oneDNN anchors on and off --------------===//
-#include "kernels/dnnl/DnnlConfig.h"
+#include "kernels/DnnlConfig.h"
 
 #include <atomic>
 #include <cstdlib>

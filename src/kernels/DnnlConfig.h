@@ -4,6 +4,11 @@
 // environment or setDnnlEnabled(false) sends every conv/matmul to the
 // reference kernels (tests compare the two paths this way).
 //
+// Only a switch, no oneDNN code: it lives in rivet_kernels because the
+// compiler's passes (ir/transforms/LayoutPreference.cc) read it as well as
+// the VM compiler and the anchors in kernels/dnnl, and rivet_ir must not
+// link the runtime library that holds oneDNN.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 

@@ -45,6 +45,10 @@ static const char *const Usage =
     "  --threads N             intra-op threads of CPU kernels (default:\n"
     "                          every core, or $RIVET_NUM_THREADS; 0: every "
     "core)\n"
+    "  --repeat N              run @main N times, writing the outputs of\n"
+    "                          the last (checks what repeated runs reuse:\n"
+    "                          CUDA graphs are captured on the second run\n"
+    "                          and replayed from the third)\n"
     "  --bench N               time N runs of @main after the warmup and\n"
     "                          print their median, min and mean\n"
     "  --warmup W              untimed runs before them (default 3)\n"
@@ -74,7 +78,8 @@ struct Options {
   std::map<std::string, std::string> inputs; // name -> .npy file
   std::string outputDir = ".";
   bool outputDirGiven = false;
-  uint64_t benchRuns = 0; // 0: run once and write the outputs
+  uint64_t benchRuns = 0; // 0: run (repeat times) and write the outputs
+  uint64_t repeat = 1;
   uint64_t warmup = 3;
   bool deviceResident = false;
   std::optional<bool> cudaGraphs;
@@ -101,6 +106,7 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args) {
                                  {"json", false, false},
                                  {"device-resident", false, false},
                                  {"cuda-graphs", true, false},
+                                 {"repeat", true, false},
                                  {"help", false, false}};
   ParsedArgs P = cli::parseArgs(Args, Flags);
   if (P.has("help")) {
@@ -124,6 +130,11 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args) {
     O.threads = countFlag(P, "threads", 0, 1024);
   if (P.has("bench"))
     O.benchRuns = countFlag(P, "bench", 1, 10000000);
+  if (P.has("repeat")) {
+    if (P.has("bench"))
+      throw UsageError("option '--repeat' does not go with --bench");
+    O.repeat = countFlag(P, "repeat", 1, 1000000);
+  }
   O.deviceResident = P.has("device-resident");
   if (O.deviceResident && !P.has("bench"))
     throw UsageError("option '--device-resident' needs --bench N");
@@ -191,16 +202,26 @@ int run(const std::vector<std::string> &Args) {
   for (const Tensor &T : Inputs)
     Args0.push_back(vm::makeTensor(T));
 
+  auto GraphLaunchesSoFar = [&]() -> size_t {
+    return Exe->needsGpu() ? vm::cuda::Gpu::get().graphLaunches() : 0;
+  };
   if (O.benchRuns == 0) {
-    Clock::time_point T1 = Clock::now();
-    vm::ObjectRef R = VM.invoke("main", Args0);
-    double RunMs = millisSince(T1);
+    vm::ObjectRef R;
+    double RunMs = 0;
+    for (uint64_t I = 0; I < O.repeat; ++I) {
+      R = nullptr; // the previous results die before the next run
+      Clock::time_point T1 = Clock::now();
+      R = VM.invoke("main", Args0);
+      RunMs = millisSince(T1);
+    }
     std::vector<std::string> Files = writeOutputs(R, *Exe, O.outputDir, O.json);
     if (O.json) {
-      std::string J =
-          fmt::format("{{\"exe\": {}, \"device\": \"{}\", \"threads\": {}, "
-                      "\"load_ms\": {:.3f}, \"run_ms\": {:.3f}, \"outputs\": [",
-                      jsonString(O.exe), Device, numThreads(), LoadMs, RunMs);
+      std::string J = fmt::format(
+          "{{\"exe\": {}, \"device\": \"{}\", \"threads\": {}, "
+          "\"load_ms\": {:.3f}, \"run_ms\": {:.3f}, \"runs\": {}, "
+          "\"cuda_graphs\": {}, \"graph_launches\": {}, \"outputs\": [",
+          jsonString(O.exe), Device, numThreads(), LoadMs, RunMs, O.repeat,
+          Graphs ? "true" : "false", GraphLaunchesSoFar());
       for (size_t I = 0; I < Files.size(); ++I)
         J += (I ? ", " : "") + jsonString(Files[I]);
       std::printf("%s]}\n", J.c_str());
@@ -223,8 +244,7 @@ int run(const std::vector<std::string> &Args) {
   }
   for (; Warm < O.warmup; ++Warm)
     VM.invoke("main", Args0);
-  size_t GraphLaunches0 =
-      Exe->needsGpu() ? vm::cuda::Gpu::get().graphLaunches() : 0;
+  size_t GraphLaunches0 = GraphLaunchesSoFar();
   std::vector<double> Ms;
   Ms.reserve(O.benchRuns);
   for (uint64_t I = 0; I < O.benchRuns; ++I) {
@@ -244,9 +264,7 @@ int run(const std::vector<std::string> &Args) {
   size_t N = Ms.size();
   double Median = N % 2 ? Ms[N / 2] : (Ms[N / 2 - 1] + Ms[N / 2]) / 2;
   // Graph replays during the timed runs (0 without graphs).
-  size_t GraphLaunches =
-      Exe->needsGpu() ? vm::cuda::Gpu::get().graphLaunches() - GraphLaunches0
-                      : 0;
+  size_t GraphLaunches = GraphLaunchesSoFar() - GraphLaunches0;
   if (O.json)
     std::printf("{\"exe\": %s, \"median_ms\": %.6f, \"min_ms\": %.6f, "
                 "\"mean_ms\": %.6f, \"max_ms\": %.6f, \"runs\": %zu, "

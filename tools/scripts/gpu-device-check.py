@@ -209,14 +209,25 @@ def compare_dirs(np, out_dir, case, bundle):
                                case["atol"], want=case["expected_outputs"])
 
 
-def run_case(np, bundle, case, rvx, work, timeout):
-    """Runs one .rvx on the case's inputs: a result dict (status, errors, times)."""
-    r = {"status": None, "max_abs": None, "max_rel": None, "run_ms": None, "wall_s": None, "note": ""}
+# Runs of each CUDA case: the outputs checked are the last run's, so that
+# CUDA graphs are checked too. A run's GPU work is captured the second time
+# its buffers are the same, which the caching allocator reaches from the
+# second run on: captured in the third run, replayed in the fourth.
+CASE_REPEAT = 4
+
+
+def run_case(np, bundle, case, rvx, work, timeout, repeat=1):
+    """Runs one .rvx on the case's inputs (repeat times; the last run's
+    outputs are compared): a result dict (status, errors, times)."""
+    r = {"status": None, "max_abs": None, "max_rel": None, "run_ms": None, "wall_s": None, "note": "",
+         "graph_launches": None}
     out_dir = tempfile.mkdtemp(prefix="out_", dir=work)
     args = [bundle.path(rvx)]
     for name, f in sorted(case["inputs"].items()):
         args += ["--input", f"{name}={bundle.path(f)}"]
     args += ["--output-dir", out_dir, "--json"]
+    if repeat > 1:
+        args += ["--repeat", str(repeat)]
     rc, out, err, wall = bundle.run(args, timeout)
     r["wall_s"] = round(wall, 3)
     if rc is None:
@@ -224,7 +235,9 @@ def run_case(np, bundle, case, rvx, work, timeout):
         return r
     if rc == 0:
         try:
-            r["run_ms"] = json.loads(out.strip().splitlines()[-1])["run_ms"]
+            res = json.loads(out.strip().splitlines()[-1])
+            r["run_ms"] = res["run_ms"]
+            r["graph_launches"] = res.get("graph_launches")
         except (ValueError, KeyError, IndexError):
             pass
     if case["expected_error"]:
@@ -266,7 +279,8 @@ def check_cases(np, bundle, flavor, args, work):
         elif left < 1:
             r = {"status": "skipped", "note": "out of time (--check-budget)"}
         else:
-            r = run_case(np, bundle, case, rvx, work, min(args.case_timeout, left))
+            r = run_case(np, bundle, case, rvx, work, min(args.case_timeout, left),
+                         repeat=CASE_REPEAT if flavor == "cuda" else 1)
             # A control on the CPU says whether the GPU path is the cause.
             if flavor == "cuda" and r["status"] not in ("agree",) and case.get("cpu_rvx"):
                 c = run_case(np, bundle, case, case["cpu_rvx"], work,
@@ -342,11 +356,13 @@ def fmt_err(x):
 def row(r):
     t = "-" if r.get("run_ms") is None else f"{r['run_ms']:.2f}"
     w = "-" if r.get("wall_s") is None else f"{r['wall_s']:.2f}"
+    g = "-" if r.get("graph_launches") is None else str(r["graph_launches"])
     return (f"{r['name']:<34} {r['status']:<9} {fmt_err(r.get('max_abs')):>9} "
-            f"{fmt_err(r.get('max_rel')):>9} {t:>9} {w:>7}  {r.get('note', '')}")
+            f"{fmt_err(r.get('max_rel')):>9} {t:>9} {w:>7} {g:>6}  {r.get('note', '')}")
 
 
-HEADER = (f"{'case':<34} {'status':<9} {'max abs':>9} {'max rel':>9} {'run ms':>9} {'wall s':>7}  note")
+HEADER = (f"{'case':<34} {'status':<9} {'max abs':>9} {'max rel':>9} {'run ms':>9} {'wall s':>7} "
+          f"{'graphs':>6}  note")
 
 
 # ---------------------------------------------------------------------------
@@ -824,12 +840,12 @@ def bench_plan(np, bundle, flavor, args, work):
     return items, notes
 
 
-def rivet_bench(bundle, files, rvx, runs, warmup, timeout, out_dir=None):
+def rivet_bench(bundle, files, rvx, runs, warmup, timeout, out_dir=None, extra=()):
     """rivet-run --bench: (its JSON result, None) or (None, the error)."""
     args = [bundle.path(rvx)]
     for name, f in sorted(files.items()):
         args += ["--input", f"{name}={f}"]
-    args += ["--bench", str(runs), "--warmup", str(warmup), "--json"]
+    args += ["--bench", str(runs), "--warmup", str(warmup), "--json"] + list(extra)
     if out_dir:
         args += ["--output-dir", out_dir]
     rc, out, err, _ = bundle.run(args, timeout)
@@ -861,6 +877,10 @@ def bench_set(np, bundle, item, s, workers, args, set_deadline, deadline, work):
     rounds until args.rounds or set_deadline. Returns its result dict."""
     title = f"{item['model']} {s['label']}"
     engines = [{"name": n, "rvx": rvx} for n, rvx in s["rivet"]]
+    # The first executable again without CUDA graphs: what they are worth.
+    if s["rivet"] and args.flavor == "cuda":
+        n, rvx = s["rivet"][0]
+        engines.append({"name": n + " no graphs", "rvx": rvx, "extra": ["--cuda-graphs", "off"]})
     eager = None
     for w in workers:
         if not w.usable():
@@ -886,7 +906,8 @@ def bench_set(np, bundle, item, s, workers, args, set_deadline, deadline, work):
     def run_engine(e, runs, warmup, timeout, out_dir=None):
         """The engine's median ms over runs, or None (its error recorded)."""
         if "rvx" in e:
-            res, err = rivet_bench(bundle, s["files"], e["rvx"], runs, warmup, timeout, out_dir)
+            res, err = rivet_bench(bundle, s["files"], e["rvx"], runs, warmup, timeout, out_dir,
+                                   e.get("extra", ()))
             if err:
                 errors[e["name"]] = err
                 return None

@@ -55,7 +55,12 @@ void VirtualMachine::bindGpuKernels() {
 void VirtualMachine::gpuLaunch(KernelSlot &K, const Tensor &Out) {
   constexpr uint32_t kBlock = 256;
   cuda::Gpu &G = cuda::Gpu::get();
+  // A thread per element of the output or of the largest input, whichever
+  // is more: a row-reducing kernel shares each row among a warp's lanes
+  // (codegen/cuda/EmitCuda.h), so it wants 32 threads per output element.
   int64_t Work = std::max<int64_t>(Out.numel(), 1);
+  for (const Tensor *In : K.InPtrs)
+    Work = std::max<int64_t>(Work, In->numel());
   int64_t MaxBlocks = (int64_t)G.multiprocessors() * 16;
   int64_t Blocks = std::min<int64_t>((Work + kBlock - 1) / kBlock, MaxBlocks);
   // The arguments by value (pointers, then int64 extents): recorded for a

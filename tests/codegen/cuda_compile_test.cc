@@ -154,6 +154,53 @@ def @main(%x: Tensor[(?, 8), float32], %y: Tensor[(?, 8), float32]) {
   EXPECT_NO_THROW(codegen::cuda::compileCuda(Src, "dynamic", {"sm_80"}, ""));
 }
 
+/// The CUDA source of the one kernel of Text's @main.
+std::string mainKernelSource(const std::string &Text) {
+  ir::Module M = ir::parseModule(Text);
+  ir::inferTypes(M);
+  ir::PassContext Ctx;
+  Ctx.optLevel = 3;
+  ir::optimize(M, Ctx);
+  PrimitiveCollector C;
+  C.visit(M.function("main"));
+  EXPECT_EQ(C.found.size(), 1u) << Text;
+  if (C.found.empty())
+    return "";
+  codegen::LoweringResult R = codegen::lowerPrimitive(C.found[0], "rivet_k0");
+  EXPECT_TRUE(R.ok()) << Text;
+  return R.ok() ? codegen::cuda::emitCudaSource({R.lowered->kernel}) : "";
+}
+
+/// A softmax row and a mean along the last axis go to a warp each (lanes
+/// stride the row, partial sums and maxima meet through shuffles); an
+/// elementwise kernel stays one thread per element.
+TEST(CudaCompile, RowReductionsShareAWarp) {
+  if (!haveNvrtc())
+    GTEST_SKIP();
+  for (const char *Text : {R"(
+def @main(%x: Tensor[(?, 1024), float32]) {
+  softmax(%x, axis=-1)
+}
+)",
+                           R"(
+def @main(%x: Tensor[(?, 64), float32]) {
+  mean(%x, axis=[-1], keepdims=1)
+}
+)"}) {
+    std::string Src = mainKernelSource(Text);
+    EXPECT_NE(Src.find("rv_lane"), std::string::npos) << Src;
+    EXPECT_NE(Src.find("__shfl_xor_sync"), std::string::npos) << Src;
+    EXPECT_NE(Src.find("__syncwarp"), std::string::npos) << Src;
+    EXPECT_NO_THROW(codegen::cuda::compileCuda(Src, "rows", {"sm_80"}, ""));
+  }
+  std::string Map = mainKernelSource(R"(
+def @main(%x: Tensor[(?, 64), float32]) {
+  tanh(%x)
+}
+)");
+  EXPECT_EQ(Map.find("rv_lane"), std::string::npos) << Map;
+}
+
 TEST(CudaCompile, SourceThatDoesNotCompileIsAnErrorWithTheLog) {
   if (!haveNvrtc())
     GTEST_SKIP();

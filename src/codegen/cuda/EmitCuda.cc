@@ -7,8 +7,12 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace rivet::codegen::cuda {
 namespace {
@@ -113,10 +117,15 @@ public:
     for (size_t L = 0; L < K.locals.size(); ++L)
       line(fmt::format("{} l{}{{}};", valueType(K.locals[L]), L));
     std::vector<const LoopStmtNode *> Nest = outputNest();
+    std::optional<std::vector<WarpLoop>> Shared;
+    if (!Nest.empty())
+      Shared = warpShareable(Nest.back()->body);
     if (Nest.empty()) {
       // Not one independent loop nest: one thread runs it all.
       line("if (blockIdx.x != 0 || threadIdx.x != 0) return;");
       stmts(K.body);
+    } else if (Shared) {
+      warpRows(Nest, *Shared);
     } else {
       gridStride(Nest);
     }
@@ -125,6 +134,252 @@ public:
   }
 
 private:
+  /// A top-level loop of a row's body that the 32 lanes of a warp share,
+  /// and the reductions (local, combining operation) its lanes then
+  /// combine with shuffles.
+  struct WarpLoop {
+    const LoopStmtNode *loop = nullptr;
+    std::vector<std::pair<int, LoopOp>> reductions;
+  };
+
+  static bool shuffleable(DType T) {
+    return T == DType::Float32 || T == DType::Float64 || T == DType::Int32 ||
+           T == DType::Int64 || T == DType::Bool;
+  }
+
+  /// Whether lanes may combine partial results of `l = Op(l, x)` in any
+  /// order: exactly for integers, max, min and the logical operations; a
+  /// float sum or product only where lowering marked it reassociable.
+  static bool combinable(const LoopStmtNode &S) {
+    const LoopExpr &V = S.value;
+    bool Fp = V->dtype == DType::Float32 || V->dtype == DType::Float64;
+    switch (V->op) {
+    case LoopOp::Add:
+    case LoopOp::Mul: return V->dtype != DType::Bool && (!Fp || S.reassociable);
+    case LoopOp::Max:
+    case LoopOp::Min: return V->dtype != DType::Bool;
+    case LoopOp::Or:
+    case LoopOp::And: return V->dtype == DType::Bool;
+    default: return false;
+    }
+  }
+
+  /// How a warp can share a row's body Body: every top-level loop's
+  /// iterations are independent but for reductions into locals declared
+  /// outside it (`l = op(l, x)`, reassociable, op add, mul, max or min, x
+  /// not reading l, l read nowhere else in the loop), and each store in a
+  /// loop has the loop's variable in its index (lanes write apart). Nothing
+  /// when a loop does not qualify or there is none (one thread per row is
+  /// as good then). Lanes run the statements between loops alike.
+  std::optional<std::vector<WarpLoop>>
+  warpShareable(const std::vector<LoopStmt> &Body) const {
+    std::vector<WarpLoop> Loops;
+    for (const LoopStmt &S : Body) {
+      if (S->kind != LoopStmtKind::For)
+        continue;
+      WarpLoop W;
+      W.loop = S.get();
+      if (!shareableLoop(*S, W))
+        return std::nullopt;
+      Loops.push_back(std::move(W));
+    }
+    if (Loops.empty())
+      return std::nullopt;
+    return Loops;
+  }
+
+  bool shareableLoop(const LoopStmtNode &L, WarpLoop &W) const {
+    std::set<int> Inner, Outer;
+    std::set<int> Declared, Assigned;
+    collectLocals(L.body, Declared, Assigned);
+    std::map<int, LoopOp> Reductions;
+    const LoopStmtNode *Bad = nullptr;
+    // The assignments to outer locals: each must be a reduction.
+    std::function<void(const std::vector<LoopStmt> &)> Scan =
+        [&](const std::vector<LoopStmt> &Ss) {
+          for (const LoopStmt &S : Ss) {
+            if (S->kind == LoopStmtKind::For) {
+              Scan(S->body);
+            } else if (S->kind == LoopStmtKind::Store) {
+              bool HasVar = false;
+              for (const LoopExpr &I : S->indices)
+                forEachNode(I, [&](const LoopExprNode &N) {
+                  HasVar |= N.kind == LoopExprKind::Var && N.id == L.id;
+                  return !HasVar;
+                });
+              if (!HasVar)
+                Bad = S.get();
+            } else if (S->kind == LoopStmtKind::Assign &&
+                       !Declared.count(S->id)) {
+              const LoopExpr &V = S->value;
+              bool Ok = V->kind == LoopExprKind::Op && V->args.size() == 2 &&
+                        shuffleable(V->dtype) && combinable(*S);
+              auto IsSelf = [&](const LoopExpr &A) {
+                return A->kind == LoopExprKind::Local && A->id == S->id;
+              };
+              Ok = Ok && (IsSelf(V->args[0]) || IsSelf(V->args[1]));
+              auto [It, New] = Reductions.emplace(S->id, V->op);
+              if (!Ok || (!New && It->second != V->op))
+                Bad = S.get();
+            }
+          }
+        };
+    Scan(L.body);
+    if (Bad)
+      return false;
+    // A reduction's local is read only by its own update's self operand.
+    bool ReadElsewhere = false;
+    std::unordered_set<const LoopExprNode *> Seen;
+    auto Check = [&](const LoopExpr &E) {
+      forEachNode(
+          E,
+          [&](const LoopExprNode &N) {
+            ReadElsewhere |=
+                N.kind == LoopExprKind::Local && Reductions.count(N.id);
+            return true;
+          },
+          Seen);
+    };
+    std::function<void(const std::vector<LoopStmt> &)> Reads =
+        [&](const std::vector<LoopStmt> &Ss) {
+          for (const LoopStmt &S : Ss) {
+            if (S->kind == LoopStmtKind::For) {
+              Check(S->extent);
+              Reads(S->body);
+              continue;
+            }
+            for (const LoopExpr &I : S->indices)
+              Check(I);
+            if (S->kind == LoopStmtKind::Assign && Reductions.count(S->id)) {
+              const LoopExpr &V = S->value;
+              bool SelfFirst = V->args[0]->kind == LoopExprKind::Local &&
+                               V->args[0]->id == S->id;
+              Check(V->args[SelfFirst ? 1 : 0]);
+            } else {
+              Check(S->value);
+            }
+          }
+        };
+    Reads(L.body);
+    if (ReadElsewhere)
+      return false;
+    for (const auto &[Local, Op] : Reductions)
+      W.reductions.push_back({Local, Op});
+    return true;
+  }
+
+  /// The rows (the nest's iterations) over the warps of the grid, a warp's
+  /// lanes sharing each shareable loop of the row: the reads and writes of
+  /// neighbouring lanes are neighbours in memory (one thread per row would
+  /// read a row's elements apart), and a row of thousands of elements runs
+  /// on 32 lanes, not one.
+  void warpRows(const std::vector<const LoopStmtNode *> &Nest,
+                const std::vector<WarpLoop> &Shared) {
+    std::vector<std::string> Extents;
+    for (const LoopStmtNode *L : Nest)
+      Extents.push_back(value(L->extent));
+    flushPre();
+    line(fmt::format("const long long rv_total = {};",
+                     fmt::join(Extents, " * ")));
+    line("const int rv_lane = threadIdx.x & 31;");
+    line("const long long rv_step = ((long long)gridDim.x * blockDim.x) >> 5;");
+    // Whole warps take rows (blocks are multiples of 32 threads), so every
+    // lane of a warp runs the same rows and the shuffles see all 32.
+    line("for (long long rv_flat = ((long long)blockIdx.x * blockDim.x + "
+         "threadIdx.x) >> 5; rv_flat < rv_total; rv_flat += rv_step) {");
+    ++Indent;
+    line("long long rv_rest = rv_flat;");
+    for (size_t I = Nest.size(); I-- > 0;) {
+      if (I == 0) {
+        line(fmt::format("const long long v{} = rv_rest;", Nest[I]->id));
+      } else {
+        line(fmt::format("const long long v{} = rv_rest % ({});", Nest[I]->id,
+                         Extents[I]));
+        line(fmt::format("rv_rest /= ({});", Extents[I]));
+      }
+    }
+    for (const LoopStmt &S : Nest.back()->body) {
+      const WarpLoop *W = nullptr;
+      for (const WarpLoop &X : Shared)
+        W = X.loop == S.get() ? &X : W;
+      if (!W) {
+        if (S->kind == LoopStmtKind::Store) {
+          // A store outside the shared loops: one lane writes it.
+          line("if (rv_lane == 0) {");
+          ++Indent;
+          stmt(*S);
+          --Indent;
+          line("}");
+        } else {
+          stmt(*S);
+        }
+        continue;
+      }
+      sharedLoop(*W);
+    }
+    --Indent;
+    line("}");
+  }
+
+  /// One shared loop: lane i takes iterations i, i + 32, ...; an add or mul
+  /// reduction starts from its identity on every lane but lane 0, which
+  /// keeps the value from before the loop; then the lanes' partial values
+  /// are combined (a butterfly of shuffles, so every lane has the total),
+  /// and the lanes wait for each other's stores before the row goes on.
+  void sharedLoop(const WarpLoop &W) {
+    const LoopStmtNode &L = *W.loop;
+    for (const auto &[Local, Op] : W.reductions) {
+      DType T = K.locals[(size_t)Local];
+      if (Op == LoopOp::Add || Op == LoopOp::Mul)
+        line(fmt::format("if (rv_lane != 0) l{} = ({}){};", Local, valueType(T),
+                         Op == LoopOp::Add ? 0 : 1));
+    }
+    std::string Ext = value(L.extent);
+    flushPre();
+    line(fmt::format("for (long long v{0} = rv_lane; v{0} < {1}; v{0} += 32) "
+                     "{{",
+                     L.id, Ext));
+    ++Indent;
+    stmts(L.body);
+    --Indent;
+    line("}");
+    for (const auto &[Local, Op] : W.reductions) {
+      DType T = K.locals[(size_t)Local];
+      std::string A = fmt::format("l{}", Local), B = "rv_o";
+      std::string Combined;
+      bool Fp = T == DType::Float32 || T == DType::Float64;
+      const char *U = Fp ? "" : unsignedType(T);
+      switch (Op) {
+      case LoopOp::Add:
+        Combined =
+            Fp ? fmt::format("({} + {})", A, B)
+               : fmt::format("({})(({}){} + ({}){})", valueType(T), U, A, U, B);
+        break;
+      case LoopOp::Mul:
+        Combined =
+            Fp ? fmt::format("({} * {})", A, B)
+               : fmt::format("({})(({}){} * ({}){})", valueType(T), U, A, U, B);
+        break;
+      case LoopOp::Max: Combined = fmt::format("rv_max({}, {})", A, B); break;
+      case LoopOp::Min: Combined = fmt::format("rv_min({}, {})", A, B); break;
+      case LoopOp::Or: Combined = fmt::format("({} || {})", A, B); break;
+      default: Combined = fmt::format("({} && {})", A, B); break;
+      }
+      line("#pragma unroll");
+      line("for (int rv_d = 16; rv_d > 0; rv_d >>= 1) {");
+      ++Indent;
+      // A bool travels as an int (the shuffles move 32 or 64 bits).
+      line(fmt::format("const {} rv_o = {}__shfl_xor_sync(0xffffffffu, {}{}, "
+                       "rv_d);",
+                       valueType(T), T == DType::Bool ? "0 != " : "",
+                       T == DType::Bool ? "(int)" : "", A));
+      line(fmt::format("{} = {};", A, Combined));
+      --Indent;
+      line("}");
+    }
+    line("__syncwarp();");
+  }
+
   const LoopKernel &K;
   std::string Out;
   int Indent = 0;

@@ -5,10 +5,14 @@
 // The leading perfectly nested loops (the output's axes) are collapsed into
 // one index that a grid-stride loop hands to the threads, so one launch
 // covers every size; the rest of the nest (reductions included) runs in
-// each thread. A kernel whose top level is not one loop nest (a reduction
-// to one value) runs on one thread. Dynamic extents are kernel parameters.
-// Arithmetic follows the loop IR's meaning exactly, as the LLVM emitter
-// does: integers wrap, min/max propagate NaN, round is half to even.
+// each thread. Where the rest is loops a warp can share (reductions along
+// a row, a softmax's or a norm's loops), each index goes to a warp instead:
+// its 32 lanes stride the row's loops (reading neighbouring elements) and
+// combine their partial reductions with shuffles; the launch then wants 32
+// threads per index. A kernel whose top level is not one loop nest (a
+// reduction to one value) runs on one thread. Dynamic extents are kernel
+// parameters. Arithmetic follows the loop IR's meaning exactly, as the LLVM
+// emitter does: integers wrap, min/max propagate NaN, round is half to even.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -18,6 +18,8 @@
 #include "ir/transforms/LayoutPreference.h"
 #include "ir/transforms/Pass.h"
 
+#include "support/LibraryDeps.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,41 +38,17 @@ using namespace rivet::ir;
 
 namespace {
 
+using rivet::test::capture;
+
 const char *kLibraries[] = {RIVET_BINARY_DIR "/src/librivet_kernels.so",
                             RIVET_BINARY_DIR "/src/librivet_ir.so"};
-
-/// stdout of Cmd; fails the test when it cannot run or exits non-zero.
-std::string capture(const std::string &Cmd) {
-  std::string Out;
-  FILE *P = popen((Cmd + " 2>&1").c_str(), "r");
-  if (!P) {
-    ADD_FAILURE() << "cannot run: " << Cmd;
-    return Out;
-  }
-  std::array<char, 4096> Buf;
-  size_t N;
-  while ((N = fread(Buf.data(), 1, Buf.size(), P)) > 0)
-    Out.append(Buf.data(), N);
-  int Rc = pclose(P);
-  EXPECT_EQ(Rc, 0) << Cmd << " failed:\n" << Out;
-  return Out;
-}
-
-std::string lower(std::string S) {
-  std::transform(S.begin(), S.end(), S.begin(),
-                 [](unsigned char C) { return (char)std::tolower(C); });
-  return S;
-}
 
 /// The forbidden library named in a listing, or "". The runtime and the
 /// compiler libraries are above the interpreter's: it may not load them.
 std::string forbidden(const std::string &Listing) {
-  std::string L = lower(Listing);
-  for (const char *Bad : {"libdnnl", "libllvm", "libonnx", "libprotobuf",
-                          "libboost", "librivet_runtime", "librivet_compiler"})
-    if (L.find(Bad) != std::string::npos)
-      return Bad;
-  return "";
+  return rivet::test::firstNamed(
+      Listing, {"libdnnl", "libllvm", "libonnx", "libprotobuf", "libboost",
+                "librivet_runtime", "librivet_compiler"});
 }
 
 /// A small conv + relu and a dense; the weights are arguments, so that the

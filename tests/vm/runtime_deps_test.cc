@@ -4,6 +4,8 @@
 // directly (readelf's NEEDED entries) nor through another library (ldd).
 //
 //===----------------------------------------------------------------------===//
+#include "support/LibraryDeps.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,38 +17,14 @@
 
 namespace {
 
+using rivet::test::capture;
+
 const char *kRuntime = RIVET_BINARY_DIR "/src/librivet_runtime.so";
-
-/// stdout of Cmd; fails the test when it cannot run or exits non-zero.
-std::string capture(const std::string &Cmd) {
-  std::string Out;
-  FILE *P = popen((Cmd + " 2>&1").c_str(), "r");
-  if (!P) {
-    ADD_FAILURE() << "cannot run: " << Cmd;
-    return Out;
-  }
-  std::array<char, 4096> Buf;
-  size_t N;
-  while ((N = fread(Buf.data(), 1, Buf.size(), P)) > 0)
-    Out.append(Buf.data(), N);
-  int Rc = pclose(P);
-  EXPECT_EQ(Rc, 0) << Cmd << " failed:\n" << Out;
-  return Out;
-}
-
-std::string lower(std::string S) {
-  std::transform(S.begin(), S.end(), S.begin(),
-                 [](unsigned char C) { return (char)std::tolower(C); });
-  return S;
-}
 
 /// The forbidden library named in a listing, or "".
 std::string forbidden(const std::string &Listing) {
-  std::string L = lower(Listing);
-  for (const char *Bad : {"libllvm", "libonnx", "libprotobuf", "libboost"})
-    if (L.find(Bad) != std::string::npos)
-      return Bad;
-  return "";
+  return rivet::test::firstNamed(
+      Listing, {"libllvm", "libonnx", "libprotobuf", "libboost"});
 }
 
 } // namespace

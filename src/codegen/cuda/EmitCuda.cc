@@ -288,16 +288,7 @@ private:
     line("for (long long rv_flat = ((long long)blockIdx.x * blockDim.x + "
          "threadIdx.x) >> 5; rv_flat < rv_total; rv_flat += rv_step) {");
     ++Indent;
-    line("long long rv_rest = rv_flat;");
-    for (size_t I = Nest.size(); I-- > 0;) {
-      if (I == 0) {
-        line(fmt::format("const long long v{} = rv_rest;", Nest[I]->id));
-      } else {
-        line(fmt::format("const long long v{} = rv_rest % ({});", Nest[I]->id,
-                         Extents[I]));
-        line(fmt::format("rv_rest /= ({});", Extents[I]));
-      }
-    }
+    nestIndices(Nest, Extents);
     for (const LoopStmt &S : Nest.back()->body) {
       const WarpLoop *W = nullptr;
       for (const WarpLoop &X : Shared)
@@ -416,6 +407,15 @@ private:
     line("for (long long rv_flat = (long long)blockIdx.x * blockDim.x + "
          "threadIdx.x; rv_flat < rv_total; rv_flat += rv_step) {");
     ++Indent;
+    nestIndices(Nest, Extents);
+    stmts(Nest.back()->body);
+    --Indent;
+    line("}");
+  }
+
+  /// The nest's variables from the flat index rv_flat (row-major).
+  void nestIndices(const std::vector<const LoopStmtNode *> &Nest,
+                   const std::vector<std::string> &Extents) {
     line("long long rv_rest = rv_flat;");
     for (size_t I = Nest.size(); I-- > 0;) {
       if (I == 0) {
@@ -426,9 +426,6 @@ private:
         line(fmt::format("rv_rest /= ({});", Extents[I]));
       }
     }
-    stmts(Nest.back()->body);
-    --Indent;
-    line("}");
   }
 
   void stmts(const std::vector<LoopStmt> &Ss) {

@@ -121,6 +121,24 @@ ObjectRef VirtualMachine::onDevice(const ObjectRef &V, Device D) {
   return makeTensor(toDevice(asTensor(V, "argument"), D));
 }
 
+Tensor VirtualMachine::hostValues(const Tensor &T) {
+  return T.device() == Device::CPU ? T : toDevice(T, Device::CPU);
+}
+
+void VirtualMachine::writeValues(const Tensor &Host, Tensor &Dst) {
+  if (Host.device() != Device::CPU || Host.nbytes() != Dst.nbytes())
+    fail("writeValues: {} on {} does not fit {}", Host.typeString(),
+         deviceName(Host.device()), Dst.typeString());
+  if (Dst.device() == Device::CPU) {
+    if (Host.rawData() != Dst.rawData())
+      std::memcpy(Dst.rawData(), Host.rawData(), Host.nbytes());
+    return;
+  }
+  cuda::Gpu &G = cuda::Gpu::get();
+  G.copyHostToDevice(Dst.rawData(), Host.rawData(), Host.nbytes());
+  G.synchronize(); // Host may die when this returns
+}
+
 void VirtualMachine::synchronize() {
   if (Exe->needsGpu())
     cuda::Gpu::get().synchronize();

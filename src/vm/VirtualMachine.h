@@ -44,6 +44,12 @@ public:
   ObjectRef onDevice(const ObjectRef &V, Device D);
   /// Waits for every kernel and copy queued on the GPU (no-op without one).
   void synchronize();
+  /// T's values readable on the host: T itself on the CPU, else a copy
+  /// (after the GPU work queued before it), for observers of kernels.
+  Tensor hostValues(const Tensor &T);
+  /// Writes Host's values (a CPU tensor of Dst's type) into Dst, wherever
+  /// Dst is: an observer's change of a kernel's output.
+  void writeValues(const Tensor &Host, Tensor &Dst);
 
   /// Bytes of storage currently held (in use or pooled) and the peak of the
   /// bytes in use since construction or resetPeak().

@@ -228,12 +228,21 @@ LocalizeReport localizeDivergence(const Program &P,
     for (const Tensor &T : Ins)
       if (T.hasData() && Diverged.count(T.rawData()) && Diverged[T.rawData()])
         InputsAgree = false;
+    // Values are read on the host, wherever the kernel ran (a GPU
+    // kernel's outputs are copied; the copy waits for it).
+    vm::VirtualMachine &M = *V.machine();
     if (O && !Opts.faultOrigin.empty() && !R.faultInjected &&
         contains(O->covers, Opts.faultOrigin) && !Outs.empty() &&
-        perturb(Outs[0], Opts.faultScale)) {
-      R.faultInjected = true;
-      R.faultKernel = O->covers;
-      R.faultKernelOutput = O->output;
+        Outs[0].hasData()) {
+      Tensor Host = M.hostValues(Outs[0]);
+      if (Host.rawData() == Outs[0].rawData())
+        Host = Host.clone();
+      if (perturb(Host, Opts.faultScale)) {
+        M.writeValues(Host, Outs[0]);
+        R.faultInjected = true;
+        R.faultKernel = O->covers;
+        R.faultKernelOutput = O->output;
+      }
     }
     auto Mark = [&](bool Bad) {
       for (const Tensor &T : Outs)
@@ -250,7 +259,9 @@ LocalizeReport localizeDivergence(const Program &P,
     if (It != Ref.end() && Run <= It->second.runs.size())
       tensorsOf(It->second.runs[Run - 1], Want);
     bool Comparable = !Want.empty() && Want.size() == Outs.size();
-    std::vector<Tensor> Got = Outs;
+    std::vector<Tensor> Got;
+    for (const Tensor &T : Outs)
+      Got.push_back(T.hasData() ? M.hostValues(T) : T);
     for (size_t I = 0; Comparable && I < Got.size(); ++I) {
       if (Got[I].dtype() != Want[I].dtype()) {
         Comparable = false;

@@ -7,7 +7,7 @@ PACKAGES=(
   cmake ninja-build ccache g++ clang lld libclang-rt-14-dev
   llvm-16-dev libzstd-dev libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libfmt-dev libboost-graph-dev libgtest-dev libdnnl-dev ocl-icd-opencl-dev libdlpack-dev
-  python3-numpy python3-pip libfreeimage3
+  python3-numpy python3-pip python3-venv python3-dev libfreeimage3
   python3-jsonschema graphviz
 )
 

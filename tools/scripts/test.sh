@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Rivet and runs the whole test suite: the unit and program tests
 # (ctest, last, so its summary closes the log) after each libFuzzer target has
-# run for a short time (FUZZ_SECONDS, default 45) in a separate clang build.
+# run for a short time (FUZZ_SECONDS, default 45) in a separate clang build;
+# then the Python package's tests (python-test.sh; PYTHON_TESTS=0 skips them).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools/scripts/install-deps.sh
@@ -34,3 +35,9 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
 fi
 
 (cd build && ctest --output-on-failure -j2 --timeout 900)
+
+# The Python package (pip install ./ into build-venv/, then pytest):
+# PYTHON_TESTS=0 skips it.
+if [ "${PYTHON_TESTS:-1}" != 0 ]; then
+  tools/scripts/python-test.sh
+fi

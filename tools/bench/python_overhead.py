@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Per-call overhead of the Python package: `InferenceSession.run` on a tiny
+model (y = x + x, float32[4]) against the C++ `rivet bench` time of the same
+model and against ONNX Runtime's Python `InferenceSession.run` (one intra-op
+thread everywhere). Run it with the venv of tools/scripts/python-test.sh
+(`pip install onnxruntime` there for the ONNX Runtime column):
+
+    build-venv/bin/python tools/bench/python_overhead.py [--rivet build/tools/rivet]
+"""
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import rivet_bench, rivet_binary  # noqa: E402
+
+import rivet  # noqa: E402
+
+
+def tiny_model(path, n):
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])
+    g = helper.make_graph([helper.make_node("Add", ["x", "x"], ["y"])], "tiny",
+                          [x], [y])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def per_call(fn, n, rounds):
+    """Best of `rounds` loops of n calls: seconds per call."""
+    for _ in range(min(n, 2000)):
+        fn()
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / n)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rivet", help="the rivet CLI (default build/tools/rivet)")
+    ap.add_argument("--n", type=int, default=4, help="elements of x")
+    ap.add_argument("--calls", type=int, default=50_000)
+    ap.add_argument("--rounds", type=int, default=5)
+    a = ap.parse_args()
+    cli = rivet_binary(a.rivet)
+    rivet.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as d:
+        model = os.path.join(d, "tiny.onnx")
+        tiny_model(model, a.n)
+        exe = rivet.compile(model, codegen="so")
+        exe.save(os.path.join(d, "tiny.rvx"))
+        x = np.ones(a.n, np.float32)
+        feeds = {"x": x}
+        sess = rivet.InferenceSession(exe)
+        py = per_call(lambda: sess.run(None, feeds), a.calls, a.rounds)
+        inv = per_call(lambda: sess.invoke("main", x), a.calls, a.rounds)
+        b = rivet_bench(cli, os.path.join(d, "tiny.rvx"),
+                        ["--threads", "1", "--repeat", "100000",
+                         "--min-time", "1"])
+        cpp = b["median_ms"] * 1e-3
+        ort_t = None
+        try:
+            import onnxruntime as ort
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = 1
+            so.inter_op_num_threads = 1
+            osess = ort.InferenceSession(model, so,
+                                         providers=["CPUExecutionProvider"])
+            ort_t = per_call(lambda: osess.run(None, feeds), a.calls, a.rounds)
+        except ImportError:
+            print("(onnxruntime not installed: no ONNX Runtime column)")
+    us = 1e6
+    print(f"tiny model: y = x + x, float32[{a.n}], 1 thread")
+    print(f"  rivet bench (C++, median)       {cpp * us:8.3f} us")
+    print(f"  rivet InferenceSession.run      {py * us:8.3f} us   "
+          f"(+{(py - cpp) * us:.3f} us over C++)")
+    print(f"  rivet InferenceSession.invoke   {inv * us:8.3f} us")
+    if ort_t is not None:
+        print(f"  onnxruntime InferenceSession.run {ort_t * us:7.3f} us   "
+              f"(rivet/ort = {py / ort_t:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()

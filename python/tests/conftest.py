@@ -32,3 +32,15 @@ def tiny_path(tmp_path_factory):
 def tiny_session(tiny_path):
     import rivet
     return rivet.InferenceSession(rivet.compile(tiny_path))
+
+
+def assert_matches(got, want, where, rtol=1e-4, atol=1e-4):
+    """got equals the expected array want: in shape, and within rtol/atol
+    for floats, exactly otherwise."""
+    got = np.asarray(got)
+    assert got.shape == want.shape, where
+    if np.issubdtype(want.dtype, np.floating):
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol,
+                                   err_msg=where)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=where)

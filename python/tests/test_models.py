@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import rivet
-from conftest import MODELS
+from conftest import MODELS, assert_matches
 
 CASES = sorted(p.parent for p in MODELS.glob("*/model.onnx"))
 
@@ -24,12 +24,7 @@ def _exe(executables, model_dir):
 
 
 def _check(got, want, where):
-    assert got.shape == want.shape, where
-    if np.issubdtype(want.dtype, np.floating):
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4,
-                                   err_msg=where)
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=where)
+    assert_matches(got, want, where, atol=1e-4)
 
 
 @pytest.mark.parametrize("model_dir", CASES, ids=[c.name for c in CASES])

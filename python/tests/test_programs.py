@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import rivet
-from conftest import ROOT
+from conftest import ROOT, assert_matches
 
 PROGRAMS = sorted(p.parent for p in (ROOT / "tests" / "programs").glob(
     "*/program.rvir"))
@@ -27,13 +27,7 @@ def _expected(d):
 
 
 def _check(got, want, where):
-    got = np.asarray(got)
-    assert got.shape == want.shape, where
-    if np.issubdtype(want.dtype, np.floating):
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5,
-                                   err_msg=where)
-    else:
-        np.testing.assert_array_equal(got, want, err_msg=where)
+    assert_matches(got, want, where, atol=1e-5)
 
 
 def test_every_program_is_here():

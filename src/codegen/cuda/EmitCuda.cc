@@ -275,12 +275,7 @@ private:
   /// on 32 lanes, not one.
   void warpRows(const std::vector<const LoopStmtNode *> &Nest,
                 const std::vector<WarpLoop> &Shared) {
-    std::vector<std::string> Extents;
-    for (const LoopStmtNode *L : Nest)
-      Extents.push_back(value(L->extent));
-    flushPre();
-    line(fmt::format("const long long rv_total = {};",
-                     fmt::join(Extents, " * ")));
+    std::vector<std::string> Extents = nestTotal(Nest);
     line("const int rv_lane = threadIdx.x & 31;");
     line("const long long rv_step = ((long long)gridDim.x * blockDim.x) >> 5;");
     // Whole warps take rows (blocks are multiples of 32 threads), so every
@@ -397,12 +392,7 @@ private:
 
   /// The nest's iterations, flattened, over the threads of the grid.
   void gridStride(const std::vector<const LoopStmtNode *> &Nest) {
-    std::vector<std::string> Extents;
-    for (const LoopStmtNode *L : Nest)
-      Extents.push_back(value(L->extent));
-    flushPre();
-    line(fmt::format("const long long rv_total = {};",
-                     fmt::join(Extents, " * ")));
+    std::vector<std::string> Extents = nestTotal(Nest);
     line("const long long rv_step = (long long)gridDim.x * blockDim.x;");
     line("for (long long rv_flat = (long long)blockIdx.x * blockDim.x + "
          "threadIdx.x; rv_flat < rv_total; rv_flat += rv_step) {");
@@ -411,6 +401,18 @@ private:
     stmts(Nest.back()->body);
     --Indent;
     line("}");
+  }
+
+  /// The nest's extents, after declaring rv_total, their product.
+  std::vector<std::string>
+  nestTotal(const std::vector<const LoopStmtNode *> &Nest) {
+    std::vector<std::string> Extents;
+    for (const LoopStmtNode *L : Nest)
+      Extents.push_back(value(L->extent));
+    flushPre();
+    line(fmt::format("const long long rv_total = {};",
+                     fmt::join(Extents, " * ")));
+    return Extents;
   }
 
   /// The nest's variables from the flat index rv_flat (row-major).

@@ -44,3 +44,9 @@ def assert_matches(got, want, where, rtol=1e-4, atol=1e-4):
                                    err_msg=where)
     else:
         np.testing.assert_array_equal(got, want, err_msg=where)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "serve: starts a two-node Ray cluster (root; "
+        "deselect with -m 'not serve')")

@@ -9,6 +9,7 @@ PACKAGES=(
   libfmt-dev libboost-graph-dev libgtest-dev libdnnl-dev ocl-icd-opencl-dev libdlpack-dev
   python3-numpy python3-pip python3-venv python3-dev libfreeimage3
   python3-jsonschema graphviz
+  iproute2  # network namespaces of the Ray Serve cluster test
 )
 
 missing=()

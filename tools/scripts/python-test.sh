@@ -4,7 +4,9 @@
 # into a venv (build-venv/, or $VENV), then runs its tests (python/tests).
 # Debian's Python is "externally managed": everything goes into the venv.
 # numpy, pytest and onnx (and nanobind and scikit-build-core at build time)
-# come from PyPI. Extra arguments go to pytest.
+# come from PyPI, and ray[serve] for rivet.serve's tests (large: pip's wheel
+# cache, ~/.cache/pip, keeps it between runs; SERVE_TESTS=0 leaves Ray out and
+# deselects the cluster test). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VENV=${VENV:-$PWD/build-venv}
@@ -17,6 +19,12 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/pip" install -q --upgrade pip
 "$VENV/bin/pip" install -q numpy pytest onnx
+pytest_args=()
+if [ "${SERVE_TESTS:-1}" != 0 ]; then
+  "$VENV/bin/pip" install -q "ray[serve]"
+else
+  pytest_args+=(-m "not serve")
+fi
 venv_done=$(date +%s)
 # The compiler as build.sh's CMake finds it (c++): ccache keys on its name,
 # and scikit-build-core's CMake would otherwise pick x86_64-linux-gnu-g++.
@@ -40,6 +48,6 @@ echo "extension: $ext"
 ldd "$ext" | grep -E 'rivet|not found' || true
 # From outside the checkout, so that the installed package is the one tested.
 (cd /tmp && "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
-  "$OLDPWD/python/tests" "$@")
+  "$OLDPWD/python/tests" ${pytest_args[@]+"${pytest_args[@]}"} "$@")
 end=$(date +%s)
 echo "python-test: venv $((venv_done - start)) s, build+install $((built - venv_done)) s, tests $((end - built)) s"

@@ -523,9 +523,22 @@ public:
     return nb::make_tuple(Times, Rows);
   }
 
-  std::vector<NodeArg> inputs() const {
+  std::vector<NodeArg> inputs() const { return nodeArgs(exe().mainParams); }
+
+  /// main's results; from an executable older than its result types
+  /// (format version 7): the output names with unknown shapes.
+  std::vector<NodeArg> outputs() const {
+    if (!exe().mainResults.empty())
+      return nodeArgs(exe().mainResults);
     std::vector<NodeArg> R;
-    for (const auto &P : exe().mainParams) {
+    for (const std::string &N : program().outputNames)
+      R.push_back({N, nb::none(), "", ""});
+    return R;
+  }
+
+  static std::vector<NodeArg> nodeArgs(const std::vector<vm::ParamInfo> &Ps) {
+    std::vector<NodeArg> R;
+    for (const auto &P : Ps) {
       NodeArg A;
       A.name = P.name;
       A.type = vm::paramTypeText(P);
@@ -724,13 +737,7 @@ NB_MODULE(_rivet, m) {
       .def("invoke", &Session::invoke, "function"_a, "args"_a)
       .def("profile", &Session::profile, "feeds"_a, "repeat"_a = 10)
       .def("get_inputs", &Session::inputs)
-      .def("get_outputs", [](const Session &S) {
-        std::vector<NodeArg> R;
-        const auto &Names = S.program().outputNames;
-        for (size_t I = 0; I < Names.size(); ++I)
-          R.push_back({Names[I], nb::none(), "", ""});
-        return R;
-      });
+      .def("get_outputs", &Session::outputs);
 
   m.def("load_module", &loadModule, "path"_a);
   m.def("parse", &parseText, "text"_a, "name"_a = "<string>");

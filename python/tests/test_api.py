@@ -99,9 +99,15 @@ def test_metadata(tiny_session):
     (i,) = tiny_session.get_inputs()
     assert (i.name, i.shape, i.dtype) == ("x", [4], "float32")
     (o,) = tiny_session.get_outputs()
-    assert o.name == "y"
+    assert (o.name, o.shape, o.dtype) == ("y", [4], "float32")
     dyn = rivet.InferenceSession(rivet.compile(MODELS / "resblock" / "model.onnx"))
     assert dyn.get_inputs()[0].shape == [None, 3, 20, 20]
+    (logits,) = dyn.get_outputs()
+    assert (logits.name, logits.shape, logits.dtype) == ("logits", [None, 10],
+                                                         "float32")
+    lstm = rivet.InferenceSession(rivet.compile(MODELS / "lstm" / "model.onnx"))
+    assert [(o.name, o.dtype, len(o.shape)) for o in lstm.get_outputs()] == [
+        ("y", "float32", 3), ("h_n", "float32", 3), ("c_n", "float32", 3)]
 
 
 def test_output_names(tiny_session):

@@ -184,9 +184,10 @@ struct ConstructorInfo {
   uint32_t arity = 0;
 };
 
-/// What an entry function expects of a parameter, to check inputs.
+/// What an entry function expects of a parameter (to check inputs), or
+/// what it gives as a result (to describe outputs).
 struct ParamInfo {
-  std::string name; // the user-facing name (ONNX input name or IR var name)
+  std::string name; // the user-facing name (ONNX input/output or IR var name)
   bool isTensor = true;
   DType dtype = DType::Float32;
   /// Extents; -1 for a dynamic dimension; nullopt for an unknown rank.
@@ -204,6 +205,9 @@ public:
   std::vector<std::string> strings;          // Fatal messages
   std::vector<ParamInfo> mainParams;
   std::vector<std::string> outputNames; // of main, when known (ONNX)
+  /// main's results: one per field of a tuple it returns as its outputs
+  /// (several ONNX outputs), else one; empty when unknown (older files).
+  std::vector<ParamInfo> mainResults;
 
   /// Generated kernels: their code is `nativeCode` (a shared object, loaded
   /// by resolve()) or was compiled in process (`nativeJit`: fn already set,

@@ -179,14 +179,11 @@ std::vector<uint8_t> encodeConstructors(const Executable &E) {
   return Out;
 }
 
-/// Entry: u32 param count; each: name, u8 isTensor, u8 dtype, u8 hasDims,
-/// u32 rank, i64 dims[rank], type text. Then u32 output-name count and the
-/// names.
-std::vector<uint8_t> encodeEntry(const Executable &E) {
-  std::vector<uint8_t> Out;
-  ByteWriter W(Out);
-  W.pod<uint32_t>((uint32_t)E.mainParams.size());
-  for (const ParamInfo &P : E.mainParams) {
+/// A parameter or result of main: name, u8 isTensor, u8 dtype, u8 hasDims,
+/// u32 rank, i64 dims[rank], type text.
+void writeParams(ByteWriter &W, const std::vector<ParamInfo> &Ps) {
+  W.pod<uint32_t>((uint32_t)Ps.size());
+  for (const ParamInfo &P : Ps) {
     W.str(P.name);
     W.pod<uint8_t>(P.isTensor ? 1 : 0);
     W.pod<uint8_t>((uint8_t)P.dtype);
@@ -197,9 +194,19 @@ std::vector<uint8_t> encodeEntry(const Executable &E) {
         W.pod<int64_t>(D);
     W.str(P.typeText);
   }
+}
+
+/// Entry: u32 param count and the params; u32 output-name count and the
+/// names; in version 7, u32 result count and the results (as params).
+std::vector<uint8_t> encodeEntry(const Executable &E, uint32_t Version) {
+  std::vector<uint8_t> Out;
+  ByteWriter W(Out);
+  writeParams(W, E.mainParams);
   W.pod<uint32_t>((uint32_t)E.outputNames.size());
   for (const std::string &N : E.outputNames)
     W.str(N);
+  if (Version >= kMainResultsVersion)
+    writeParams(W, E.mainResults);
   return Out;
 }
 
@@ -216,6 +223,8 @@ uint32_t formatVersionFor(const Executable &E) {
   for (const KernelEntry &K : E.kernels)
     if (K.kind == KernelEntry::Kind::ListPrimitive)
       V = std::max(V, kListPrimitivesVersion);
+  if (!E.mainResults.empty())
+    V = std::max(V, kMainResultsVersion);
   return V;
 }
 
@@ -341,6 +350,7 @@ private:
   void readKernels();
   void readConstructors();
   void readEntry();
+  void readParams(ByteReader &R, std::vector<ParamInfo> &Ps, const char *What);
   void readNativeCode();
   void readCudaCode();
 
@@ -677,37 +687,46 @@ void Loader::readFunctions() {
 
 void Loader::readEntry() {
   ByteReader R = section(SectionKind::Entry);
-  uint32_t N = R.count(15, "parameter count");
-  Exe->mainParams.resize(N);
-  for (ParamInfo &P : Exe->mainParams) {
-    P.name = R.str("parameter name");
-    uint8_t IsTensor = R.pod<uint8_t>("parameter kind");
-    uint8_t Code = R.pod<uint8_t>("parameter dtype");
-    uint8_t HasDims = R.pod<uint8_t>("parameter rank flag");
-    uint32_t Rank = R.pod<uint32_t>("parameter rank");
+  readParams(R, Exe->mainParams, "parameter");
+  uint32_t NumOutputs = R.count(4, "output name count");
+  for (uint32_t I = 0; I < NumOutputs; ++I)
+    Exe->outputNames.push_back(R.str("output name"));
+  if (Version >= kMainResultsVersion)
+    readParams(R, Exe->mainResults, "result");
+  if (R.remaining())
+    R.error("{} unexpected bytes at the end", R.remaining());
+}
+
+/// Params (see writeParams); What ("parameter", "result") names them in
+/// errors.
+void Loader::readParams(ByteReader &R, std::vector<ParamInfo> &Ps,
+                        const char *What) {
+  auto Field = [&](const char *F) { return fmt::format("{} {}", What, F); };
+  Ps.resize(R.count(15, Field("count").c_str()));
+  for (ParamInfo &P : Ps) {
+    P.name = R.str(Field("name").c_str());
+    uint8_t IsTensor = R.pod<uint8_t>(Field("kind").c_str());
+    uint8_t Code = R.pod<uint8_t>(Field("dtype").c_str());
+    uint8_t HasDims = R.pod<uint8_t>(Field("rank flag").c_str());
+    uint32_t Rank = R.pod<uint32_t>(Field("rank").c_str());
     if (IsTensor > 1 || HasDims > 1)
-      R.error("parameter '{}' has invalid flags", P.name);
+      R.error("{} '{}' has invalid flags", What, P.name);
     if (Code > (uint8_t)kLastDType)
-      R.error("parameter '{}' has invalid dtype code {}", P.name, Code);
+      R.error("{} '{}' has invalid dtype code {}", What, P.name, Code);
     if (Rank > kMaxRank || (!HasDims && Rank))
-      R.error("parameter '{}' has invalid rank {}", P.name, Rank);
+      R.error("{} '{}' has invalid rank {}", What, P.name, Rank);
     P.isTensor = IsTensor;
     P.dtype = (DType)Code;
     if (HasDims) {
       P.dims.emplace(Rank);
       for (int64_t &D : *P.dims) {
-        D = R.pod<int64_t>("parameter dims");
+        D = R.pod<int64_t>(Field("dims").c_str());
         if (D < -1)
-          R.error("parameter '{}' has invalid extent {}", P.name, D);
+          R.error("{} '{}' has invalid extent {}", What, P.name, D);
       }
     }
-    P.typeText = R.str("parameter type");
+    P.typeText = R.str(Field("type").c_str());
   }
-  uint32_t NumOutputs = R.count(4, "output name count");
-  for (uint32_t I = 0; I < NumOutputs; ++I)
-    Exe->outputNames.push_back(R.str("output name"));
-  if (R.remaining())
-    R.error("{} unexpected bytes at the end", R.remaining());
 }
 
 /// The native code section (see encodeNativeCode); the shared object is
@@ -918,16 +937,16 @@ std::vector<uint8_t> Executable::serialize() const {
     fail("cannot save an executable whose native kernels were compiled in "
          "process (JIT); compile it with the shared-object code mode "
          "(CodegenOptions::mode = NativeCode::SharedObject) to save it");
+  // The oldest version that holds this executable (readers of version 2
+  // keep reading files without broadcast sizes).
+  uint32_t Version = formatVersionFor(*this);
   std::vector<std::pair<SectionKind, std::vector<uint8_t>>> Body;
   Body.emplace_back(SectionKind::Strings, encodeStrings(*this));
   Body.emplace_back(SectionKind::Constants, encodeConstants(*this));
   Body.emplace_back(SectionKind::Functions, encodeFunctions(*this));
   Body.emplace_back(SectionKind::Kernels, encodeKernels(*this));
   Body.emplace_back(SectionKind::Constructors, encodeConstructors(*this));
-  Body.emplace_back(SectionKind::Entry, encodeEntry(*this));
-  // The oldest version that holds this executable (readers of version 2
-  // keep reading files without broadcast sizes).
-  uint32_t Version = formatVersionFor(*this);
+  Body.emplace_back(SectionKind::Entry, encodeEntry(*this, Version));
   if (nativeCode && !nativeKernels.empty())
     Body.emplace_back(SectionKind::NativeCode,
                       encodeNativeCode(*this, Version));

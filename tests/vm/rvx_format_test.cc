@@ -249,14 +249,16 @@ void expectSameExecutable(const Executable &A, const Executable &B) {
     EXPECT_EQ(A.constructors[I].arity, B.constructors[I].arity);
   }
   EXPECT_EQ(A.strings, B.strings);
-  ASSERT_EQ(A.mainParams.size(), B.mainParams.size());
-  for (size_t I = 0; I < A.mainParams.size(); ++I) {
-    const ParamInfo &P = A.mainParams[I], &Q = B.mainParams[I];
-    EXPECT_EQ(P.name, Q.name);
-    EXPECT_EQ(P.isTensor, Q.isTensor);
-    EXPECT_EQ(P.dtype, Q.dtype);
-    EXPECT_EQ(P.dims, Q.dims);
-    EXPECT_EQ(P.typeText, Q.typeText);
+  for (auto Ps : {&Executable::mainParams, &Executable::mainResults}) {
+    ASSERT_EQ((A.*Ps).size(), (B.*Ps).size());
+    for (size_t I = 0; I < (A.*Ps).size(); ++I) {
+      const ParamInfo &P = (A.*Ps)[I], &Q = (B.*Ps)[I];
+      EXPECT_EQ(P.name, Q.name);
+      EXPECT_EQ(P.isTensor, Q.isTensor);
+      EXPECT_EQ(P.dtype, Q.dtype);
+      EXPECT_EQ(P.dims, Q.dims);
+      EXPECT_EQ(P.typeText, Q.typeText);
+    }
   }
   EXPECT_EQ(A.outputNames, B.outputNames);
   EXPECT_EQ(A.serialize(), B.serialize());
@@ -562,10 +564,10 @@ TEST(RvxFormat, ErrorsSayWhatIsWrong) {
   Expect({},
          "truncated: the header needs at least 32 bytes but the file has 0");
   B = Good;
-  writeAt<uint32_t>(B, 8, 7);
-  Expect(B,
-         "model.rvx: format version 7 is not supported (this runtime reads 1 "
-         "to 6)");
+  writeAt<uint32_t>(B, 8, rvx::kFormatVersion + 1);
+  Expect(B, fmt::format("model.rvx: format version {} is not supported (this "
+                        "runtime reads 1 to {})",
+                        rvx::kFormatVersion + 1, rvx::kFormatVersion));
   B = Good;
   B[40] ^= 1;
   Expect(B, "model.rvx: header checksum mismatch");
@@ -933,6 +935,7 @@ def @main(%x: Tensor[(?, 8), float32], %m: Tensor[(?, 1), float32])
   auto Exe = compile(M, O);
   ASSERT_EQ(Exe->nativeKernels.size(), 1u);
   ASSERT_EQ(Exe->nativeKernels[0].broadcastSizes.size(), 1u);
+  Exe->mainResults.clear(); // no result types: the older version
   std::vector<uint8_t> Bytes = Exe->serialize();
   EXPECT_EQ(readAt<uint32_t>(Bytes, 8), rvx::kBroadcastSizesVersion);
   auto Loaded = loadBytes(Bytes, Bytes.size(), "broadcast.rvx");
@@ -1004,6 +1007,7 @@ def @main(%x: Tensor[(2,), float32]) {
                                  "lists.rvir");
   ir::inferTypes(M);
   auto Exe = compile(M, CompileOptions());
+  Exe->mainResults.clear(); // no result types: the older version
   std::vector<uint8_t> Bytes = Exe->serialize();
   EXPECT_EQ(readAt<uint32_t>(Bytes, 8), rvx::kListPrimitivesVersion);
   auto Loaded = loadBytes(Bytes, Bytes.size(), "lists.rvx");
@@ -1047,6 +1051,42 @@ def @main(%x: Tensor[(2,), float32]) {
   }
 }
 
+/// main's result types (names, partial shapes, dtypes) need version 7:
+/// such a file round-trips, and is refused when labelled version 6 (the
+/// entry section then has bytes it does not expect).
+TEST(RvxFormat, MainResultsNeedVersion7) {
+  ir::Module M = ir::parseModule(R"(
+def @main(%x: Tensor[(?, 3), float32]) {
+  (add(%x, %x), shape_of(%x), (%x,))
+}
+)",
+                                 "results.rvir");
+  ir::inferTypes(M);
+  auto Exe = compile(M, CompileOptions());
+  ASSERT_EQ(Exe->mainResults.size(), 3u);
+  const ParamInfo &A = Exe->mainResults[0], &S = Exe->mainResults[1],
+                  &T = Exe->mainResults[2];
+  EXPECT_EQ(A.name, "output_0");
+  EXPECT_TRUE(A.isTensor);
+  EXPECT_EQ(A.dtype, DType::Float32);
+  EXPECT_EQ(A.dims, (std::vector<int64_t>{-1, 3}));
+  EXPECT_EQ(S.dtype, DType::Int64);
+  EXPECT_EQ(S.dims, (std::vector<int64_t>{2}));
+  EXPECT_FALSE(T.isTensor);
+  EXPECT_EQ(T.typeText, "(Tensor[(?, 3), float32],)");
+  std::vector<uint8_t> Bytes = Exe->serialize();
+  EXPECT_EQ(readAt<uint32_t>(Bytes, 8), rvx::kMainResultsVersion);
+  auto Loaded = loadBytes(Bytes, Bytes.size(), "results.rvx");
+  expectSameExecutable(*Exe, *Loaded);
+  EXPECT_EQ(Loaded->serialize(), Bytes);
+
+  std::vector<uint8_t> B = Bytes;
+  writeAt<uint32_t>(B, 8, rvx::kMainResultsVersion - 1);
+  fixHeaderChecksum(B);
+  EXPECT_NE(errorOf(B).find("unexpected bytes at the end"), std::string::npos)
+      << errorOf(B);
+}
+
 /// A generated max over an extent unknown until run time carries the check
 /// that the reduction is not empty (version 4): such a file round-trips,
 /// refuses an empty reduction as the reference does, is refused when
@@ -1064,6 +1104,7 @@ def @main(%x: Tensor[(?, 3), float32]) -> Tensor[(3,), float32] {
   auto Exe = compile(M, O);
   ASSERT_EQ(Exe->nativeKernels.size(), 1u);
   ASSERT_EQ(Exe->nativeKernels[0].emptyReductions.size(), 1u);
+  Exe->mainResults.clear(); // no result types: the older version
   std::vector<uint8_t> Bytes = Exe->serialize();
   EXPECT_EQ(readAt<uint32_t>(Bytes, 8), rvx::kEmptyReductionsVersion);
   auto Loaded = loadBytes(Bytes, Bytes.size(), "max.rvx");
@@ -1158,6 +1199,7 @@ def @main(%x: Tensor[(n, 64), float32], %b: Tensor[(64,), float32])
   ASSERT_TRUE(Exe->cudaCode);
   ASSERT_EQ(Exe->nativeKernels.size(), 1u);
   EXPECT_EQ(Exe->nativeKernels[0].device, Device::CUDA);
+  Exe->mainResults.clear(); // no result types: the older version
   std::vector<uint8_t> Bytes = Exe->serialize();
   EXPECT_EQ(readAt<uint32_t>(Bytes, 8), rvx::kCudaCodeVersion);
   auto Loaded = loadBytes(Bytes, Bytes.size(), "gpu.rvx");

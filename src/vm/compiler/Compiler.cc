@@ -37,10 +37,9 @@ bool needsInference(const ir::Module &M) {
   return false;
 }
 
-ParamInfo paramInfo(const ir::Var &P, const std::string &Name) {
+ParamInfo typeInfo(const ir::Type &T, const std::string &Name) {
   ParamInfo Info;
   Info.name = Name;
-  ir::Type T = P->checkedType ? P->checkedType : P->typeAnnotation;
   if (!T) {
     Info.isTensor = false;
     Info.typeText = std::string(1, '?');
@@ -60,6 +59,24 @@ ParamInfo paramInfo(const ir::Var &P, const std::string &Name) {
     Info.dims = std::move(Dims);
   }
   return Info;
+}
+
+/// main's results: a tuple's fields when it returns one per output name
+/// (or has no names), else its one result.
+std::vector<ParamInfo> resultInfos(const ir::FunctionNode &Main,
+                                   const std::vector<std::string> &Names) {
+  ir::Type T = Main.body && Main.body->checkedType ? Main.body->checkedType
+                                                   : Main.retType;
+  auto NameOf = [&](size_t I) {
+    return I < Names.size() ? Names[I] : fmt::format("output_{}", I);
+  };
+  const auto *Tuple = T ? T->as<ir::TupleTypeNode>() : nullptr;
+  if (!Tuple || (!Names.empty() && Names.size() != Tuple->fields.size()))
+    return {typeInfo(T, NameOf(0))};
+  std::vector<ParamInfo> R;
+  for (size_t I = 0; I < Tuple->fields.size(); ++I)
+    R.push_back(typeInfo(Tuple->fields[I], NameOf(I)));
+  return R;
 }
 
 /// M without the prelude functions that no other function calls: every
@@ -208,10 +225,12 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
         I < InputNames.size() && InputNames.size() == Main->params.size()
             ? InputNames[I]
             : P->nameHint;
-    Exe->mainParams.push_back(paramInfo(P, Name));
+    Exe->mainParams.push_back(
+        typeInfo(P->checkedType ? P->checkedType : P->typeAnnotation, Name));
   }
   if (Main->attrs.has("output_names"))
     Exe->outputNames = Main->attrs.getStrings("output_names");
+  Exe->mainResults = resultInfos(*Main, Exe->outputNames);
   Exe->resolve();
   return Exe;
 }

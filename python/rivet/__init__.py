@@ -87,11 +87,23 @@ def interpret(model: Union[Module, PathLike], inputs: Feeds) -> List[Any]:
 class CheckResult:
     """The outcome of :func:`check`: one row per output, ``ok`` overall."""
 
-    def __init__(self, rows, rtol: float, atol: float):
+    def __init__(self, rows, rtol: float, atol: float,
+                 localization: Optional[Tuple[str, str]] = None):
         self.rows = [dict(zip(("output", "type", "max_abs", "max_rel", "ok",
                                 "note"), r)) for r in rows]
         self.rtol, self.atol = rtol, atol
         self.ok = all(r["ok"] for r in self.rows)
+        #: With localize=True: where the VM first diverges, as
+        #: ``rivet check --localize --json`` gives it (``first``: origin,
+        #: op, instance, errors, whether its inputs still agreed; ``worst``:
+        #: the largest divergences), and as text.
+        self.localization: Optional[Dict[str, Any]] = None
+        self.localization_text: Optional[str] = None
+        if localization is not None:
+            self.localization_text = localization[0]
+            self.localization = _json.loads(localization[1])
+            # As `rivet check --localize`: every compared value agrees.
+            self.ok = self.ok and bool(self.localization["ok"])
 
     def __bool__(self) -> bool:
         return self.ok
@@ -105,6 +117,8 @@ class CheckResult:
                          f"{r['max_abs']:<11.4g} max rel {r['max_rel']:<11.4g} "
                          f"{'PASS' if r['ok'] else 'FAIL'}{note}")
         lines.append("PASS" if self.ok else "FAIL")
+        if self.localization_text:
+            lines.append(self.localization_text.rstrip("\n"))
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -112,14 +126,26 @@ class CheckResult:
 
 def check(model: Union[Module, Executable, PathLike], inputs: Feeds,
           rtol: float = 1e-4, atol: float = 1e-5, opt_level: int = 3,
-          raise_on_mismatch: bool = False) -> CheckResult:
+          raise_on_mismatch: bool = False, localize: bool = False,
+          inject_fault: Optional[str] = None, worst: int = 10) -> CheckResult:
     """Runs the reference interpreter and the compiled VM on the same inputs
     and compares every output (|vm - ref| <= atol + rtol * |ref|), like
-    ``rivet check``."""
+    ``rivet check``.
+
+    localize=True also compares every operator's value, as ``rivet check
+    --localize`` does, and reports where the VM first diverges (the ONNX
+    node or .rvir line:column, which run, whether its inputs still agreed)
+    in ``result.localization``. inject_fault="ORIGIN[:SCALE]" perturbs, in
+    the VM only, the kernel that computes ORIGIN, to see the report name it.
+    """
     exe = model if isinstance(model, Executable) else compile(
         model, opt_level=opt_level, codegen="jit")
+    loc = None
+    if localize or inject_fault:
+        loc = _rivet.localize(exe, inputs, float(rtol), float(atol),
+                              inject_fault or "", int(worst))
     res = CheckResult(_rivet.check(exe, inputs, float(rtol), float(atol)),
-                      rtol, atol)
+                      rtol, atol, loc)
     if raise_on_mismatch and not res.ok:
         raise Error(str(res))
     return res

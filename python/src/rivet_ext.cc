@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Engine.h"
+#include "Localize.h"
+#include "Options.h"
 #include "Program.h"
 #include "TensorComparison.h"
 
@@ -648,6 +650,35 @@ nb::list check(const PyExecutable &X, nb::handle Feeds, double Rtol,
   return Rows;
 }
 
+/// rivet check --localize: where the VM first diverges from the reference,
+/// as (text, JSON). Fault: --inject-fault's ORIGIN[:SCALE], or empty.
+nb::tuple localize(const PyExecutable &X, nb::handle Feeds, double Rtol,
+                   double Atol, const std::string &Fault, size_t Worst) {
+  if (!X.prog->model)
+    fail("{}: localizing needs the model (.onnx or .rvir), not a .rvx file",
+         X.prog->path);
+  std::vector<Tensor> In = tensorsFrom(*X.prog, Feeds);
+  cli::LocalizeOptions O;
+  O.rtol = Rtol;
+  O.atol = Atol;
+  O.worst = Worst;
+  if (!Fault.empty()) {
+    try {
+      cli::parseFaultSpec(Fault, *X.prog, O);
+    } catch (const cli::UsageError &E) {
+      fail("{}", E.what());
+    }
+  }
+  cli::LocalizeReport R;
+  {
+    nb::gil_scoped_release G;
+    cli::runWithStack(cli::BigStackBytes, [&] {
+      R = cli::localizeDivergence(*X.prog, In, ExecutionLimits(), O);
+    });
+  }
+  return nb::make_tuple(cli::localizeText(R), cli::localizeJson(R));
+}
+
 } // namespace
 } // namespace rivet::python
 
@@ -748,5 +779,7 @@ NB_MODULE(_rivet, m) {
   m.def("load", &loadExecutable, "source"_a);
   m.def("interpret", &interpret, "module"_a, "inputs"_a);
   m.def("check", &check, "executable"_a, "inputs"_a, "rtol"_a, "atol"_a);
+  m.def("localize", &localize, "executable"_a, "inputs"_a, "rtol"_a, "atol"_a,
+        "fault"_a, "worst"_a);
   m.def("set_num_threads", &rivet::setNumThreads, "n"_a);
 }

@@ -229,3 +229,27 @@ def test_gil_is_released_during_run():
         sys.setswitchinterval(old)
         t.join()
     assert during > 0
+
+
+def test_check_localizes_an_injected_fault():
+    """check(localize=True) compares every operator's value, as `rivet check
+    --localize`; a fault injected into one kernel (in the VM only) is named
+    as the first divergence, with its inputs still agreeing."""
+    model = MODELS / "resblock" / "model.onnx"
+    feeds = {"image": np.load(MODELS / "resblock" / "test_data_set_0" /
+                              "inputs" / "image.npy")}
+    clean = rivet.check(model, feeds, localize=True)
+    assert clean.ok, str(clean)
+    assert clean.localization["ok"] and clean.localization["compared"] > 0
+    assert clean.localization["first_divergence"] is None
+    origin = "/blocks/blocks.0/conv2/Conv"
+    bad = rivet.check(model, feeds, localize=True, inject_fault=origin + ":0.5")
+    assert not bad.ok
+    loc = bad.localization
+    assert loc["fault_injected"] and origin in loc["fault_kernel"]
+    first = loc["first_divergence"]
+    assert first["origin"] == loc["fault_kernel_output"], loc
+    assert first["inputs_agree"] and first["instance"].startswith("run 1")
+    assert "first divergence" in str(bad).lower() or first["origin"] in str(bad)
+    with pytest.raises(rivet.Error, match="no call of"):
+        rivet.check(model, feeds, inject_fault="/NoSuchNode")

@@ -33,12 +33,6 @@ double attr(ComputeContext &Ctx, const char *Name) {
 }
 
 LoopExpr fc(double V, const LoopExpr &Like) { return constOf(V, Like->dtype); }
-LoopExpr add(LoopExpr A, LoopExpr B) { return binary(LoopOp::Add, A, B); }
-LoopExpr sub(LoopExpr A, LoopExpr B) { return binary(LoopOp::Sub, A, B); }
-LoopExpr mul(LoopExpr A, LoopExpr B) { return binary(LoopOp::Mul, A, B); }
-LoopExpr div(LoopExpr A, LoopExpr B) { return binary(LoopOp::Div, A, B); }
-LoopExpr lt(LoopExpr A, LoopExpr B) { return compare(LoopOp::LT, A, B); }
-LoopExpr gt(LoopExpr A, LoopExpr B) { return compare(LoopOp::GT, A, B); }
 /// std::fmax/fmin: a NaN operand gives the other one.
 LoopExpr fmax(LoopExpr A, LoopExpr B) {
   return select(unary(LoopOp::IsNan, A), B,

@@ -25,11 +25,6 @@ namespace {
 
 using Ix = std::vector<LoopExpr>;
 
-LoopExpr ic(int64_t V) { return intConst(V); }
-LoopExpr add(LoopExpr A, LoopExpr B) { return binary(LoopOp::Add, A, B); }
-LoopExpr sub(LoopExpr A, LoopExpr B) { return binary(LoopOp::Sub, A, B); }
-LoopExpr mul(LoopExpr A, LoopExpr B) { return binary(LoopOp::Mul, A, B); }
-LoopExpr div(LoopExpr A, LoopExpr B) { return binary(LoopOp::Div, A, B); }
 /// A && B where a null condition is true.
 LoopExpr both(LoopExpr A, LoopExpr B) {
   if (!A)
@@ -57,19 +52,6 @@ void requireSameExtent(const std::string &Op, const char *What,
                        const LoopExpr &X, const LoopExpr &Y) {
   if (!sameExpr(X, Y))
     unsupported("{}: the {} extents are not known to agree", Op, What);
-}
-
-/// The smallest value of T (a max's identity).
-LoopExpr lowest(DType T) {
-  if (isFloat(T))
-    return floatConst(-INFINITY, T);
-  switch (T) {
-  case DType::Int8: return intConst(-128, T);
-  case DType::Int16: return intConst(-32768, T);
-  case DType::Int32: return intConst(std::numeric_limits<int32_t>::min(), T);
-  case DType::Int64: return intConst(std::numeric_limits<int64_t>::min(), T);
-  default: return intConst(0, T); // bool and unsigned
-  }
 }
 
 /// The extent of a broadcast axis given the extents of two operands (either
@@ -192,24 +174,13 @@ std::vector<LoopExpr> matmulShape(const Attrs &,
 struct LoopArith {
   using Int = LoopExpr;
   static LoopExpr c(int64_t V) { return ic(V); }
-  static LoopExpr add(LoopExpr A, LoopExpr B) {
-    return binary(LoopOp::Add, A, B);
-  }
-  static LoopExpr sub(LoopExpr A, LoopExpr B) {
-    return binary(LoopOp::Sub, A, B);
-  }
-  static LoopExpr mul(LoopExpr A, LoopExpr B) {
-    return binary(LoopOp::Mul, A, B);
-  }
-  static LoopExpr div(LoopExpr A, LoopExpr B) {
-    return binary(LoopOp::Div, A, B);
-  }
-  static LoopExpr max(LoopExpr A, LoopExpr B) {
-    return binary(LoopOp::Max, A, B);
-  }
+  // The shorthands of LoopIR.h.
+  static constexpr auto add = &codegen::add, sub = &codegen::sub,
+                        mul = &codegen::mul, div = &codegen::div,
+                        max = &codegen::imax;
   static LoopExpr selectLT(LoopExpr A, LoopExpr B, LoopExpr Then,
                            LoopExpr Else) {
-    return select(compare(LoopOp::LT, A, B), Then, Else);
+    return select(lt(A, B), Then, Else);
   }
 };
 

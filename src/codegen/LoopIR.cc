@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <unordered_map>
 
 namespace rivet::codegen {
@@ -211,6 +213,19 @@ LoopExpr compare(LoopOp Op, LoopExpr A, LoopExpr B) {
     return intConst(R, DType::Bool);
   }
   return opExpr(Op, DType::Bool, {std::move(A), std::move(B)});
+}
+
+LoopExpr lowest(DType T) {
+  if (isFloat(T))
+    return floatConst(-INFINITY, T);
+  switch (T) {
+  case DType::Bool: return intConst(0, T);
+  case DType::Int8: return intConst(-128, T);
+  case DType::Int16: return intConst(-32768, T);
+  case DType::Int32: return intConst(std::numeric_limits<int32_t>::min(), T);
+  case DType::Int64: return intConst(std::numeric_limits<int64_t>::min(), T);
+  default: return intConst(0, T); // unsigned
+  }
 }
 
 LoopExpr select(LoopExpr Cond, LoopExpr Then, LoopExpr Else) {

@@ -128,6 +128,31 @@ LoopExpr compare(LoopOp Op, LoopExpr A, LoopExpr B);
 LoopExpr select(LoopExpr Cond, LoopExpr Then, LoopExpr Else);
 /// A conversion to T (A itself when it already has dtype T).
 LoopExpr cast(LoopExpr A, DType T);
+/// The smallest value of T (a max's identity): -inf for floats.
+LoopExpr lowest(DType T);
+
+// Shorthands of the compute rules.
+inline LoopExpr ic(int64_t V) { return intConst(V); }
+inline LoopExpr add(LoopExpr A, LoopExpr B) {
+  return binary(LoopOp::Add, A, B);
+}
+inline LoopExpr sub(LoopExpr A, LoopExpr B) {
+  return binary(LoopOp::Sub, A, B);
+}
+inline LoopExpr mul(LoopExpr A, LoopExpr B) {
+  return binary(LoopOp::Mul, A, B);
+}
+inline LoopExpr div(LoopExpr A, LoopExpr B) {
+  return binary(LoopOp::Div, A, B);
+}
+inline LoopExpr imin(LoopExpr A, LoopExpr B) {
+  return binary(LoopOp::Min, A, B);
+}
+inline LoopExpr imax(LoopExpr A, LoopExpr B) {
+  return binary(LoopOp::Max, A, B);
+}
+inline LoopExpr lt(LoopExpr A, LoopExpr B) { return compare(LoopOp::LT, A, B); }
+inline LoopExpr gt(LoopExpr A, LoopExpr B) { return compare(LoopOp::GT, A, B); }
 
 /// True when A and B are the same expression (structurally).
 bool sameExpr(const LoopExpr &A, const LoopExpr &B);

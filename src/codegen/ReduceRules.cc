@@ -65,19 +65,6 @@ Ix inputIndex(const ReducePlan &P, const Ix &Out, const Ix &Vars) {
   return In;
 }
 
-LoopExpr lowest(DType T) {
-  if (isFloat(T))
-    return floatConst(-INFINITY, T);
-  switch (T) {
-  case DType::Bool: return intConst(0, T);
-  case DType::Int8: return intConst(-128, T);
-  case DType::Int16: return intConst(-32768, T);
-  case DType::Int32: return intConst(std::numeric_limits<int32_t>::min(), T);
-  case DType::Int64: return intConst(std::numeric_limits<int64_t>::min(), T);
-  default: return intConst(0, T); // unsigned
-  }
-}
-
 LoopExpr highest(DType T) {
   if (isFloat(T))
     return floatConst(INFINITY, T);

@@ -19,13 +19,6 @@ namespace {
 
 using Ix = std::vector<LoopExpr>;
 
-LoopExpr add(LoopExpr A, LoopExpr B) { return binary(LoopOp::Add, A, B); }
-LoopExpr sub(LoopExpr A, LoopExpr B) { return binary(LoopOp::Sub, A, B); }
-LoopExpr mul(LoopExpr A, LoopExpr B) { return binary(LoopOp::Mul, A, B); }
-LoopExpr imin(LoopExpr A, LoopExpr B) { return binary(LoopOp::Min, A, B); }
-LoopExpr imax(LoopExpr A, LoopExpr B) { return binary(LoopOp::Max, A, B); }
-LoopExpr lt(LoopExpr A, LoopExpr B) { return compare(LoopOp::LT, A, B); }
-LoopExpr ic(int64_t V) { return intConst(V); }
 /// Clamps I into [0, Extent - 1] (to 0 for an empty extent).
 LoopExpr clampIndex(LoopExpr I, LoopExpr Extent) {
   return imax(imin(I, sub(Extent, ic(1))), ic(0));

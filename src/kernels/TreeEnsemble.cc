@@ -12,7 +12,7 @@ namespace rivet {
 
 namespace {
 
-constexpr const char *Op = "tree_ensemble";
+constexpr const char *kTreeEnsembleOp = "tree_ensemble";
 
 using Aggregate = TreeEnsembleModel::Aggregate;
 using Mode = TreeEnsembleModel::Mode;
@@ -34,15 +34,16 @@ std::vector<T> sized(const OpAttrs &A, const std::string &Name, size_t Size,
   else
     V = A.getInts(Name);
   if (V.size() != Size)
-    fail("{}: attribute '{}' has {} entries for {} {}", Op, Name, V.size(),
-         Size, What);
+    fail("{}: attribute '{}' has {} entries for {} {}", kTreeEnsembleOp, Name,
+         V.size(), Size, What);
   return V;
 }
 
 /// Fails unless V is a flag (0 or 1).
 bool flag(const std::string &Name, size_t I, int64_t V) {
   if (V != 0 && V != 1)
-    fail("{}: attribute '{}' must hold 0 or 1, got {} at {}", Op, Name, V, I);
+    fail("{}: attribute '{}' must hold 0 or 1, got {} at {}", kTreeEnsembleOp,
+         Name, V, I);
   return V == 1;
 }
 
@@ -66,7 +67,7 @@ void checkAcyclic(const TreeEnsembleModel &M) {
       if (S == Done)
         continue;
       if (S == OnPath)
-        fail("{}: the trees have a cycle through node {}", Op, Id);
+        fail("{}: the trees have a cycle through node {}", kTreeEnsembleOp, Id);
       S = OnPath;
       Stack.push_back({Id, true});
       const TreeEnsembleModel::Node &N = M.nodes[(size_t)Id];
@@ -100,20 +101,20 @@ bool TreeEnsembleModel::goesTrue(const Node &N, double V) const {
 }
 
 TreeEnsembleModel readTreeEnsemble(const Attrs &Given) {
-  OpAttrs A(Op, Given);
+  OpAttrs A(kTreeEnsembleOp, Given);
   TreeEnsembleModel M;
 
   M.numTargets = A.getInt("n_targets");
   if (M.numTargets < 1)
-    fail("{}: attribute 'n_targets' must be at least 1, got {}", Op,
-         M.numTargets);
+    fail("{}: attribute 'n_targets' must be at least 1, got {}",
+         kTreeEnsembleOp, M.numTargets);
   const std::string &Agg = A.getString("aggregate_function");
   auto It = std::find_if(Aggregates.begin(), Aggregates.end(),
                          [&](const auto &P) { return P.first == Agg; });
   if (It == Aggregates.end())
     fail("{}: attribute 'aggregate_function' must be AVERAGE, SUM, MIN or "
          "MAX, got \"{}\"",
-         Op, Agg);
+         kTreeEnsembleOp, Agg);
   M.aggregate = It->second;
 
   // Leaves.
@@ -122,7 +123,7 @@ TreeEnsembleModel readTreeEnsemble(const Attrs &Given) {
   M.leafWeights = sized<double>(A, "leaf_weights", NumLeaves, "leaves");
   for (size_t I = 0; I < NumLeaves; ++I)
     if (M.leafTargets[I] < 0 || M.leafTargets[I] >= M.numTargets)
-      fail("{}: leaf {} has target {}, outside [0, {})", Op, I,
+      fail("{}: leaf {} has target {}, outside [0, {})", kTreeEnsembleOp, I,
            M.leafTargets[I], M.numTargets);
 
   // Nodes.
@@ -171,20 +172,20 @@ TreeEnsembleModel readTreeEnsemble(const Attrs &Given) {
   auto CheckTarget = [&](size_t I, const char *Side, bool Leaf, int64_t Id) {
     size_t Limit = Leaf ? NumLeaves : NumNodes;
     if (Id < 0 || (size_t)Id >= Limit)
-      fail("{}: node {}'s {} branch is {} {}, outside [0, {})", Op, I, Side,
-           Leaf ? "leaf" : "node", Id, Limit);
+      fail("{}: node {}'s {} branch is {} {}, outside [0, {})", kTreeEnsembleOp,
+           I, Side, Leaf ? "leaf" : "node", Id, Limit);
   };
   size_t NextSet = 0;
   for (size_t I = 0; I < NumNodes; ++I) {
     TreeEnsembleModel::Node N;
     N.feature = Features[I];
     if (N.feature < 0)
-      fail("{}: node {} reads feature {}", Op, I, N.feature);
+      fail("{}: node {} reads feature {}", kTreeEnsembleOp, I, N.feature);
     M.numFeatures = std::max(M.numFeatures, N.feature + 1);
     N.split = Splits[I];
     if (Modes[I] < 0 || Modes[I] > (int64_t)Mode::Member)
-      fail("{}: node {} has mode {}, not one of 0 (LEQ) to 6 (MEMBER)", Op, I,
-           Modes[I]);
+      fail("{}: node {} has mode {}, not one of 0 (LEQ) to 6 (MEMBER)",
+           kTreeEnsembleOp, I, Modes[I]);
     N.mode = (Mode)Modes[I];
     N.missingTracksTrue =
         flag("nodes_missing_value_tracks_true", I, Missing[I]);
@@ -199,7 +200,7 @@ TreeEnsembleModel readTreeEnsemble(const Attrs &Given) {
       if (NextSet == Sets.size())
         fail("{}: attribute 'membership_values' has {} sets, fewer than the "
              "nodes of mode 6 (MEMBER)",
-             Op, Sets.size());
+             kTreeEnsembleOp, Sets.size());
       std::tie(N.membersBegin, N.membersEnd) = Sets[NextSet++];
     }
     M.nodes.push_back(N);
@@ -207,14 +208,14 @@ TreeEnsembleModel readTreeEnsemble(const Attrs &Given) {
   if (NextSet != Sets.size())
     fail("{}: attribute 'membership_values' has {} sets for {} nodes of mode "
          "6 (MEMBER)",
-         Op, Sets.size(), NextSet);
+         kTreeEnsembleOp, Sets.size(), NextSet);
 
   M.roots = A.getInts("tree_roots");
   if (M.roots.empty())
-    fail("{}: attribute 'tree_roots' names no tree", Op);
+    fail("{}: attribute 'tree_roots' names no tree", kTreeEnsembleOp);
   for (int64_t R : M.roots)
     if (R < 0 || (size_t)R >= NumNodes)
-      fail("{}: tree root {} is outside [0, {})", Op, R, NumNodes);
+      fail("{}: tree root {} is outside [0, {})", kTreeEnsembleOp, R, NumNodes);
   checkAcyclic(M);
   return M;
 }

@@ -103,11 +103,11 @@ constexpr const char *BranchStyle = "style=dashed; color=\"#2e7d32\"";
 /// The graph nodes a value comes from. A tuple built in view keeps its
 /// fields apart (nodes is then their union), so that a projection of it
 /// draws from one field only.
-struct Value {
+struct ValueNodes {
   std::vector<size_t> nodes;
-  std::vector<Value> fields;
+  std::vector<ValueNodes> fields;
 
-  void merge(const Value &O) {
+  void merge(const ValueNodes &O) {
     for (size_t N : O.nodes)
       if (std::find(nodes.begin(), nodes.end(), N) == nodes.end())
         nodes.push_back(N);
@@ -143,7 +143,7 @@ private:
     size_t entry, cluster;
   };
 
-  Value eval(const ir::Expr &E);
+  ValueNodes eval(const ir::Expr &E);
   size_t newNode() { return NumNodes++; }
   size_t newCluster() { return NumClusters++; }
   void declare(size_t Id, const std::string &Label, const std::string &Attrs);
@@ -153,7 +153,7 @@ private:
     return Id;
   }
   void addEdge(size_t From, size_t To, const std::string &Attrs = "");
-  void addEdges(const Value &From, size_t To) {
+  void addEdges(const ValueNodes &From, size_t To) {
     for (size_t N : From.nodes)
       addEdge(N, To);
   }
@@ -170,30 +170,30 @@ private:
   /// Global Name's drawing (queued to be drawn after @main), or null for
   /// @main and the prelude, which are not drawn.
   const Drawn *global(const std::string &Name);
-  void bindPattern(const ir::Pattern &P, const Value &V);
+  void bindPattern(const ir::Pattern &P, const ValueNodes &V);
 
   const ir::Module &M;
   std::string Body, Edges;
   std::vector<size_t> Open; // the clusters being written, innermost last
   size_t NumNodes = 0, NumClusters = 0, NumFused = 0;
-  std::unordered_map<const ir::ExprNode *, Value> Values;
-  std::unordered_map<const ir::VarNode *, Value> Bindings;
+  std::unordered_map<const ir::ExprNode *, ValueNodes> Values;
+  std::unordered_map<const ir::VarNode *, ValueNodes> Bindings;
   std::unordered_map<const ir::VarNode *, Drawn> Locals;
   std::map<std::string, Drawn> Globals;
   std::deque<std::string> Pending;
   std::set<std::pair<size_t, size_t>> EdgeSet;
 };
 
-Value DotBuilder::eval(const ir::Expr &E) {
+ValueNodes DotBuilder::eval(const ir::Expr &E) {
   if (!E)
     return {};
   visit(E);
   if (const auto *V = E->as<ir::VarNode>()) {
     auto It = Bindings.find(V);
-    return It == Bindings.end() ? Value{} : It->second;
+    return It == Bindings.end() ? ValueNodes{} : It->second;
   }
   auto It = Values.find(E.get());
-  return It == Values.end() ? Value{} : It->second;
+  return It == Values.end() ? ValueNodes{} : It->second;
 }
 
 void DotBuilder::declare(size_t Id, const std::string &Label,
@@ -247,10 +247,10 @@ void DotBuilder::drawFunction(const ir::FunctionNode &F,
     std::string Type = typeText(T);
     declare(Id, "%" + P->nameHint + (Type.empty() ? "" : "\n" + Type),
             "shape=ellipse");
-    Bindings[P.get()] = Value{{Id}, {}};
+    Bindings[P.get()] = ValueNodes{{Id}, {}};
   }
   size_t Return = newNode();
-  Value R = eval(F.body);
+  ValueNodes R = eval(F.body);
   declare(Return, "return", "shape=plaintext");
   addEdges(R, Return);
   closeCluster();
@@ -259,23 +259,24 @@ void DotBuilder::drawFunction(const ir::FunctionNode &F,
 void DotBuilder::visitGlobalVar(const ir::GlobalVarNode &N) {
   // A global function passed as a value: its drawing stands for it.
   if (const Drawn *D = global(N.name))
-    Values[&N] = Value{{D->entry}, {}};
+    Values[&N] = ValueNodes{{D->entry}, {}};
 }
 
 void DotBuilder::visitConstant(const ir::ConstantNode &N) {
   // Scalars (loop counters, epsilons) would only clutter the picture.
   if (!N.value.defined() || numElements(N.value.shape()) <= 1)
     return;
-  Values[&N] = Value{{addNode("const " + typeText(N.checkedType),
-                              "shape=note, fillcolor=\"#eeeeee\", fontsize=8")},
-                     {}};
+  Values[&N] =
+      ValueNodes{{addNode("const " + typeText(N.checkedType),
+                          "shape=note, fillcolor=\"#eeeeee\", fontsize=8")},
+                 {}};
 }
 
 void DotBuilder::visitCall(const ir::CallNode &N) {
   if (const auto *Fn = N.callee->as<ir::FunctionNode>()) {
     // A function literal called in place (a fused group, FuseOps' output):
     // its parameters are the arguments, its value its body's.
-    std::vector<Value> Args;
+    std::vector<ValueNodes> Args;
     for (const ir::Expr &A : N.args)
       Args.push_back(eval(A));
     Visited.insert(N.callee.get());
@@ -289,13 +290,13 @@ void DotBuilder::visitCall(const ir::CallNode &N) {
     closeCluster();
     return;
   }
-  std::vector<Value> Args;
+  std::vector<ValueNodes> Args;
   for (const ir::Expr &A : N.args)
     Args.push_back(eval(A));
   std::string Type = typeText(N.checkedType);
   std::string Label, Attrs;
   const Drawn *Target = nullptr;
-  std::optional<Value> Closure;
+  std::optional<ValueNodes> Closure;
   if (const auto *Op = N.callee->as<ir::OpNode>()) {
     Label = Op->name();
     std::string Origins;
@@ -323,7 +324,7 @@ void DotBuilder::visitCall(const ir::CallNode &N) {
       Closure = eval(N.callee);
   }
   size_t Id = addNode(Type.empty() ? Label : Label + "\n" + Type, Attrs);
-  for (const Value &A : Args)
+  for (const ValueNodes &A : Args)
     addEdges(A, Id);
   if (Closure)
     for (size_t From : Closure->nodes)
@@ -339,14 +340,14 @@ void DotBuilder::visitCall(const ir::CallNode &N) {
                                  "lhead=cluster_{}",
                                  Target->cluster));
   }
-  Values[&N] = Value{{Id}, {}};
+  Values[&N] = ValueNodes{{Id}, {}};
 }
 
 void DotBuilder::visitFunction(const ir::FunctionNode &N) {
   // A function value that is not called in place (a closure passed on).
   Drawn D{newNode(), newCluster()};
   drawFunction(N, "fn", D, FunctionStyle);
-  Values[&N] = Value{{D.entry}, {}};
+  Values[&N] = ValueNodes{{D.entry}, {}};
 }
 
 void DotBuilder::visitLet(const ir::LetNode &N) {
@@ -367,7 +368,7 @@ void DotBuilder::visitLetBinding(const ir::LetNode &N) {
   // its name is bound before its body is drawn.
   Drawn D{newNode(), newCluster()};
   Locals[N.var.get()] = D;
-  Bindings[N.var.get()] = Value{{D.entry}, {}};
+  Bindings[N.var.get()] = ValueNodes{{D.entry}, {}};
   Visited.insert(N.value.get());
   std::vector<ir::Var> Free = ir::freeVars(N.value);
   bool Recursive = std::find(Free.begin(), Free.end(), N.var) != Free.end();
@@ -376,11 +377,11 @@ void DotBuilder::visitLetBinding(const ir::LetNode &N) {
 }
 
 void DotBuilder::visitIf(const ir::IfNode &N) {
-  Value Cond = eval(N.cond);
+  ValueNodes Cond = eval(N.cond);
   openCluster(newCluster(), "if", IfStyle);
   size_t Test = addNode("if", "shape=diamond");
   addEdges(Cond, Test);
-  Value R;
+  ValueNodes R;
   for (const auto &[Label, Branch] :
        {std::pair<const char *, const ir::Expr *>{"then", &N.thenBranch},
         {"else", &N.elseBranch}}) {
@@ -396,7 +397,7 @@ void DotBuilder::visitIf(const ir::IfNode &N) {
 }
 
 void DotBuilder::visitTuple(const ir::TupleNode &N) {
-  Value T;
+  ValueNodes T;
   for (const ir::Expr &F : N.fields) {
     T.fields.push_back(eval(F));
     T.merge(T.fields.back());
@@ -405,13 +406,13 @@ void DotBuilder::visitTuple(const ir::TupleNode &N) {
 }
 
 void DotBuilder::visitTupleGetItem(const ir::TupleGetItemNode &N) {
-  Value T = eval(N.tuple);
+  ValueNodes T = eval(N.tuple);
   Values[&N] = N.index >= 0 && (size_t)N.index < T.fields.size()
                    ? T.fields[(size_t)N.index]
                    : T;
 }
 
-void DotBuilder::bindPattern(const ir::Pattern &P, const Value &V) {
+void DotBuilder::bindPattern(const ir::Pattern &P, const ValueNodes &V) {
   if (!P)
     return;
   if (P->kind == ir::PatternKind::Var)
@@ -424,11 +425,11 @@ void DotBuilder::bindPattern(const ir::Pattern &P, const Value &V) {
 }
 
 void DotBuilder::visitMatch(const ir::MatchNode &N) {
-  Value Data = eval(N.data);
+  ValueNodes Data = eval(N.data);
   openCluster(newCluster(), "match", IfStyle);
   size_t Test = addNode("match", "shape=diamond");
   addEdges(Data, Test);
-  Value R;
+  ValueNodes R;
   for (const ir::Clause &C : N.clauses) {
     std::string Label = shorten(patternText(C.lhs));
     openCluster(newCluster(), Label, BranchStyle);
@@ -462,11 +463,11 @@ std::string DotBuilder::build(const std::string &Title) {
     const ir::Type &T = P->checkedType ? P->checkedType : P->typeAnnotation;
     std::string Type = typeText(T);
     Bindings[P.get()] =
-        Value{{addNode(Type.empty() ? Name : Name + "\n" + Type,
-                       "shape=invhouse, fillcolor=\"#e3f2fd\"")},
-              {}};
+        ValueNodes{{addNode(Type.empty() ? Name : Name + "\n" + Type,
+                            "shape=invhouse, fillcolor=\"#e3f2fd\"")},
+                   {}};
   }
-  Value R = eval(Main->body);
+  ValueNodes R = eval(Main->body);
   // One output node per result (an ONNX graph's outputs by name).
   const char *OutputStyle = "shape=house, fillcolor=\"#e8f5e9\"";
   if (R.fields.size() > 1 && R.fields.size() == OutputNames.size()) {

@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools/scripts/install-deps.sh
-# Only the CLI and its libraries: the tests are test.sh's.
-BUILD_TARGETS=rivet tools/scripts/build.sh
+# Only the CLI and its libraries (the tests are test.sh's), optimized without
+# debug info as test.sh builds them, so that test.sh reuses the objects.
+BUILD_TYPE=${BUILD_TYPE:-Release} BUILD_TARGETS=rivet tools/scripts/build.sh
 mkdir -p out/example
 set -x
 build/tools/rivet run examples/loop_over_sequence.rvir \

@@ -18,9 +18,12 @@ tools/scripts/fetch-onnx-testdata.sh ||
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-45}
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
+  # One file per translation unit here (the main build batches them:
+  # RIVET_UNITY_BUILD), so that CI also compiles every file on its own.
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DRIVET_FUZZ=ON
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DRIVET_FUZZ=ON \
+    -DRIVET_UNITY_BUILD=OFF
   fuzzers=$(ls fuzz/*Fuzzer.cc 2>/dev/null | xargs -n1 basename | sed 's/\.cc$//')
   for f in $fuzzers; do
     cmake --build build-fuzz --target "$f"

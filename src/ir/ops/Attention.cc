@@ -17,10 +17,6 @@ namespace {
 
 constexpr std::string_view Op = "attention";
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 bool flagAttr(const Attrs &A, const std::string &Name) {
   int64_t K = OpAttrs(Op, A).getInt(Name);
   if (K != 0 && K != 1)

@@ -5,10 +5,6 @@
 namespace rivet::ir {
 namespace {
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 /// Argument I's shape padded to Rank unknown dims when its rank is unknown;
 /// an error naming What when its rank is not Rank.
 std::vector<Dim> dimsOf(const TensorTypeNode &T, size_t I, size_t Rank,

@@ -7,10 +7,6 @@
 namespace rivet::ir {
 namespace {
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 /// One term of an equation: its letters and the position of its ellipsis.
 struct Term {
   std::vector<char> Letters;

@@ -26,10 +26,6 @@ void requireKind(std::string_view Op, DKind K, const TensorTypeNode &T,
   }
 }
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 /// a, b of one dtype of kind K -> broadcast shape; dtype Bool when
 /// Compare, else the inputs' dtype.
 template <OpName Name, DKind K, bool Compare>

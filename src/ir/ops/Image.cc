@@ -7,10 +7,6 @@
 namespace rivet::ir {
 namespace {
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 std::optional<std::vector<double>> optFloats(const Attrs &A,
                                              const std::string &Name) {
   if (!A.has(Name))

@@ -10,10 +10,6 @@
 namespace rivet::ir {
 namespace {
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 // Shared by gather_elements and scatter_elements: indices has data's rank.
 void checkElementsArgs(std::string_view Op, const TensorTypeNode &Data,
                        const TensorTypeNode &Idx, int64_t Axis) {

@@ -8,10 +8,6 @@
 namespace rivet::ir {
 namespace {
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 // dense(x[..., K], w[N, K]) -> [..., N] = x @ w^T.
 Type denseRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("dense", A);
@@ -125,11 +121,6 @@ Type gemmRel(const std::vector<Type> &Args, const Attrs &A) {
     }
   }
   return makeTensor(std::vector<Dim>{M, N}, L.dtype);
-}
-
-void require8Bit(std::string_view Op, const TensorTypeNode &T, size_t Arg) {
-  if (T.dtype != DType::UInt8 && T.dtype != DType::Int8)
-    failArg(Arg, "{}: argument must be uint8 or int8, got {}", Op, typeStr(T));
 }
 
 /// matmul's shape rule on a and b (b seen with a's dtype, since uint8 x int8

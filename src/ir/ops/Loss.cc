@@ -5,10 +5,6 @@
 namespace rivet::ir {
 namespace {
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 /// Checks input [N, C, d...], target [N, d...], weight [C]; returns the
 /// type of the loss.
 template <OpName Name>

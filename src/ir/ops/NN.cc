@@ -11,10 +11,6 @@
 namespace rivet::ir {
 namespace {
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 /// Window attributes of a conv or pool, with defaults for a spatial rank.
 struct WindowAttrs {
   std::vector<int64_t> Strides, Dilations, Pads;
@@ -163,11 +159,6 @@ Type convRel(const std::vector<Type> &Args, const Attrs &A) {
     checkBiasArg("conv", Args, 2, X.dtype,
                  dimOr(tensorArg("conv", Args, 1), 0));
   return convLike("conv", Args, 0, 1, A, X.dtype);
-}
-
-void require8Bit(std::string_view Op, const TensorTypeNode &T, size_t Arg) {
-  if (T.dtype != DType::UInt8 && T.dtype != DType::Int8)
-    failArg(Arg, "{}: argument must be uint8 or int8, got {}", Op, typeStr(T));
 }
 
 Type convIntegerRel(const std::vector<Type> &Args, const Attrs &A) {

@@ -10,10 +10,6 @@
 namespace rivet::ir {
 namespace {
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 /// Checks scale (argument 1) and zero point (argument 2): a scalar, a 1-D
 /// vector matching x's extent along axis, or (block_size > 0) x's shape with
 /// ceil(extent / block_size) along axis.

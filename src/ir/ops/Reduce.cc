@@ -6,10 +6,6 @@
 namespace rivet::ir {
 namespace {
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 int64_t flagAttr(std::string_view Op, const Attrs &A, const std::string &Name) {
   int64_t K = OpAttrs(Op, A).getInt(Name);
   if (K != 0 && K != 1)

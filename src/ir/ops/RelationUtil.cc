@@ -282,4 +282,9 @@ std::string dimsToString(const std::vector<Dim> &Dims) {
   return S + ")";
 }
 
+void require8Bit(std::string_view Op, const TensorTypeNode &T, size_t Arg) {
+  if (T.dtype != DType::UInt8 && T.dtype != DType::Int8)
+    failArg(Arg, "{}: argument must be uint8 or int8, got {}", Op, typeStr(T));
+}
+
 } // namespace rivet::ir

@@ -37,6 +37,15 @@ template <typename... Args>
   throw ArgError(ArgIndex, fmt::format(Fmt, std::forward<Args>(A)...));
 }
 
+/// A tensor type of this (partial) shape and dtype.
+inline Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
+  return std::make_shared<TensorTypeNode>(Shape, T);
+}
+
+/// Refuses argument Arg of Op unless it is uint8 or int8 (the quantized
+/// operators' operands).
+void require8Bit(std::string_view Op, const TensorTypeNode &T, size_t Arg);
+
 /// An operator name usable as a template argument, so that one relation
 /// template serves a whole family and still names its operator in errors.
 template <size_t N> struct OpName {

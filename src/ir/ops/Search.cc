@@ -4,10 +4,6 @@
 namespace rivet::ir {
 namespace {
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 void checkFlag(std::string_view Op, const Attrs &A, const std::string &Name) {
   int64_t V = OpAttrs(Op, A).getInt(Name);
   if (V != 0 && V != 1)

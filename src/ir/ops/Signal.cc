@@ -4,10 +4,6 @@
 namespace rivet::ir {
 namespace {
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 /// A scalar-valued argument (rank 0 or one element of rank 1), or an empty
 /// placeholder (absent).
 void requireScalarArg(std::string_view Op, const std::vector<Type> &Args,

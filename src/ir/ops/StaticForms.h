@@ -22,4 +22,10 @@ namespace rivet::ir {
 /// Attributes and the remaining arguments carry over.
 Expr staticFormOf(const Expr &Call);
 
+/// Dyn, or its static form when it has one.
+inline Expr staticOrDynamic(Expr Dyn) {
+  Expr S = staticFormOf(Dyn);
+  return S ? S : Dyn;
+}
+
 } // namespace rivet::ir

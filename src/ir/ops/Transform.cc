@@ -16,10 +16,6 @@
 namespace rivet::ir {
 namespace {
 
-Type makeTensor(const std::optional<std::vector<Dim>> &Shape, DType T) {
-  return std::make_shared<TensorTypeNode>(Shape, T);
-}
-
 // reshape(x, newshape): 0 copies the input extent at that position, one -1
 // is inferred (known only when every other extent is a constant).
 Type reshapeRel(const std::vector<Type> &Args, const Attrs &A) {

@@ -15,13 +15,10 @@
 namespace rivet::ir {
 namespace {
 
-/// The fewest parallel convolutions worth merging.
-constexpr size_t kMinBranches = 2;
-
 /// Merges parallel convolutions on one input into a single convolution on
 /// concatenated weights, followed by a slice per branch.
 void combineParallelConv2D(Module &M, const PassContext &) {
-  pattern::combineParallelOps(M, "conv", kMinBranches);
+  pattern::combineParallelOps(M, "conv");
 }
 
 } // namespace

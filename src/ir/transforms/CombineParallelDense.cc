@@ -15,14 +15,11 @@
 namespace rivet::ir {
 namespace {
 
-/// The fewest parallel products worth merging.
-constexpr size_t kMinBranches = 2;
-
 /// Merges parallel dense and matmul calls on one input into a single one on
 /// concatenated weights, followed by a slice per branch.
 void combineParallelDense(Module &M, const PassContext &) {
-  pattern::combineParallelOps(M, "dense", kMinBranches);
-  pattern::combineParallelOps(M, "matmul", kMinBranches);
+  pattern::combineParallelOps(M, "dense");
+  pattern::combineParallelOps(M, "matmul");
 }
 
 } // namespace

@@ -17,9 +17,13 @@
 
 namespace rivet::ir::pattern {
 
+/// The fewest parallel products worth merging.
+inline constexpr size_t kMinParallelBranches = 2;
+
 /// Merges parallel calls of Op (a weighted anchor, OpInfo::channelAxes: conv,
 /// dense, matmul) in every global function of M when at least MinBranches of
 /// them share an input.
-void combineParallelOps(Module &M, std::string_view Op, size_t MinBranches);
+void combineParallelOps(Module &M, std::string_view Op,
+                        size_t MinBranches = kMinParallelBranches);
 
 } // namespace rivet::ir::pattern

@@ -100,12 +100,6 @@ const CallNode *asOpCall(const Expr &E, std::string_view Name) {
   return calledOpName(E) == Name ? E->as<CallNode>() : nullptr;
 }
 
-std::string_view calledOpName(const Expr &E) {
-  const auto *C = E ? E->as<CallNode>() : nullptr;
-  const auto *O = C && C->callee ? C->callee->as<OpNode>() : nullptr;
-  return O ? std::string_view(O->name()) : std::string_view();
-}
-
 const TensorTypeNode *rankedTensorType(const Expr &E) {
   const auto *T =
       E && E->checkedType ? E->checkedType->as<TensorTypeNode>() : nullptr;

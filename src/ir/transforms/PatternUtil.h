@@ -11,6 +11,7 @@
 
 #include "ir/Expr.h"
 #include "ir/Visitor.h"
+#include "ir/transforms/PassUtil.h"
 
 #include <optional>
 #include <string_view>
@@ -41,8 +42,6 @@ private:
 
 /// N as a call of the operator Name, else null.
 const CallNode *asOpCall(const Expr &E, std::string_view Name);
-/// The name of the operator E calls, or "" when E is no operator call.
-std::string_view calledOpName(const Expr &E);
 
 /// E's checked type when it is a tensor of known rank, else null.
 const TensorTypeNode *rankedTensorType(const Expr &E);

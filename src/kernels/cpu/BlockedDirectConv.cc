@@ -197,9 +197,9 @@ bool rowKernelTakes(int64_t Cols) {
 
 namespace {
 
-std::atomic<int64_t> Calls{0};
+std::atomic<int64_t> DirectCalls{0};
 
-std::atomic<DirectConvChoice> &choiceFlag() {
+std::atomic<DirectConvChoice> &directChoiceFlag() {
   static std::atomic<DirectConvChoice> C{
       choiceFromEnvironment<DirectConvChoice>("RIVET_DIRECT_CONV")};
   return C;
@@ -377,15 +377,15 @@ bool directConvBlocked(const Tensor &X, const Tensor &W, const Tensor *B,
   // One thread (or part): the pool runs them inline.
   if (!runPartsOnPool(N * BlockRanges * PixelRanges, RunPart))
     return false;
-  Calls.fetch_add(1, std::memory_order_relaxed);
+  DirectCalls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
 DirectConvChoice directConvChoice() {
-  return choiceFlag().load(std::memory_order_relaxed);
+  return directChoiceFlag().load(std::memory_order_relaxed);
 }
-void setDirectConvChoice(DirectConvChoice C) { choiceFlag().store(C); }
-int64_t directConvCalls() { return Calls.load(); }
+void setDirectConvChoice(DirectConvChoice C) { directChoiceFlag().store(C); }
+int64_t directConvCalls() { return DirectCalls.load(); }
 bool directConvBaseline() { return Baseline.load(); }
 void setDirectConvBaseline(bool On) { Baseline.store(On); }
 

@@ -11,7 +11,7 @@ namespace rivet {
 
 namespace {
 
-std::atomic<PointwiseDepthwiseChoice> &choiceFlag() {
+std::atomic<PointwiseDepthwiseChoice> &pairChoiceFlag() {
   static std::atomic<PointwiseDepthwiseChoice> C{
       cpu::choiceFromEnvironment<PointwiseDepthwiseChoice>(
           "RIVET_POINTWISE_DEPTHWISE")};
@@ -30,10 +30,10 @@ int64_t l2Bytes() {
 } // namespace
 
 PointwiseDepthwiseChoice pointwiseDepthwiseChoice() {
-  return choiceFlag().load();
+  return pairChoiceFlag().load();
 }
 void setPointwiseDepthwiseChoice(PointwiseDepthwiseChoice C) {
-  choiceFlag().store(C);
+  pairChoiceFlag().store(C);
 }
 bool pointwiseDepthwiseTakes(int64_t Bytes) {
   PointwiseDepthwiseChoice C = pointwiseDepthwiseChoice();

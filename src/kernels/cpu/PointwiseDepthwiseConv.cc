@@ -161,7 +161,7 @@ void runPart(const DirectConvArgs &PW, const DepthwiseArgs &D) {
   }
 }
 
-std::atomic<int64_t> Calls{0};
+std::atomic<int64_t> PairCalls{0};
 
 /// The tail in D's form (scalars and per-channel operands only: the ring
 /// has no layout a full operand could follow).
@@ -286,10 +286,10 @@ bool pointwiseDepthwiseBlocked(const Tensor &X, const Tensor &W1,
   // One thread (or part): the pool runs them inline.
   if (!runPartsOnPool(N * Ranges, RunPart))
     return false;
-  Calls.fetch_add(1, std::memory_order_relaxed);
+  PairCalls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
-int64_t pointwiseDepthwiseCalls() { return Calls.load(); }
+int64_t pointwiseDepthwiseCalls() { return PairCalls.load(); }
 
 } // namespace rivet

@@ -56,10 +56,10 @@ bool viaFused(const std::vector<Tensor> &In, const Attrs &A, Tensor &Out) {
   return true;
 }
 
-constexpr char ConvFused[] = "dnnl.conv_fused",
-               ConvNchwcFused[] = "dnnl.conv2d_nchwc_fused",
-               DenseFused[] = "dnnl.dense_fused",
-               MatMulFused[] = "dnnl.matmul_fused";
+constexpr char ConvFusedName[] = "dnnl.conv_fused",
+               ConvNchwcFusedName[] = "dnnl.conv2d_nchwc_fused",
+               DenseFusedName[] = "dnnl.dense_fused",
+               MatMulFusedName[] = "dnnl.matmul_fused";
 
 bool gemmDnnl(const std::vector<Tensor> &In, const Attrs &A, Tensor &Out) {
   OpAttrs G("gemm", A);
@@ -84,11 +84,11 @@ bool layoutTransformDnnl(const std::vector<Tensor> &In, const Attrs &A,
          dnnlReblockChannels(In[0], Src.BlockOf[C], Dst.BlockOf[C], Out);
 }
 
-constexpr DnnlOp Conv{"dnnl.conv", "conv", viaFused<ConvFused>};
+constexpr DnnlOp Conv{"dnnl.conv", "conv", viaFused<ConvFusedName>};
 constexpr DnnlOp ConvNchwc{"dnnl.conv2d_nchwc", "conv2d_nchwc",
-                           viaFused<ConvNchwcFused>};
-constexpr DnnlOp Dense{"dnnl.dense", "dense", viaFused<DenseFused>};
-constexpr DnnlOp MatMul{"dnnl.matmul", "matmul", viaFused<MatMulFused>};
+                           viaFused<ConvNchwcFusedName>};
+constexpr DnnlOp Dense{"dnnl.dense", "dense", viaFused<DenseFusedName>};
+constexpr DnnlOp MatMul{"dnnl.matmul", "matmul", viaFused<MatMulFusedName>};
 constexpr DnnlOp Gemm{"dnnl.gemm", "gemm", gemmDnnl};
 constexpr DnnlOp LayoutTransform{"dnnl.layout_transform", "layout_transform",
                                  layoutTransformDnnl};

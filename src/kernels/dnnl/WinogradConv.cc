@@ -43,7 +43,7 @@ std::atomic<WinogradProducts> ProductsFlag{WinogradProducts::Auto};
 /// Bytes of V or Z per chunk of tile rows (resnet18 at batch 1: 1.8 MB).
 std::atomic<int64_t> ScratchLimit{int64_t(16) << 20};
 
-std::atomic<WinogradChoice> &choiceFlag() {
+std::atomic<WinogradChoice> &winogradChoiceFlag() {
   static std::atomic<WinogradChoice> C{[] {
     const char *E = std::getenv("RIVET_WINOGRAD");
     std::string_view S = E ? E : "";
@@ -606,10 +606,10 @@ bool cpuHasAvx2Fma() {
 } // namespace
 
 WinogradChoice winogradChoice() {
-  return choiceFlag().load(std::memory_order_relaxed);
+  return winogradChoiceFlag().load(std::memory_order_relaxed);
 }
 
-void setWinogradChoice(WinogradChoice C) { choiceFlag().store(C); }
+void setWinogradChoice(WinogradChoice C) { winogradChoiceFlag().store(C); }
 
 WinogradProducts winogradProducts() {
   return ProductsFlag.load(std::memory_order_relaxed);

@@ -36,7 +36,7 @@
 namespace rivet::kernels {
 namespace {
 
-constexpr const char *Op = "attention";
+constexpr const char *AttentionOp = "attention";
 
 /// Keys per block: a multiple of every vector width below.
 constexpr int64_t kKeyBlock = 128;
@@ -81,7 +81,9 @@ struct Geometry {
   bool withPresent = false, withQk = false;
 };
 
-bool flag(const Attrs &A, const char *Name) { return attrFlag(Op, A, Name); }
+bool flag(const Attrs &A, const char *Name) {
+  return attrFlag(AttentionOp, A, Name);
+}
 
 /// Checks the inputs as the type relation does (src/ir/ops/Attention.cc),
 /// on known extents.
@@ -102,49 +104,49 @@ Geometry geometry(const std::vector<Tensor> &In, const Attrs &A) {
   if (flag(A, "has_nonpad_kv_seqlen"))
     Add(G.nonpad, "nonpad_kv_seqlen");
   if (In.size() != Count)
-    fail("{}: expected {} inputs as the has_* attributes say, got {}", Op,
-         Count, In.size());
+    fail("{}: expected {} inputs as the has_* attributes say, got {}",
+         AttentionOp, Count, In.size());
   G.withPresent = flag(A, "with_present");
   G.withQk = flag(A, "with_qk");
   flag(A, "is_causal");
-  int64_t Mode = attrInt(Op, A, "qk_matmul_output_mode");
+  int64_t Mode = attrInt(AttentionOp, A, "qk_matmul_output_mode");
   if (Mode < 0 || Mode > 3)
     fail("{}: attribute 'qk_matmul_output_mode' must be 0, 1, 2 or 3, got {}",
-         Op, Mode);
-  if (std::optional<DType> SD = attrDType(Op, A, "softmax_dtype");
+         AttentionOp, Mode);
+  if (std::optional<DType> SD = attrDType(AttentionOp, A, "softmax_dtype");
       SD && !attentionDType(*SD))
     fail("{}: attribute 'softmax_dtype' must be bfloat16, float16, float32 or "
          "float64, got {}",
-         Op, dtypeName(*SD));
+         AttentionOp, dtypeName(*SD));
 
   for (size_t I = 0; I < Count; ++I)
     if ((int64_t)I != G.mask && (int64_t)I != G.nonpad &&
         !attentionDType(In[I].dtype()))
       fail("{}: input '{}' must be bfloat16, float16, float32 or float64, "
            "got {}",
-           Op, Names[I], dtypeName(In[I].dtype()));
-  checkSameDType(Op, "q", In[0], "k", In[1]);
+           AttentionOp, Names[I], dtypeName(In[I].dtype()));
+  checkSameDType(AttentionOp, "q", In[0], "k", In[1]);
   const Tensor &Q = In[0], &K = In[1], &V = In[2];
   auto Dims = [&](size_t I) { return shapeToString(In[I].shape()); };
   int64_t Rank = Q.rank();
   if ((Rank != 3 && Rank != 4) || K.rank() != Rank || V.rank() != Rank)
     fail("{}: q, k and v must all have rank 3 or all rank 4, got {}, {} and {}",
-         Op, Dims(0), Dims(1), Dims(2));
+         AttentionOp, Dims(0), Dims(1), Dims(2));
   auto Heads = [&](const char *Name) -> std::optional<int64_t> {
-    OpAttrs OA(Op, A);
+    OpAttrs OA(AttentionOp, A);
     if (!OA.has(Name))
       return std::nullopt;
     int64_t H = OA.getInt(Name);
     if (H < 1)
-      fail("{}: attribute '{}' must be >= 1, got {}", Op, Name, H);
+      fail("{}: attribute '{}' must be >= 1, got {}", AttentionOp, Name, H);
     return H;
   };
   std::optional<int64_t> QHeads = Heads("q_num_heads"),
                          KvHeads = Heads("kv_num_heads");
   G.batch = Q.shape()[0];
   if (K.shape()[0] != G.batch || V.shape()[0] != G.batch)
-    fail("{}: q {}, k {} and v {} differ in batch size", Op, Dims(0), Dims(1),
-         Dims(2));
+    fail("{}: q {}, k {} and v {} differ in batch size", AttentionOp, Dims(0),
+         Dims(1), Dims(2));
   if (Rank == 4) {
     G.qHeads = Q.shape()[1];
     G.kvHeads = K.shape()[1];
@@ -153,50 +155,52 @@ Geometry geometry(const std::vector<Tensor> &In, const Attrs &A) {
     G.headK = Q.shape()[3];
     G.headV = V.shape()[3];
     if (V.shape()[1] != G.kvHeads || V.shape()[2] != G.seqKv)
-      fail("{}: k {} and v {} differ in heads or sequence length", Op, Dims(1),
-           Dims(2));
+      fail("{}: k {} and v {} differ in heads or sequence length", AttentionOp,
+           Dims(1), Dims(2));
     if (K.shape()[3] != G.headK)
-      fail("{}: q {} and k {} differ in head size", Op, Dims(0), Dims(1));
+      fail("{}: q {} and k {} differ in head size", AttentionOp, Dims(0),
+           Dims(1));
     if ((QHeads && *QHeads != G.qHeads) || (KvHeads && *KvHeads != G.kvHeads))
-      fail("{}: q_num_heads/kv_num_heads disagree with q {} and k {}", Op,
-           Dims(0), Dims(1));
+      fail("{}: q_num_heads/kv_num_heads disagree with q {} and k {}",
+           AttentionOp, Dims(0), Dims(1));
   } else {
     if (!QHeads || !KvHeads)
       fail("{}: 3-D q, k and v need attributes q_num_heads and kv_num_heads",
-           Op);
+           AttentionOp);
     G.threeD = true;
     G.qHeads = *QHeads;
     G.kvHeads = *KvHeads;
     G.seqQ = Q.shape()[1];
     G.seqKv = K.shape()[1];
     if (V.shape()[1] != G.seqKv)
-      fail("{}: k {} and v {} differ in sequence length", Op, Dims(1), Dims(2));
+      fail("{}: k {} and v {} differ in sequence length", AttentionOp, Dims(1),
+           Dims(2));
     if (Q.shape()[2] % G.qHeads != 0 || V.shape()[2] % G.kvHeads != 0)
       fail("{}: the hidden sizes of q {} and v {} are not multiples of "
            "q_num_heads {} and kv_num_heads {}",
-           Op, Dims(0), Dims(2), G.qHeads, G.kvHeads);
+           AttentionOp, Dims(0), Dims(2), G.qHeads, G.kvHeads);
     G.headK = Q.shape()[2] / G.qHeads;
     G.headV = V.shape()[2] / G.kvHeads;
     if (K.shape()[2] != G.kvHeads * G.headK)
-      fail("{}: k {} must have hidden size kv_num_heads * head size = {}", Op,
-           Dims(1), G.kvHeads * G.headK);
+      fail("{}: k {} must have hidden size kv_num_heads * head size = {}",
+           AttentionOp, Dims(1), G.kvHeads * G.headK);
   }
   if (G.qHeads % G.kvHeads != 0)
-    fail("{}: the {} q heads are not a multiple of the {} kv heads", Op,
-         G.qHeads, G.kvHeads);
+    fail("{}: the {} q heads are not a multiple of the {} kv heads",
+         AttentionOp, G.qHeads, G.kvHeads);
 
   G.total = G.seqKv;
   if (G.pastKey >= 0) {
     const Tensor &PK = In[(size_t)G.pastKey], &PV = In[(size_t)G.pastValue];
-    checkSameDType(Op, "q", Q, "past_key", PK);
-    checkSameDType(Op, "v", V, "past_value", PV);
+    checkSameDType(AttentionOp, "q", Q, "past_key", PK);
+    checkSameDType(AttentionOp, "v", V, "past_value", PV);
     G.past = PK.rank() == 4 ? PK.shape()[2] : -1;
     if (PK.shape() != Shape{G.batch, G.kvHeads, G.past, G.headK} ||
         PV.shape() != Shape{G.batch, G.kvHeads, G.past, G.headV})
       fail("{}: past_key {} and past_value {} must be (batch {}, kv heads {}, "
            "past length, head size {} / {})",
-           Op, Dims((size_t)G.pastKey), Dims((size_t)G.pastValue), G.batch,
-           G.kvHeads, G.headK, G.headV);
+           AttentionOp, Dims((size_t)G.pastKey), Dims((size_t)G.pastValue),
+           G.batch, G.kvHeads, G.headK, G.headV);
     G.total += G.past;
   }
   if (G.mask >= 0) {
@@ -205,7 +209,7 @@ Geometry geometry(const std::vector<Tensor> &In, const Attrs &A) {
     if (MT != DType::Bool && !attentionDType(MT) && !isInteger(MT))
       fail("{}: input 'attn_mask' must be bool, an integer or a float dtype, "
            "got {}",
-           Op, dtypeName(MT));
+           AttentionOp, dtypeName(MT));
     int64_t MR = M.rank();
     Shape Lead = {G.batch, G.qHeads, G.seqQ};
     bool Ok = MR >= 1 && MR <= 4 && M.shape().back() <= G.total;
@@ -216,14 +220,14 @@ Geometry geometry(const std::vector<Tensor> &In, const Attrs &A) {
     if (!Ok)
       fail("{}: attn_mask {} does not broadcast to (batch, q heads, q seq, "
            "keys) = {} (the last axis may be shorter)",
-           Op, Dims((size_t)G.mask),
+           AttentionOp, Dims((size_t)G.mask),
            shapeToString({G.batch, G.qHeads, G.seqQ, G.total}));
   }
   if (G.nonpad >= 0) {
     const Tensor &N = In[(size_t)G.nonpad];
     if (N.dtype() != DType::Int64 || N.shape() != Shape{G.batch})
-      fail("{}: nonpad_kv_seqlen must be int64 of shape ({},), got {} {}", Op,
-           G.batch, dtypeName(N.dtype()), Dims((size_t)G.nonpad));
+      fail("{}: nonpad_kv_seqlen must be int64 of shape ({},), got {} {}",
+           AttentionOp, G.batch, dtypeName(N.dtype()), Dims((size_t)G.nonpad));
   }
   return G;
 }
@@ -982,14 +986,14 @@ void attendAll(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   if (G.nonpad >= 0)
     J.nonpad = In[(size_t)G.nonpad].data<int64_t>();
 
-  OpAttrs OA(Op, A);
+  OpAttrs OA(AttentionOp, A);
   double Scale =
       OA.has("scale") ? OA.getFloat("scale") : 1.0 / std::sqrt((double)G.headK);
   J.scale = (C)Scale;
-  J.softcap = (C)attrFloat(Op, A, "softcap");
+  J.softcap = (C)attrFloat(AttentionOp, A, "softcap");
   J.causal = flag(A, "is_causal");
   J.skipsMasked = !(J.softcap > 0) && !G.withQk;
-  J.mode = attrInt(Op, A, "qk_matmul_output_mode");
+  J.mode = attrInt(AttentionOp, A, "qk_matmul_output_mode");
   J.group = G.qHeads / G.kvHeads;
   // Fewer rows per task where there would be too few tasks for the threads
   // (some in reserve for the uneven work of causal rows).
@@ -1020,7 +1024,7 @@ void attendAll(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 void attentionKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                      const Attrs &A) {
   Geometry G = geometry(In, A);
-  std::optional<DType> SD = attrDType(Op, A, "softmax_dtype");
+  std::optional<DType> SD = attrDType(AttentionOp, A, "softmax_dtype");
   bool Wide = In[0].dtype() == DType::Float64 ||
               In[2].dtype() == DType::Float64 || SD == DType::Float64;
   if (Wide)

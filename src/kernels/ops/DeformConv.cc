@@ -15,7 +15,7 @@
 namespace rivet::kernels {
 namespace {
 
-constexpr const char *Op = "deform_conv";
+constexpr const char *DeformConvOp = "deform_conv";
 
 struct DeformPlan {
   size_t R = 0; // spatial rank
@@ -27,60 +27,61 @@ struct DeformPlan {
 };
 
 DeformPlan planDeform(const std::vector<Tensor> &In, const Attrs &A) {
-  checkArity(Op, In, 5);
+  checkArity(DeformConvOp, In, 5);
   const Tensor &X = In[0], &W = In[1], &Off = In[2], &B = In[3], &Mask = In[4];
-  checkDType(Op, "x", X.dtype(), DTypeClass::Float);
-  checkSameDType(Op, "x", X, "w", W);
-  checkSameDType(Op, "x", X, "offset", Off);
-  checkSameDType(Op, "x", X, "b", B);
-  checkSameDType(Op, "x", X, "mask", Mask);
+  checkDType(DeformConvOp, "x", X.dtype(), DTypeClass::Float);
+  checkSameDType(DeformConvOp, "x", X, "w", W);
+  checkSameDType(DeformConvOp, "x", X, "offset", Off);
+  checkSameDType(DeformConvOp, "x", X, "b", B);
+  checkSameDType(DeformConvOp, "x", X, "mask", Mask);
   DeformPlan P;
   if (X.rank() < 3 || W.rank() != X.rank())
     fail("{}: expected x [N, C, D1, ...] and w [M, C/group, k1, ...] of one "
          "rank, got {} and {}",
-         Op, shapeToString(X.shape()), shapeToString(W.shape()));
+         DeformConvOp, shapeToString(X.shape()), shapeToString(W.shape()));
   P.R = (size_t)X.rank() - 2;
   P.N = X.shape()[0];
   P.C = X.shape()[1];
   P.M = W.shape()[0];
-  P.Group = attrInt(Op, A, "group");
-  P.OffsetGroup = attrInt(Op, A, "offset_group");
+  P.Group = attrInt(DeformConvOp, A, "group");
+  P.OffsetGroup = attrInt(DeformConvOp, A, "offset_group");
   if (P.Group < 1 || P.OffsetGroup < 1 || P.C % P.Group != 0 ||
       P.M % P.Group != 0 || P.C % P.OffsetGroup != 0 ||
       W.shape()[1] * P.Group != P.C)
-    fail("{}: group {} and offset_group {} do not fit x {} and w {}", Op,
-         P.Group, P.OffsetGroup, shapeToString(X.shape()),
+    fail("{}: group {} and offset_group {} do not fit x {} and w {}",
+         DeformConvOp, P.Group, P.OffsetGroup, shapeToString(X.shape()),
          shapeToString(W.shape()));
   P.In.assign(X.shape().begin() + 2, X.shape().end());
   P.Kernel.assign(W.shape().begin() + 2, W.shape().end());
-  if (A.has("kernel_shape") && attrInts(Op, A, "kernel_shape") != P.Kernel)
-    fail("{}: attribute 'kernel_shape' {} does not match the weight {}", Op,
-         shapeToString(attrInts(Op, A, "kernel_shape")),
+  if (A.has("kernel_shape") &&
+      attrInts(DeformConvOp, A, "kernel_shape") != P.Kernel)
+    fail("{}: attribute 'kernel_shape' {} does not match the weight {}",
+         DeformConvOp, shapeToString(attrInts(DeformConvOp, A, "kernel_shape")),
          shapeToString(W.shape()));
-  P.Strides = windowInts(Op, A, "strides", P.R, 1, 1);
-  P.Dilations = windowInts(Op, A, "dilations", P.R, 1, 1);
-  P.Pads = windowInts(Op, A, "pads", 2 * P.R, 0, 0);
+  P.Strides = windowInts(DeformConvOp, A, "strides", P.R, 1, 1);
+  P.Dilations = windowInts(DeformConvOp, A, "dilations", P.R, 1, 1);
+  P.Pads = windowInts(DeformConvOp, A, "pads", 2 * P.R, 0, 0);
   for (size_t D = 0; D < P.R; ++D)
-    P.OutSpatial.push_back(constWindowAxis(Op, D, P.In[D], P.Kernel[D],
-                                           P.Strides[D], P.Dilations[D],
-                                           P.Pads[D], P.Pads[D + P.R],
-                                           AutoPad::NotSet, false)
-                               .out);
+    P.OutSpatial.push_back(
+        constWindowAxis(DeformConvOp, D, P.In[D], P.Kernel[D], P.Strides[D],
+                        P.Dilations[D], P.Pads[D], P.Pads[D + P.R],
+                        AutoPad::NotSet, false)
+            .out);
   int64_t Taps = numElements(P.Kernel);
   Shape Want = {P.N, P.OffsetGroup * Taps * (int64_t)P.R};
   Want.insert(Want.end(), P.OutSpatial.begin(), P.OutSpatial.end());
   if (Off.shape() != Want)
-    fail("{}: offset must be {}, got {}", Op, shapeToString(Want),
+    fail("{}: offset must be {}, got {}", DeformConvOp, shapeToString(Want),
          shapeToString(Off.shape()));
   P.HasBias = B.numel() > 0;
   if (P.HasBias && B.shape() != Shape{P.M})
-    fail("{}: b must be [{}] (or empty), got {}", Op, P.M,
+    fail("{}: b must be [{}] (or empty), got {}", DeformConvOp, P.M,
          shapeToString(B.shape()));
   P.HasMask = Mask.numel() > 0;
   Want[1] = P.OffsetGroup * Taps;
   if (P.HasMask && Mask.shape() != Want)
-    fail("{}: mask must be {} (or empty), got {}", Op, shapeToString(Want),
-         shapeToString(Mask.shape()));
+    fail("{}: mask must be {} (or empty), got {}", DeformConvOp,
+         shapeToString(Want), shapeToString(Mask.shape()));
   P.Out = {P.N, P.M};
   P.Out.insert(P.Out.end(), P.OutSpatial.begin(), P.OutSpatial.end());
   return P;

@@ -13,28 +13,30 @@
 namespace rivet::kernels {
 namespace {
 
-constexpr const char *kOp = "image_decoder";
+constexpr const char *kImageDecoderOp = "image_decoder";
 
 /// Channels of pixel_format (RGB, BGR or Grayscale).
 int64_t channels(const Attrs &A) {
-  std::string Format = attrString(kOp, A, "pixel_format");
+  std::string Format = attrString(kImageDecoderOp, A, "pixel_format");
   if (Format == "RGB" || Format == "BGR")
     return 3;
   if (Format == "Grayscale")
     return 1;
-  fail("{}: pixel_format must be RGB, BGR or Grayscale, got '{}'", kOp, Format);
+  fail("{}: pixel_format must be RGB, BGR or Grayscale, got '{}'",
+       kImageDecoderOp, Format);
 }
 
 std::vector<TensorMeta> imageDecoderShape(const std::vector<Tensor> &In,
                                           const Attrs &A) {
-  checkArity(kOp, In, 1);
+  checkArity(kImageDecoderOp, In, 1);
   const Tensor &X = In[0];
   if (X.dtype() != DType::UInt8 || X.shape().size() != 1)
-    fail("{}: the encoded image must be a 1-D uint8 tensor, got {}", kOp,
-         X.typeString());
+    fail("{}: the encoded image must be a 1-D uint8 tensor, got {}",
+         kImageDecoderOp, X.typeString());
   int64_t C = channels(A);
-  ImageExtent E = withOp(
-      kOp, [&] { return imageExtent(X.data<uint8_t>(), (size_t)X.numel()); });
+  ImageExtent E = withOp(kImageDecoderOp, [&] {
+    return imageExtent(X.data<uint8_t>(), (size_t)X.numel());
+  });
   return {{Shape{E.height, E.width, C}, DType::UInt8}};
 }
 
@@ -43,13 +45,13 @@ void imageDecoderKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   const Tensor &X = In[0];
   Tensor &R = Out[0];
   ImageExtent E{R.shape()[0], R.shape()[1]};
-  std::string Format = attrString(kOp, A, "pixel_format");
+  std::string Format = attrString(kImageDecoderOp, A, "pixel_format");
   int64_t Pixels = E.height * E.width;
   std::vector<uint8_t> Rgb;
   uint8_t *P = R.data<uint8_t>();
   if (Format == "Grayscale")
     Rgb.resize((size_t)Pixels * 3);
-  withOp(kOp, [&] {
+  withOp(kImageDecoderOp, [&] {
     decodeImageRgb(X.data<uint8_t>(), (size_t)X.numel(), E,
                    Rgb.empty() ? P : Rgb.data());
   });

@@ -67,6 +67,13 @@ inline void checkDType(const char *Op, const char *Arg, DType T, DTypeClass C) {
          dtypeName(T));
 }
 
+/// Throws unless T is a quantized operand (uint8 or int8).
+inline void checkQuant8(const char *Op, const char *Arg, const Tensor &T) {
+  if (T.dtype() != DType::UInt8 && T.dtype() != DType::Int8)
+    fail("{}: input '{}' must be uint8 or int8, got {}", Op, Arg,
+         dtypeName(T.dtype()));
+}
+
 /// Throws unless exactly N inputs are given.
 inline void checkArity(const char *Op, const std::vector<Tensor> &In,
                        size_t N) {

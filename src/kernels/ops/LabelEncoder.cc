@@ -19,7 +19,7 @@
 namespace rivet {
 namespace {
 
-constexpr const char *kOp = "label_encoder";
+constexpr const char *kLabelEncoderOp = "label_encoder";
 
 /// The kinds of element a keys_* or values_* list holds.
 enum class ListKind { Strings, Ints, Floats };
@@ -43,7 +43,7 @@ ListKind listKind(const Attrs &A, const std::string &Prefix) {
   if (Set.size() != 1)
     fail("{}: expects exactly one of the attributes {}strings, {}ints and "
          "{}floats, got {}",
-         kOp, Prefix, Prefix, Prefix,
+         kLabelEncoderOp, Prefix, Prefix, Prefix,
          Names.empty() ? "none" : fmt::format("{}", fmt::join(Names, ", ")));
   return Set[0];
 }
@@ -95,13 +95,14 @@ DType labelEncoderResultDType(const Attrs &A, DType X) {
   size_t NumKeys = listSize(A, "keys_", Keys);
   size_t NumValues = listSize(A, "values_", Values);
   if (NumKeys != NumValues)
-    fail("{}: {} keys but {} values", kOp, NumKeys, NumValues);
-  DType R = *kernels::attrDType(kOp, A, "dtype", defaultDType(Values));
+    fail("{}: {} keys but {} values", kLabelEncoderOp, NumKeys, NumValues);
+  DType R =
+      *kernels::attrDType(kLabelEncoderOp, A, "dtype", defaultDType(Values));
   if (!holds(Values, R))
-    fail("{}: dtype {} cannot hold {} values", kOp, dtypeName(R),
+    fail("{}: dtype {} cannot hold {} values", kLabelEncoderOp, dtypeName(R),
          kindName(Values));
   if (!holds(Keys, X))
-    fail("{}: x must have a {} dtype to match {} keys, got {}", kOp,
+    fail("{}: x must have a {} dtype to match {} keys, got {}", kLabelEncoderOp,
          kindName(Keys), kindName(Keys), dtypeName(X));
   return R;
 }
@@ -161,7 +162,7 @@ std::vector<int64_t> keyIndices(const Tensor &X, const Attrs &A) {
 
 /// The values, then the default, in dtype R.
 Tensor valueTable(const Attrs &A, DType R) {
-  OpAttrs Own(kOp, A);
+  OpAttrs Own(kLabelEncoderOp, A);
   switch (listKind(A, "values_")) {
   case ListKind::Strings: {
     std::vector<std::string> V = A.getStrings("values_strings");
@@ -187,7 +188,7 @@ Tensor valueTable(const Attrs &A, DType R) {
 
 std::vector<TensorMeta> labelEncoderShape(const std::vector<Tensor> &In,
                                           const Attrs &A) {
-  checkArity(kOp, In, 1);
+  checkArity(kLabelEncoderOp, In, 1);
   return {{In[0].shape(), labelEncoderResultDType(A, In[0].dtype())}};
 }
 

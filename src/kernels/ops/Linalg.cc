@@ -286,12 +286,6 @@ void gemmKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 // 8-bit operands.
 //===----------------------------------------------------------------------===//
 
-void checkQuant8(const char *Op, const char *Arg, const Tensor &T) {
-  if (T.dtype() != DType::UInt8 && T.dtype() != DType::Int8)
-    fail("{}: input '{}' must be uint8 or int8, got {}", Op, Arg,
-         dtypeName(T.dtype()));
-}
-
 /// X - Zp as int64. For a (IsA), a 1-D zero point of length M is per row
 /// ([M, 1]); otherwise it broadcasts to X NumPy style (per column for b).
 Tensor minusZeroPoint(const char *Op, const char *Arg, const Tensor &X,

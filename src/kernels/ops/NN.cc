@@ -386,12 +386,6 @@ void convKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 // qlinear_conv(x, xs, xzp, w, ws, wzp, ys, yzp[, b]) -> dtype of yzp
 //===----------------------------------------------------------------------===//
 
-void checkQuant8(const char *Op, const char *Arg, const Tensor &T) {
-  if (T.dtype() != DType::UInt8 && T.dtype() != DType::Int8)
-    fail("{}: input '{}' must be uint8 or int8, got {}", Op, Arg,
-         dtypeName(T.dtype()));
-}
-
 /// A zero point / scale that is a scalar (one element) or a vector of Len.
 void checkPerTensorOrAxis(const char *Op, const char *Arg, const Tensor &T,
                           int64_t Len) {

@@ -12,7 +12,7 @@
 namespace rivet::kernels {
 namespace {
 
-constexpr const char *Op = "rotary_embedding";
+constexpr const char *RotaryOp = "rotary_embedding";
 
 /// The extents of one call and the strides of x's (and y's) layout.
 struct RotaryPlan {
@@ -26,12 +26,12 @@ RotaryPlan planRotary(const std::vector<Tensor> &In, const Attrs &A) {
   if (In.size() != 3 && In.size() != 4)
     fail("{}: expected 3 or 4 inputs (x, cos_cache, sin_cache[, "
          "position_ids]), got {}",
-         Op, In.size());
+         RotaryOp, In.size());
   const Tensor &X = In[0];
-  checkDType(Op, "x", X.dtype(), DTypeClass::Float);
-  checkSameDType(Op, "x", X, "cos_cache", In[1]);
-  checkSameDType(Op, "x", X, "sin_cache", In[2]);
-  int64_t Heads = attrInt(Op, A, "num_heads");
+  checkDType(RotaryOp, "x", X.dtype(), DTypeClass::Float);
+  checkSameDType(RotaryOp, "x", X, "cos_cache", In[1]);
+  checkSameDType(RotaryOp, "x", X, "sin_cache", In[2]);
+  int64_t Heads = attrInt(RotaryOp, A, "num_heads");
   RotaryPlan P;
   const Shape &XS = X.shape();
   if (XS.size() == 4) {
@@ -39,22 +39,22 @@ RotaryPlan planRotary(const std::vector<Tensor> &In, const Attrs &A) {
     P.StrideS = P.D, P.StrideH = P.S * P.D, P.StrideB = P.H * P.StrideH;
   } else if (XS.size() == 3) {
     if (Heads <= 0 || XS[2] % Heads != 0)
-      fail("{}: num_heads {} does not divide the hidden size of x {}", Op,
+      fail("{}: num_heads {} does not divide the hidden size of x {}", RotaryOp,
            Heads, shapeToString(XS));
     P.B = XS[0], P.S = XS[1], P.H = Heads, P.D = XS[2] / Heads;
     P.StrideH = P.D, P.StrideS = XS[2], P.StrideB = P.S * XS[2];
   } else {
-    fail("{}: x must be [B, H, S, D] or [B, S, hidden], got {}", Op,
+    fail("{}: x must be [B, H, S, D] or [B, S, hidden], got {}", RotaryOp,
          shapeToString(XS));
   }
-  P.Rot = attrInt(Op, A, "rotary_embedding_dim");
+  P.Rot = attrInt(RotaryOp, A, "rotary_embedding_dim");
   if (P.Rot == 0)
     P.Rot = P.D;
   if (P.Rot < 0 || P.Rot % 2 != 0 || P.Rot > P.D)
     fail("{}: rotary_embedding_dim {} must be even and at most the head "
          "size {}",
-         Op, P.Rot, P.D);
-  attrFlag(Op, A, "interleaved");
+         RotaryOp, P.Rot, P.D);
+  attrFlag(RotaryOp, A, "interleaved");
   P.WithIds = In.size() == 4;
   // With position ids the caches' rows are positions: cos_cache's count.
   P.MaxPos = P.WithIds && In[1].rank() == 2 ? In[1].shape()[0] : -1;
@@ -62,15 +62,15 @@ RotaryPlan planRotary(const std::vector<Tensor> &In, const Attrs &A) {
       P.WithIds ? Shape{P.MaxPos, P.Rot / 2} : Shape{P.B, P.S, P.Rot / 2};
   for (size_t I : {size_t(1), size_t(2)})
     if (In[I].shape() != Cache)
-      fail("{}: input '{}' must be {}, got {}", Op,
+      fail("{}: input '{}' must be {}, got {}", RotaryOp,
            I == 1 ? "cos_cache" : "sin_cache",
            P.WithIds ? fmt::format("[max_position, {}]", P.Rot / 2)
                      : shapeToString(Cache),
            shapeToString(In[I].shape()));
   if (P.WithIds) {
     if (In[3].dtype() != DType::Int64 || In[3].shape() != Shape{P.B, P.S})
-      fail("{}: input 'position_ids' must be int64 ({}, {}), got {}", Op, P.B,
-           P.S, In[3].typeString());
+      fail("{}: input 'position_ids' must be int64 ({}, {}), got {}", RotaryOp,
+           P.B, P.S, In[3].typeString());
   }
   return P;
 }
@@ -84,7 +84,7 @@ std::vector<TensorMeta> rotaryShape(const std::vector<Tensor> &In,
 void rotaryKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                   const Attrs &A) {
   RotaryPlan P = planRotary(In, A);
-  bool Interleaved = attrFlag(Op, A, "interleaved");
+  bool Interleaved = attrFlag(RotaryOp, A, "interleaved");
   int64_t Half = P.Rot / 2;
   const int64_t *Ids = P.WithIds ? In[3].data<int64_t>() : nullptr;
   dispatchDType(In[0].dtype(), [&](auto Tag) {
@@ -102,7 +102,7 @@ void rotaryKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
             if (Row < 0 || Row >= P.MaxPos)
               fail("{}: position id {} is out of range for caches of {} "
                    "positions",
-                   Op, Row, P.MaxPos);
+                   RotaryOp, Row, P.MaxPos);
           }
           const E *CosRow = Cos + Row * Half, *SinRow = Sin + Row * Half;
           for (int64_t Hi = 0; Hi < P.H; ++Hi) {

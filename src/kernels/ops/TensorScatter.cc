@@ -10,23 +10,24 @@
 namespace rivet::kernels {
 namespace {
 
-constexpr const char *Op = "tensor_scatter";
+constexpr const char *TensorScatterOp = "tensor_scatter";
 
 /// Validates the inputs; returns the normalized axis.
 int64_t scatterAxis(const std::vector<Tensor> &In, const Attrs &A) {
   if (In.size() != 2 && In.size() != 3)
     fail("{}: expected 2 or 3 inputs (past_cache, update[, write_indices]), "
          "got {}",
-         Op, In.size());
+         TensorScatterOp, In.size());
   const Tensor &Past = In[0], &Upd = In[1];
-  checkSameDType(Op, "past_cache", Past, "update", Upd);
-  std::string Mode = attrString(Op, A, "mode");
+  checkSameDType(TensorScatterOp, "past_cache", Past, "update", Upd);
+  std::string Mode = attrString(TensorScatterOp, A, "mode");
   if (Mode != "linear" && Mode != "circular")
     fail("{}: attribute 'mode' must be \"linear\" or \"circular\", got \"{}\"",
-         Op, Mode);
-  int64_t Axis = opAxis(Op, attrInt(Op, A, "axis"), Past.rank());
+         TensorScatterOp, Mode);
+  int64_t Axis =
+      opAxis(TensorScatterOp, attrInt(TensorScatterOp, A, "axis"), Past.rank());
   if (Axis == 0)
-    fail("{}: axis must not be the batch axis 0", Op);
+    fail("{}: axis must not be the batch axis 0", TensorScatterOp);
   bool Ok = Upd.rank() == Past.rank();
   for (int64_t I = 0; Ok && I < Past.rank(); ++I)
     Ok = I == Axis ? Upd.shape()[I] <= Past.shape()[I]
@@ -34,11 +35,12 @@ int64_t scatterAxis(const std::vector<Tensor> &In, const Attrs &A) {
   if (!Ok)
     fail("{}: update {} must match past_cache {} except along axis {}, where "
          "it must not be longer",
-         Op, shapeToString(Upd.shape()), shapeToString(Past.shape()), Axis);
+         TensorScatterOp, shapeToString(Upd.shape()),
+         shapeToString(Past.shape()), Axis);
   if (In.size() == 3 && (In[2].dtype() != DType::Int64 ||
                          In[2].shape() != Shape{Past.shape()[0]}))
-    fail("{}: input 'write_indices' must be int64 ({},), got {}", Op,
-         Past.shape()[0], In[2].typeString());
+    fail("{}: input 'write_indices' must be int64 ({},), got {}",
+         TensorScatterOp, Past.shape()[0], In[2].typeString());
   return Axis;
 }
 
@@ -52,7 +54,7 @@ void scatterKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                    const Attrs &A) {
   const Tensor &Past = In[0], &Upd = In[1];
   size_t Axis = (size_t)scatterAxis(In, A);
-  bool Circular = attrString(Op, A, "mode") == "circular";
+  bool Circular = attrString(TensorScatterOp, A, "mode") == "circular";
   const Shape &PS = Past.shape();
   int64_t B = PS[0], Max = PS[Axis], Len = Upd.shape()[Axis];
   // Per batch entry, Outer runs of the sequence axis, each of Len (update)
@@ -74,7 +76,7 @@ void scatterKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
       else if (Pos < 0 || Pos >= Max)
         fail("{}: write position {} (write index {} + {}) of batch entry {} "
              "is outside the cache of {} positions",
-             Op, Pos, Start, L, Bi, Max);
+             TensorScatterOp, Pos, Start, L, Bi, Max);
       for (int64_t O = 0; O < Outer; ++O) {
         int64_t Run = Bi * Outer + O;
         std::memcpy(Y + (size_t)((Run * Max + Pos) * Inner) * ESize,

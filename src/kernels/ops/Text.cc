@@ -16,7 +16,7 @@
 namespace rivet::kernels {
 namespace {
 
-constexpr const char *kOp = "tfidf_vectorizer";
+constexpr const char *kTfidfOp = "tfidf_vectorizer";
 
 enum class TfIdfMode { TF, IDF, TFIDF };
 
@@ -42,38 +42,39 @@ TfIdfMode parseMode(const std::string &M) {
     return TfIdfMode::IDF;
   if (M == "TFIDF")
     return TfIdfMode::TFIDF;
-  fail("{}: mode must be 'TF', 'IDF' or 'TFIDF', got '{}'", kOp, M);
+  fail("{}: mode must be 'TF', 'IDF' or 'TFIDF', got '{}'", kTfidfOp, M);
 }
 
 /// Validates the attributes and loads the n-grams of the requested lengths.
 TfIdfPlan planTfIdf(const Attrs &A) {
   TfIdfPlan P;
-  P.Mode = parseMode(withOp(kOp, [&] { return A.getString("mode"); }));
-  P.MinGram = attrInt(kOp, A, "min_gram_length");
-  P.MaxGram = attrInt(kOp, A, "max_gram_length");
-  P.MaxSkip = attrInt(kOp, A, "max_skip_count");
+  P.Mode = parseMode(withOp(kTfidfOp, [&] { return A.getString("mode"); }));
+  P.MinGram = attrInt(kTfidfOp, A, "min_gram_length");
+  P.MaxGram = attrInt(kTfidfOp, A, "max_gram_length");
+  P.MaxSkip = attrInt(kTfidfOp, A, "max_skip_count");
   if (P.MinGram < 1 || P.MaxGram < P.MinGram)
     fail("{}: expected 1 <= min_gram_length <= max_gram_length, got {} and {}",
-         kOp, P.MinGram, P.MaxGram);
+         kTfidfOp, P.MinGram, P.MaxGram);
   if (P.MaxSkip < 0)
-    fail("{}: max_skip_count must be non-negative, got {}", kOp, P.MaxSkip);
-  std::vector<int64_t> Counts = attrInts(kOp, A, "ngram_counts");
-  std::vector<int64_t> Pool = attrInts(kOp, A, "pool_int64s");
-  P.Indexes = attrInts(kOp, A, "ngram_indexes");
+    fail("{}: max_skip_count must be non-negative, got {}", kTfidfOp,
+         P.MaxSkip);
+  std::vector<int64_t> Counts = attrInts(kTfidfOp, A, "ngram_counts");
+  std::vector<int64_t> Pool = attrInts(kTfidfOp, A, "pool_int64s");
+  P.Indexes = attrInts(kTfidfOp, A, "ngram_indexes");
   if (P.Indexes.empty())
-    fail("{}: ngram_indexes must not be empty", kOp);
+    fail("{}: ngram_indexes must not be empty", kTfidfOp);
   for (int64_t I : P.Indexes)
     if (I < 0)
-      fail("{}: ngram_indexes must be non-negative, got {}", kOp, I);
+      fail("{}: ngram_indexes must be non-negative, got {}", kTfidfOp, I);
   P.Columns = *std::max_element(P.Indexes.begin(), P.Indexes.end()) + 1;
   if (A.has("weights")) {
-    P.Weights = withOp(kOp, [&] { return A.getFloats("weights"); });
+    P.Weights = withOp(kTfidfOp, [&] { return A.getFloats("weights"); });
     if (!P.Weights.empty() && P.Weights.size() != P.Indexes.size())
-      fail("{}: weights has {} values but ngram_indexes has {}", kOp,
+      fail("{}: weights has {} values but ngram_indexes has {}", kTfidfOp,
            P.Weights.size(), P.Indexes.size());
     // The reference weights output column c by weights[c].
     if (!P.Weights.empty() && (int64_t)P.Weights.size() < P.Columns)
-      fail("{}: weights has {} values but the output has {} columns", kOp,
+      fail("{}: weights has {} values but the output has {} columns", kTfidfOp,
            P.Weights.size(), P.Columns);
   }
 
@@ -87,11 +88,11 @@ TfIdfPlan planTfIdf(const Attrs &A) {
     if (Begin < 0 || End < Begin || End > PoolSize)
       fail("{}: ngram_counts must be non-decreasing offsets into the {} pool "
            "values, got {} at position {}",
-           kOp, PoolSize, Begin, L);
+           kTfidfOp, PoolSize, Begin, L);
     if ((End - Begin) % N != 0)
       fail("{}: the {} pool values of {}-grams are not a whole number of "
            "{}-grams",
-           kOp, End - Begin, N, N);
+           kTfidfOp, End - Begin, N, N);
     int64_t Grams = (End - Begin) / N;
     if (N < P.MinGram || N > P.MaxGram) {
       NextId += Grams; // not counted, but they keep their pool indexes
@@ -109,23 +110,23 @@ TfIdfPlan planTfIdf(const Attrs &A) {
         Node = It->second;
       }
       if (P.Trie[Node].Id >= 0)
-        fail("{}: duplicate {}-gram in the pool (n-grams {} and {})", kOp, N,
-             P.Trie[Node].Id, NextId);
+        fail("{}: duplicate {}-gram in the pool (n-grams {} and {})", kTfidfOp,
+             N, P.Trie[Node].Id, NextId);
       P.Trie[Node].Id = NextId;
     }
   }
   if (NextId != (int64_t)P.Indexes.size())
-    fail("{}: the pool holds {} n-grams but ngram_indexes has {} values", kOp,
-         NextId, P.Indexes.size());
+    fail("{}: the pool holds {} n-grams but ngram_indexes has {} values",
+         kTfidfOp, NextId, P.Indexes.size());
   return P;
 }
 
 /// Rows and row length of the input: [C] (and a scalar) is one row whose
 /// output has no batch dimension; [N, C] is N rows.
 Shape outputShape(const TfIdfPlan &P, const Tensor &X) {
-  checkDType(kOp, "x", X.dtype(), DTypeClass::Index);
+  checkDType(kTfidfOp, "x", X.dtype(), DTypeClass::Index);
   if (X.rank() > 2)
-    fail("{}: the input must be [C] or [N, C], got {}", kOp,
+    fail("{}: the input must be [C] or [N, C], got {}", kTfidfOp,
          shapeToString(X.shape()));
   if (X.rank() == 2)
     return {X.shape()[0], P.Columns};
@@ -163,13 +164,13 @@ void countRow(const TfIdfPlan &P, const E *Row, int64_t Len,
 
 std::vector<TensorMeta> tfidfShape(const std::vector<Tensor> &In,
                                    const Attrs &A) {
-  checkArity(kOp, In, 1);
+  checkArity(kTfidfOp, In, 1);
   return {{outputShape(planTfIdf(A), In[0]), DType::Float32}};
 }
 
 void tfidfKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                  const Attrs &A) {
-  checkArity(kOp, In, 1);
+  checkArity(kTfidfOp, In, 1);
   TfIdfPlan P = planTfIdf(A);
   const Tensor &X = In[0];
   outputShape(P, X); // validates dtype and rank

@@ -14,7 +14,7 @@
 namespace rivet::kernels {
 namespace {
 
-constexpr const char *Op = "tree_ensemble";
+constexpr const char *TreeEnsembleOp = "tree_ensemble";
 using Aggregate = TreeEnsembleModel::Aggregate;
 
 /// The largest finite value of the float type E.
@@ -28,18 +28,18 @@ template <typename E> double finiteMax() {
 /// Checks x against the trees; returns [N, n_targets].
 Shape outputShape(const Tensor &X, const TreeEnsembleModel &M) {
   if (X.rank() != 2)
-    fail("{}: input 'x' must have rank 2 [N, F], got shape {}", Op,
+    fail("{}: input 'x' must have rank 2 [N, F], got shape {}", TreeEnsembleOp,
          shapeToString(X.shape()));
   if (X.shape()[1] < M.numFeatures)
-    fail("{}: the trees read feature {}, input 'x' has {} features", Op,
-         M.numFeatures - 1, X.shape()[1]);
+    fail("{}: the trees read feature {}, input 'x' has {} features",
+         TreeEnsembleOp, M.numFeatures - 1, X.shape()[1]);
   return {X.shape()[0], M.numTargets};
 }
 
 std::vector<TensorMeta> treeEnsembleShape(const std::vector<Tensor> &In,
                                           const Attrs &A) {
-  checkArity(Op, In, 1);
-  checkDType(Op, "x", In[0].dtype(), DTypeClass::Float);
+  checkArity(TreeEnsembleOp, In, 1);
+  checkDType(TreeEnsembleOp, "x", In[0].dtype(), DTypeClass::Float);
   return {{outputShape(In[0], readTreeEnsemble(A)), In[0].dtype()}};
 }
 
@@ -81,7 +81,7 @@ void treeEnsembleKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
         }
       }
     } else {
-      fail("{}: input 'x' must have a float dtype, got {}", Op,
+      fail("{}: input 'x' must have a float dtype, got {}", TreeEnsembleOp,
            dtypeName(X.dtype()));
     }
   });

@@ -16,10 +16,7 @@ using ir::Expr;
 
 /// Dyn, or its static form when its length inputs are constants
 /// (ir/ops/StaticForms.h, shared with DynamicToStatic).
-Expr staticOrDynamic(Expr Dyn) {
-  Expr S = ir::staticFormOf(Dyn);
-  return S ? S : Dyn;
-}
+using ir::staticOrDynamic;
 
 Expr inputOrAbsent(NodeContext &C, size_t I, DType T) {
   return C.hasInput(I) ? C.input(I) : ir::constant(Tensor::zeros({0}, T));

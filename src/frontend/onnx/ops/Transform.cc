@@ -39,10 +39,7 @@ std::optional<Ints> constantInts(NodeContext &C, size_t I, const char *What) {
 /// Dyn, or its static form when the inputs that decide its shape are
 /// constants (ir/ops/StaticForms.h: the mapping DynamicToStatic applies to
 /// shapes that become constant later).
-Expr staticOrDynamic(Expr Dyn) {
-  Expr S = ir::staticFormOf(Dyn);
-  return S ? S : Dyn;
-}
+using ir::staticOrDynamic;
 
 //===----------------------------------------------------------------------===//
 // Reshape

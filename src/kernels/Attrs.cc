@@ -340,7 +340,7 @@ uint64_t bitsOf(double D) {
   return B;
 }
 
-void combine(size_t &H, size_t V) {
+void hashCombine(size_t &H, size_t V) {
   H ^= V + 0x9e3779b97f4a7c15ULL + (H << 6) + (H >> 2);
 }
 
@@ -382,36 +382,36 @@ bool Attrs::operator==(const Attrs &O) const {
 size_t Attrs::hash() const {
   size_t H = Map.size();
   for (const auto &[Name, V] : Map) {
-    combine(H, std::hash<std::string>()(Name));
-    combine(H, V.index());
+    hashCombine(H, std::hash<std::string>()(Name));
+    hashCombine(H, V.index());
     std::visit(
         [&](const auto &X) {
           using T = std::decay_t<decltype(X)>;
           if constexpr (std::is_same_v<T, int64_t>) {
-            combine(H, std::hash<int64_t>()(X));
+            hashCombine(H, std::hash<int64_t>()(X));
           } else if constexpr (std::is_same_v<T, double>) {
-            combine(H, std::hash<uint64_t>()(bitsOf(X)));
+            hashCombine(H, std::hash<uint64_t>()(bitsOf(X)));
           } else if constexpr (std::is_same_v<T, std::string>) {
-            combine(H, std::hash<std::string>()(X));
+            hashCombine(H, std::hash<std::string>()(X));
           } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
             for (auto E : X)
-              combine(H, std::hash<int64_t>()(E));
+              hashCombine(H, std::hash<int64_t>()(E));
           } else if constexpr (std::is_same_v<T, std::vector<double>>) {
             for (auto E : X)
-              combine(H, std::hash<uint64_t>()(bitsOf(E)));
+              hashCombine(H, std::hash<uint64_t>()(bitsOf(E)));
           } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
             for (const auto &E : X)
-              combine(H, std::hash<std::string>()(E));
+              hashCombine(H, std::hash<std::string>()(E));
           } else {
             if (!X.defined())
               return;
-            combine(H, (size_t)X.dtype());
+            hashCombine(H, (size_t)X.dtype());
             for (int64_t D : X.shape())
-              combine(H, std::hash<int64_t>()(D));
+              hashCombine(H, std::hash<int64_t>()(D));
             if (X.hasData()) {
               std::string_view Bytes(static_cast<const char *>(X.rawData()),
                                      X.nbytes());
-              combine(H, std::hash<std::string_view>()(Bytes));
+              hashCombine(H, std::hash<std::string_view>()(Bytes));
             }
           }
         },

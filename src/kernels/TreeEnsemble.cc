@@ -40,7 +40,7 @@ std::vector<T> sized(const OpAttrs &A, const std::string &Name, size_t Size,
 }
 
 /// Fails unless V is a flag (0 or 1).
-bool flag(const std::string &Name, size_t I, int64_t V) {
+bool treeFlag(const std::string &Name, size_t I, int64_t V) {
   if (V != 0 && V != 1)
     fail("{}: attribute '{}' must hold 0 or 1, got {} at {}", kTreeEnsembleOp,
          Name, V, I);
@@ -188,9 +188,9 @@ TreeEnsembleModel readTreeEnsemble(const Attrs &Given) {
            kTreeEnsembleOp, I, Modes[I]);
     N.mode = (Mode)Modes[I];
     N.missingTracksTrue =
-        flag("nodes_missing_value_tracks_true", I, Missing[I]);
-    N.trueIsLeaf = flag("nodes_trueleafs", I, TrueLeafs[I]);
-    N.falseIsLeaf = flag("nodes_falseleafs", I, FalseLeafs[I]);
+        treeFlag("nodes_missing_value_tracks_true", I, Missing[I]);
+    N.trueIsLeaf = treeFlag("nodes_trueleafs", I, TrueLeafs[I]);
+    N.falseIsLeaf = treeFlag("nodes_falseleafs", I, FalseLeafs[I]);
     N.trueId = TrueIds[I];
     N.falseId = FalseIds[I];
     CheckTarget(I, "true", N.trueIsLeaf, N.trueId);

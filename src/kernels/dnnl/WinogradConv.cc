@@ -73,7 +73,7 @@ constexpr int64_t kWinogradTag = 0x77696e6f; // "wino"
 typedef float Lanes __attribute__((vector_size(32)));
 constexpr int64_t kLanes = 8;
 
-inline Lanes load(const float *P) {
+inline Lanes loadTile(const float *P) {
   Lanes V;
   std::memcpy(&V, P, sizeof(V));
   return V;
@@ -81,7 +81,7 @@ inline Lanes load(const float *P) {
 inline void store(float *P, Lanes V) { std::memcpy(P, &V, sizeof(V)); }
 inline Lanes splat(float F) { return Lanes{F, F, F, F, F, F, F, F}; }
 /// P[0], P[Stride], ..., P[7 * Stride].
-inline Lanes gather(const float *P, int64_t Stride) {
+inline Lanes gatherTile(const float *P, int64_t Stride) {
   return Lanes{P[0],          P[Stride],     P[2 * Stride], P[3 * Stride],
                P[4 * Stride], P[5 * Stride], P[6 * Stride], P[7 * Stride]};
 }
@@ -171,7 +171,7 @@ struct Tail {
   void apply(Lanes *V, int64_t Count, int64_t Channel, int64_t Offset,
              int64_t Stride) const {
     if (bias) {
-      Lanes B = load(bias + Channel);
+      Lanes B = loadTile(bias + Channel);
       for (int64_t I = 0; I < Count; ++I)
         V[I] += B;
     }
@@ -207,8 +207,8 @@ struct Tail {
         for (int64_t I = 0; I < Count; ++I) {
           Lanes X = O.form == Form::Scalar ? splat(*O.data)
                     : O.form == Form::PerChannel
-                        ? load(O.data + Channel)
-                        : load(O.data + Offset + I * Stride);
+                        ? loadTile(O.data + Channel)
+                        : loadTile(O.data + Offset + I * Stride);
           V[I] = Add ? V[I] + X : V[I] * X;
         }
         break;
@@ -337,7 +337,7 @@ void transformInput(const Geometry &G, const float *X, const TileScratch &S,
             for (int J = 0; J < A; ++J) {
               int64_t Y = Y0 + I, Xx = X0 + J;
               D[I][J] = Inside || (Y >= 0 && Y < G.H && Xx >= 0 && Xx < G.W)
-                            ? load(Xc + (Y * G.W + Xx) * Db + Q)
+                            ? loadTile(Xc + (Y * G.W + Xx) * Db + Q)
                             : Lanes{};
             }
           Lanes Tmp[A][A];
@@ -391,8 +391,9 @@ void transformOutput(const Geometry &G, const TileScratch &S, const Tail &Tl,
             Lanes Col[A], R[Mt];
 #pragma GCC unroll 6
             for (int I = 0; I < A; ++I)
-              Col[I] = ChannelMajor ? gather(Zt + (I * A + J) * Plane, S.tiles)
-                                    : load(Zt + (I * A + J) * Plane);
+              Col[I] = ChannelMajor
+                           ? gatherTile(Zt + (I * A + J) * Plane, S.tiles)
+                           : loadTile(Zt + (I * A + J) * Plane);
             F::output(Col, R);
 #pragma GCC unroll 6
             for (int I = 0; I < Mt; ++I)

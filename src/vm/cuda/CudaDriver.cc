@@ -68,7 +68,7 @@ std::string describe(const Driver &D, CUresult R) {
   return fmt::format("unknown CUDA error {}", R);
 }
 
-void load(LoadedDriver &L) {
+void loadDriver(LoadedDriver &L) {
   void *Lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!Lib) {
     const char *E = dlerror();
@@ -117,7 +117,7 @@ const LoadedDriver &loaded() {
   static LoadedDriver *L = nullptr;
   std::call_once(Once, [] {
     auto *New = new LoadedDriver;
-    load(*New);
+    loadDriver(*New);
     L = New;
   });
   return *L;

@@ -31,7 +31,7 @@ struct GpuOp {
               bool AllowTf32);
 };
 
-template <const GpuOp &D> const KernelInfo &reference() {
+template <const GpuOp &D> const KernelInfo &hostReference() {
   static const KernelInfo &K = KernelRegistry::global().get(D.Op);
   return K;
 }
@@ -39,7 +39,7 @@ template <const GpuOp &D> const KernelInfo &reference() {
 template <const GpuOp &D>
 std::vector<TensorMeta> gpuOpShape(const std::vector<Tensor> &In,
                                    const Attrs &A) {
-  return reference<D>().shapeFn(In, A);
+  return hostReference<D>().shapeFn(In, A);
 }
 
 /// T's copy on the host (T is on the GPU).
@@ -74,7 +74,7 @@ void gpuOpKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                  });
   bool Tf32 = A.getInt("allow_tf32", 0) != 0;
   if (!Float32 || !D.Run(In, A, Out[0], Tf32))
-    onHost(reference<D>(), In, Out, A);
+    onHost(hostReference<D>(), In, Out, A);
 }
 
 const float *floats(const Tensor &T) { return T.data<float>(); }

@@ -186,9 +186,11 @@ def http_load(cases, args, kill):
         start = time.perf_counter()
         for attempt in range(args.retries + 1):
             try:
-                req = urllib.request.Request(urls[(i + attempt) % 2], bodies[case], method="POST",
-                                             headers={"Content-Type": "application/json"})
-                with urllib.request.urlopen(req, timeout=args.request_timeout) as r:
+                req = urllib.request.Request(
+                    urls[(i + attempt) % 2], bodies[case], method="POST",
+                    headers={"Content-Type": "application/json"})
+                with urllib.request.urlopen(
+                        req, timeout=args.request_timeout) as r:
                     reply = json.loads(r.read())
                 break
             except (urllib.error.URLError, ConnectionError, TimeoutError,

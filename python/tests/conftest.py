@@ -1,5 +1,6 @@
 import os
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -7,20 +8,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODELS = ROOT / "tests" / "models"
 
-
-def tiny_model(path, n=4):
-    """An ONNX model y = x + x (float32[n]): the per-call-overhead model."""
-    import onnx
-    from onnx import TensorProto, helper
-
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])
-    g = helper.make_graph([helper.make_node("Add", ["x", "x"], ["y"])], "tiny",
-                          [x], [y])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.save(m, str(path))
-    return str(path)
+sys.path.insert(0, str(ROOT / "tools" / "models"))
+from tiny_add import tiny_model  # noqa: E402,F401  (the overhead model)
 
 
 @pytest.fixture(scope="session")

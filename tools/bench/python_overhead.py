@@ -19,20 +19,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import machine_summary, rivet_bench, rivet_binary  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "models"))
+from tiny_add import tiny_model  # noqa: E402
+
 import rivet  # noqa: E402
-
-
-def tiny_model(path, n):
-    import onnx
-    from onnx import TensorProto, helper
-
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])
-    g = helper.make_graph([helper.make_node("Add", ["x", "x"], ["y"])], "tiny",
-                          [x], [y])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.save(m, path)
 
 
 def per_call(fn, n):

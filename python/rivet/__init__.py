@@ -75,7 +75,8 @@ def load(source: Union[PathLike, bytes, bytearray, memoryview]) -> Executable:
 
 
 def set_num_threads(n: int) -> None:
-    """Intra-op threads of the process (0: one per hardware thread)."""
+    """Intra-op threads of the process (0: one per hardware thread): the
+    count of every session made without ``num_threads``."""
     _rivet.set_num_threads(int(n))
 
 
@@ -194,12 +195,15 @@ class InferenceSession:
 
     ``run`` releases the GIL: threads may share one session (each concurrent
     caller gets a VM of its own over the shared executable).
+    ``num_threads``: the kernels' threads for this session's calls (ONNX
+    Runtime's intra_op_num_threads); by default the process-wide count
+    (``set_num_threads``, or RIVET_NUM_THREADS, or one per core).
     """
 
     def __init__(self, model: Union[Executable, Module, PathLike],
                  num_threads: Optional[int] = None, **compile_options):
-        if num_threads is not None:
-            set_num_threads(num_threads)
+        if num_threads is not None and num_threads < 1:
+            raise ValueError(f"num_threads must be at least 1, got {num_threads}")
         if isinstance(model, Executable):
             exe = model
         elif isinstance(model, Module):
@@ -211,7 +215,8 @@ class InferenceSession:
             else:
                 exe = load(path)
         self.executable = exe
-        self._sess = _rivet.Session(exe)
+        self._sess = _rivet.Session(exe, num_threads or 0)
+        self.num_threads = num_threads
         self.run = self._sess.run  # no Python frame per call
         self.invoke = self._sess.invoke
 

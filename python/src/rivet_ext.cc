@@ -10,8 +10,10 @@
 //===----------------------------------------------------------------------===//
 #include "Engine.h"
 #include "Localize.h"
+#include "NumpyArrays.h"
 #include "Options.h"
 #include "Program.h"
+#include "ReleasedGil.h"
 #include "TensorComparison.h"
 
 #include "ir/Parser.h"
@@ -123,6 +125,8 @@ using InArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 /// numpy.ascontiguousarray, with the parameter's dtype Want when known.
 Tensor toTensor(nb::handle Obj, const std::string &Name,
                 std::optional<DType> Want = std::nullopt) {
+  if (std::optional<Tensor> T = tensorOverNumpy(Obj.ptr()))
+    return std::move(*T);
   if (nb::isinstance<PyTensor>(Obj))
     return nb::cast<PyTensor &>(Obj).value;
   InArray A;
@@ -161,6 +165,10 @@ Tensor toTensor(nb::handle Obj, const std::string &Name,
 nb::object toNumpy(const Tensor &T) {
   if (!T.defined())
     return nb::none();
+  if (PyObject *A = numpyOverTensor(T))
+    return nb::steal(A);
+  if (PyErr_Occurred())
+    throw nb::python_error();
   nb::dlpack::dtype D;
   if (!toDLPackDType(T.dtype(), D))
     fail("an output of type {} has no NumPy dtype", T.typeString());
@@ -367,9 +375,13 @@ struct NodeArg {
 /// caller (a VM is single-threaded; they share the executable).
 class Session {
 public:
-  explicit Session(ProgramRef P) : Prog(std::move(P)) {
+  Session(ProgramRef P, int NumThreads)
+      : Prog(std::move(P)), NumThreads(NumThreads) {
     if (!Prog->exe)
       fail("{}: the program is not compiled", Prog->path);
+    for (const vm::ParamInfo &I : exe().mainParams)
+      InputKeys.push_back(
+          nb::steal(PyUnicode_InternFromString(I.name.c_str())));
   }
 
   const Program &program() const { return *Prog; }
@@ -402,7 +414,9 @@ public:
       nb::dict D = nb::borrow<nb::dict>(Feeds);
       size_t Used = 0;
       for (size_t I = 0; I < Params.size(); ++I) {
-        PyObject *V = PyDict_GetItemString(D.ptr(), Params[I].name.c_str());
+        PyObject *V = PyDict_GetItemWithError(D.ptr(), InputKeys[I].ptr());
+        if (!V && PyErr_Occurred())
+          throw nb::python_error();
         if (!V)
           fail("input '{}' ({}) is missing", Params[I].name,
                vm::paramTypeText(Params[I]));
@@ -442,17 +456,19 @@ public:
   vm::ObjectRef call(const std::string &Fn, std::vector<vm::ObjectRef> Args) {
     auto VM = acquire();
     vm::ObjectRef R;
+    std::exception_ptr Failure;
     {
-      nb::gil_scoped_release G;
+      ReleasedGil G;
+      ThreadCountScope Threads(NumThreads);
       try {
         R = VM->invoke(Fn, std::move(Args));
       } catch (...) {
-        nb::gil_scoped_acquire A;
-        release(std::move(VM));
-        throw;
+        Failure = std::current_exception();
       }
     }
     release(std::move(VM));
+    if (Failure)
+      std::rethrow_exception(Failure);
     return R;
   }
 
@@ -470,8 +486,8 @@ public:
       std::string Name = nb::cast<std::string>(H);
       bool Found = false;
       for (const auto &O : Outs)
-        if (O.name == Name || (O.result < Prog->outputNames.size() &&
-                               Prog->outputNames[O.result] == Name)) {
+        if (O.name() == Name || (O.result < Prog->outputNames.size() &&
+                                 Prog->outputNames[O.result] == Name)) {
           L.append(toNumpy(O.tensor));
           Found = true;
           break;
@@ -505,6 +521,7 @@ public:
     std::vector<vm::VirtualMachine::KernelTime> K;
     {
       nb::gil_scoped_release G;
+      ThreadCountScope Threads(NumThreads);
       VM->invoke("main", Args); // warm-up
       VM->setProfiling(true);
       for (int I = 0; I < Repeat; ++I) {
@@ -562,8 +579,15 @@ public:
     return R;
   }
 
+  int numThreads() const { return NumThreads > 0 ? NumThreads : 0; }
+
 private:
   ProgramRef Prog;
+  /// Kernels' threads for this session's calls; 0: the process-wide count.
+  int NumThreads;
+  /// @main's input names as Python strings, to look feeds up without
+  /// making a string per call.
+  std::vector<nb::object> InputKeys;
   std::mutex Lock;
   std::vector<std::unique_ptr<vm::VirtualMachine>> Free;
 };
@@ -632,13 +656,13 @@ nb::list check(const PyExecutable &X, nb::handle Feeds, double Rtol,
     fail("the reference gives {} outputs, the VM {}", Ref.size(), Vm.size());
   for (size_t I = 0; I < Ref.size(); ++I) {
     const auto &R = Ref[I];
-    std::string Label = R.name;
+    std::string Label = R.name();
     if (R.result < X.prog->outputNames.size())
       Label += fmt::format(" ('{}')", X.prog->outputNames[R.result]);
     cli::Comparison C;
-    if (Vm[I].name != R.name) {
+    if (Vm[I].name() != R.name()) {
       C.pass = false;
-      C.note = fmt::format("the VM's output is {}", Vm[I].name);
+      C.note = fmt::format("the VM's output is {}", Vm[I].name());
     } else {
       C = cli::compareTensors(Vm[I].tensor, R.tensor, Rtol, Atol);
     }
@@ -687,6 +711,9 @@ using namespace rivet::python;
 
 NB_MODULE(_rivet, m) {
   m.doc() = "Rivet's native bindings (use the rivet package)";
+  // NumPy arrays in and out go through its C API when it imports (it is a
+  // dependency of the package); otherwise through nanobind's ndarray.
+  importNumpyApi();
 
   static nb::exception<rivet::Error> Err(m, "Error", PyExc_RuntimeError);
 
@@ -762,8 +789,13 @@ NB_MODULE(_rivet, m) {
       });
 
   nb::class_<Session>(m, "Session")
-      .def("__init__",
-           [](Session *S, const PyExecutable &X) { new (S) Session(X.prog); })
+      .def(
+          "__init__",
+          [](Session *S, const PyExecutable &X, int NumThreads) {
+            new (S) Session(X.prog, NumThreads);
+          },
+          "executable"_a, "num_threads"_a = 0)
+      .def_prop_ro("num_threads", &Session::numThreads)
       .def("run", &Session::run, "output_names"_a.none(), "feeds"_a)
       .def("invoke", &Session::invoke, "function"_a, "args"_a)
       .def("profile", &Session::profile, "feeds"_a, "repeat"_a = 10)

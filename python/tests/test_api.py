@@ -253,3 +253,44 @@ def test_check_localizes_an_injected_fault():
     assert "first divergence" in str(bad).lower() or first["origin"] in str(bad)
     with pytest.raises(rivet.Error, match="no call of"):
         rivet.check(model, feeds, inject_fault="/NoSuchNode")
+
+
+def test_sessions_have_thread_counts_of_their_own():
+    """num_threads is the session's (ONNX Runtime's intra_op_num_threads),
+    not the process's: in a fresh process set to one thread, a session with
+    three starts the runtime's pool workers (threads of the process), one
+    with one does not, and the process setting is left as it was."""
+    import subprocess
+    import sys
+    script = r"""
+import os, sys, numpy as np, rivet
+def tasks():
+    return len(os.listdir("/proc/self/task"))
+rivet.set_num_threads(1)
+exe = rivet.compile(rivet.parse(
+    "def @main(%x: Tensor[(1024, 1024), float32]) { tanh(add(%x, %x)) }"))
+x = np.ones((1024, 1024), np.float32)
+one = rivet.InferenceSession(exe, num_threads=1)
+three = rivet.InferenceSession(exe, num_threads=3)
+default = rivet.InferenceSession(exe)
+assert (one.num_threads, three.num_threads, default.num_threads) == (1, 3, None)
+start = tasks()
+for s in (one, default):
+    (y,) = s.run(None, {"x": x})
+    np.testing.assert_allclose(y, np.tanh(2 * x), rtol=1e-6)
+after_one = tasks()
+(y,) = three.run(None, {"x": x})
+np.testing.assert_allclose(y, np.tanh(2 * x), rtol=1e-6)
+after_three = tasks()
+(y,) = default.run(None, {"x": x})  # still the process's one thread
+print(start, after_one, after_three)
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    start, after_one, after_three = map(int, r.stdout.split())
+    assert after_one == start, "one thread: no pool worker started"
+    assert after_three >= start + 2, "three threads: two pool workers"
+    with pytest.raises(ValueError):
+        rivet.InferenceSession(rivet.compile(rivet.parse(PROGRAM)),
+                               num_threads=0)

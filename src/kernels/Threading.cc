@@ -34,20 +34,26 @@ std::atomic<int> &threadSetting() {
   return N;
 }
 
-std::atomic<unsigned> Generation{0};
+/// This thread's ThreadCountScope count; 0 outside any.
+thread_local int ThreadOverride = 0;
 
 } // namespace
 
 void setNumThreads(int N) {
   threadSetting().store(N > 0 ? N : hardwareThreads());
-  Generation.fetch_add(1);
 }
 
-int numThreads() { return threadSetting().load(std::memory_order_relaxed); }
-
-unsigned numThreadsGeneration() {
-  return Generation.load(std::memory_order_relaxed);
+int numThreads() {
+  return ThreadOverride > 0 ? ThreadOverride
+                            : threadSetting().load(std::memory_order_relaxed);
 }
+
+ThreadCountScope::ThreadCountScope(int N) : Saved(ThreadOverride) {
+  if (N > 0)
+    ThreadOverride = N;
+}
+
+ThreadCountScope::~ThreadCountScope() { ThreadOverride = Saved; }
 
 namespace {
 

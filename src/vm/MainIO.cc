@@ -26,22 +26,23 @@ std::string paramTypeText(const ParamInfo &I) {
 }
 
 void checkMainInput(const ParamInfo &I, const Shape &Sh, DType Dt) {
-  std::string Expected = paramTypeText(I);
-  std::string Given = Tensor::meta(Sh, Dt).typeString();
+  // The types are spelled out only for the error: this runs on every call.
+  auto Mismatch = [&](const std::string &Why) {
+    fail("input '{}': expected {}, got {} ({})", I.name, paramTypeText(I),
+         Tensor::meta(Sh, Dt).typeString(), Why);
+  };
   if (Dt != I.dtype)
-    fail("input '{}': expected {}, got {} (dtype {} instead of {})", I.name,
-         Expected, Given, dtypeName(Dt), dtypeName(I.dtype));
+    Mismatch(fmt::format("dtype {} instead of {}", dtypeName(Dt),
+                         dtypeName(I.dtype)));
   if (!I.dims)
     return;
   const std::vector<int64_t> &Dims = *I.dims;
   if (Dims.size() != Sh.size())
-    fail("input '{}': expected {}, got {} (rank {} instead of {})", I.name,
-         Expected, Given, Sh.size(), Dims.size());
+    Mismatch(fmt::format("rank {} instead of {}", Sh.size(), Dims.size()));
   for (size_t D = 0; D < Dims.size(); ++D)
     if (Dims[D] >= 0 && Dims[D] != Sh[D])
-      fail("input '{}': expected {}, got {} (dimension {} is {} instead of "
-           "{})",
-           I.name, Expected, Given, D, Sh[D], Dims[D]);
+      Mismatch(
+          fmt::format("dimension {} is {} instead of {}", D, Sh[D], Dims[D]));
 }
 
 static std::string joinNames(const std::vector<ParamInfo> &Params) {
@@ -95,7 +96,7 @@ struct ObjectFlattener {
     if (!V)
       fail("output {} is missing (a null VM value)", Index);
     if (const auto *T = V->as<TensorObj>()) {
-      Out.push_back({fmt::format("output_{}", Index++), T->value, Result});
+      Out.push_back({Index++, std::nullopt, T->value, Result});
       return;
     }
     const auto *A = V->as<ADTObj>();
@@ -116,7 +117,7 @@ struct ObjectFlattener {
       if (!A->fields.empty())
         flatten(A->fields[0], Result);
       else
-        Out.push_back({fmt::format("output_{}", Index++), Tensor(), Result});
+        Out.push_back({Index++, std::nullopt, Tensor(), Result});
       return;
     }
     if (C && C->adt == "List") {
@@ -130,8 +131,7 @@ struct ObjectFlattener {
           fail("output {}: a List whose elements are not tensors cannot be "
                "written as .npy files",
                Index);
-        Out.push_back(
-            {fmt::format("output_{}_{}", Index, J++), Head->value, Result});
+        Out.push_back({Index, J++, Head->value, Result});
         Cur = Cur->fields[1] ? Cur->fields[1]->as<ADTObj>() : nullptr;
         if (!Cur)
           fail("output {}: a malformed List (its tail is not a List)", Index);
@@ -147,6 +147,11 @@ struct ObjectFlattener {
 };
 
 } // namespace
+
+std::string OutputTensor::name() const {
+  return element ? fmt::format("output_{}_{}", index, *element)
+                 : fmt::format("output_{}", index);
+}
 
 std::vector<OutputTensor> flattenMainResult(const ObjectRef &Result,
                                             const Executable &Exe,
@@ -178,7 +183,7 @@ writeMainOutputs(const std::vector<OutputTensor> &Outputs,
   std::vector<std::string> Lines;
   for (const OutputTensor &O : Outputs) {
     // "output_1 (ONNX output 'y'): ..." names the graph output it came from.
-    std::string Label = O.name;
+    std::string Label = O.name();
     if (O.result < OutputNames.size())
       Label += fmt::format(" (ONNX output '{}')", OutputNames[O.result]);
     if (!O.tensor.defined()) {
@@ -186,7 +191,7 @@ writeMainOutputs(const std::vector<OutputTensor> &Outputs,
       continue;
     }
     std::string File =
-        (std::filesystem::path(Dir) / (O.name + ".npy")).string();
+        (std::filesystem::path(Dir) / (O.name() + ".npy")).string();
     std::vector<uint8_t> Bytes = npyBytes(O.tensor);
     Files.add(File, Bytes.data(), Bytes.size());
     Lines.push_back(

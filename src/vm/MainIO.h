@@ -15,6 +15,7 @@
 #include "vm/Object.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,12 +38,18 @@ std::vector<Tensor>
 readMainInputs(const Executable &Exe,
                const std::map<std::string, std::string> &Files);
 
-/// One tensor of a result, with its file stem ("output_0", "output_2_1").
+/// One tensor of a result: the index-th output, or element `element` of the
+/// index-th output when that is a List.
 struct OutputTensor {
-  std::string name;
+  size_t index = 0;
+  std::optional<size_t> element;
   Tensor tensor; // undefined for an Option that is None: nothing to write
   /// Which of NumResults top-level results it belongs to (the ONNX output).
   size_t result = 0;
+
+  /// Its file stem: "output_0", "output_2_1" (made on demand: a Python
+  /// session's run never needs it).
+  std::string name() const;
 };
 
 /// Flattens @main's result like the reference interpreter's: tuples depth

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -117,3 +119,37 @@ TEST(ParallelFor, CallersOnSeveralThreadsAndNestedLoops) {
 }
 
 } // namespace
+
+TEST(ParallelFor, ThreadCountScopeOverridesTheSettingOnItsThreadOnly) {
+  ThreadSetting Restore;
+  setNumThreads(4);
+  struct Threads {
+    std::mutex M;
+    std::set<std::thread::id> Seen;
+    static void body(void *Closure, int64_t, int64_t) {
+      auto *T = static_cast<Threads *>(Closure);
+      std::lock_guard<std::mutex> G(T->M);
+      T->Seen.insert(std::this_thread::get_id());
+    }
+  };
+  {
+    ThreadCountScope One(1);
+    EXPECT_EQ(numThreads(), 1);
+    Threads T;
+    parallelFor(100000, 1, &T, Threads::body);
+    EXPECT_EQ(T.Seen.size(), 1u) << "one thread inside the scope";
+    int Elsewhere = 0;
+    std::thread([&] { Elsewhere = numThreads(); }).join();
+    EXPECT_EQ(Elsewhere, 4) << "other threads keep the process setting";
+    {
+      ThreadCountScope Three(3);
+      EXPECT_EQ(numThreads(), 3);
+      ThreadCountScope None(0); // no override: the enclosing one stays
+      EXPECT_EQ(numThreads(), 3);
+    }
+    EXPECT_EQ(numThreads(), 1);
+    setNumThreads(2); // the process setting changes under the scope
+    EXPECT_EQ(numThreads(), 1);
+  }
+  EXPECT_EQ(numThreads(), 2);
+}

@@ -168,7 +168,7 @@ std::vector<std::string> writeOutputs(const vm::ObjectRef &Result,
   for (const vm::OutputTensor &O : Outs)
     if (O.tensor.defined())
       Files.push_back(
-          (std::filesystem::path(Dir) / (O.name + ".npy")).string());
+          (std::filesystem::path(Dir) / (O.name() + ".npy")).string());
   if (!Quiet) {
     for (const std::string &L : Lines)
       std::printf("%s\n", L.c_str());

@@ -147,9 +147,9 @@ int bisectPassesCheck(const Program &P, const std::vector<Tensor> &Inputs,
       }
       for (size_t I = 0; I < Want.size(); ++I) {
         Comparison C;
-        if (Got[I].name != Want[I].name) {
+        if (Got[I].name() != Want[I].name()) {
           C.pass = false;
-          C.note = fmt::format("the VM's output is {}", Got[I].name);
+          C.note = fmt::format("the VM's output is {}", Got[I].name());
         } else {
           C = compareTensors(Got[I].tensor, Want[I].tensor, Opts.rtol,
                              Opts.atol);
@@ -159,7 +159,7 @@ int bisectPassesCheck(const Program &P, const std::vector<Tensor> &Inputs,
         if (!C.pass && V.ok) {
           V.ok = false;
           if (!C.note.empty())
-            V.note = Want[I].name + ": " + C.note;
+            V.note = Want[I].name() + ": " + C.note;
         }
       }
       return V;

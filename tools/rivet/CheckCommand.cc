@@ -195,13 +195,13 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
   }
   for (size_t I = 0; I < Ref.size() && I < Vm.size(); ++I) {
     const NamedOutput &R = Ref[I];
-    std::string Label = R.name;
+    std::string Label = R.name();
     if (R.result < Prog.outputNames.size())
       Label += fmt::format(" ('{}')", Prog.outputNames[R.result]);
     Comparison C;
-    if (Vm[I].name != R.name) {
+    if (Vm[I].name() != R.name()) {
       C.pass = false;
-      C.note = fmt::format("the VM's output is {}", Vm[I].name);
+      C.note = fmt::format("the VM's output is {}", Vm[I].name());
     } else {
       C = compareTensors(Vm[I].tensor, R.tensor, Rtol, Atol);
     }
@@ -216,7 +216,7 @@ int checkCommand(const std::vector<std::string> &ArgsIn) {
       continue;
     // The VM against a third opinion, e.g. the framework the model came from.
     std::filesystem::path File =
-        std::filesystem::path(P.get("expected", ".")) / (R.name + ".npy");
+        std::filesystem::path(P.get("expected", ".")) / (R.name() + ".npy");
     Comparison X;
     if (!std::filesystem::exists(File)) {
       X.pass = false;

@@ -230,7 +230,7 @@ std::vector<Tensor> prepareInputs(const FunctionNode &Main,
 static void flattenInto(const Value &V, std::vector<NamedOutput> &Out,
                         size_t &Index, size_t Result) {
   if (V.isTensor()) {
-    Out.push_back({fmt::format("output_{}", Index++), V.tensor(), Result});
+    Out.push_back({Index++, std::nullopt, V.tensor(), Result});
     return;
   }
   if (V.isTuple()) {
@@ -244,7 +244,7 @@ static void flattenInto(const Value &V, std::vector<NamedOutput> &Out,
     if (!V.fields().empty())
       flattenInto(V.fields()[0], Out, Index, Result);
     else
-      Out.push_back({fmt::format("output_{}", Index++), Tensor(), Result});
+      Out.push_back({Index++, std::nullopt, Tensor(), Result});
     return;
   }
   if (V.isADT() && V.ctor()->adt == "List") {
@@ -255,8 +255,7 @@ static void flattenInto(const Value &V, std::vector<NamedOutput> &Out,
         fail("output {}: a List whose elements are not tensors ({}) cannot be "
              "written as .npy files",
              Index, valueToString(V));
-      Out.push_back({fmt::format("output_{}_{}", Index, J++),
-                     Cur.fields()[0].tensor(), Result});
+      Out.push_back({Index, J++, Cur.fields()[0].tensor(), Result});
       Value Next = Cur.fields()[1];
       Cur = std::move(Next);
     }

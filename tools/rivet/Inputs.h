@@ -11,6 +11,7 @@
 #include "ir/Module.h"
 #include "ir/Value.h"
 #include "kernels/Tensor.h"
+#include "vm/MainIO.h"
 
 #include <cstdint>
 #include <functional>
@@ -68,13 +69,9 @@ std::vector<Tensor> prepareInputs(const ir::FunctionNode &Main,
                                   const InputOptions &Opts,
                                   const std::vector<std::string> &Names = {});
 
-/// One tensor of a result, with its file stem ("output_0", "output_2_1").
-struct NamedOutput {
-  std::string name;
-  Tensor tensor; // undefined for an Option that is None: nothing to write
-  /// Which of NumResults top-level results it belongs to (see below).
-  size_t result = 0;
-};
+/// One tensor of a result, with its file stem: the VM's (vm/MainIO.h), so
+/// that the reference and the compiled path name outputs alike.
+using NamedOutput = vm::OutputTensor;
 
 /// Flattens a result: tuples depth-first into output_0..n-1, a List of
 /// tensors into output_<i>_<j>, Some(t) like t and None into an output

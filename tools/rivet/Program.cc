@@ -463,10 +463,7 @@ std::vector<Tensor> prepareExecutableInputs(const vm::Executable &Exe,
 std::vector<NamedOutput> flattenObjectOutputs(const vm::ObjectRef &Result,
                                               const vm::Executable &Exe,
                                               size_t NumResults) {
-  std::vector<NamedOutput> Out;
-  for (vm::OutputTensor &O : vm::flattenMainResult(Result, Exe, NumResults))
-    Out.push_back({std::move(O.name), std::move(O.tensor), O.result});
-  return Out;
+  return vm::flattenMainResult(Result, Exe, NumResults);
 }
 
 } // namespace rivet::cli

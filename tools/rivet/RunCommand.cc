@@ -54,11 +54,8 @@ static void writeOutputs(const std::vector<NamedOutput> &Outputs,
                          const std::vector<std::string> &OutputNames,
                          const std::filesystem::path &OutDir) {
   // The runtime's writer, shared with rivet-run: same files, same lines.
-  std::vector<vm::OutputTensor> Tensors;
-  for (const NamedOutput &O : Outputs)
-    Tensors.push_back({O.name, O.tensor, O.result});
   for (const std::string &L :
-       vm::writeMainOutputs(Tensors, OutputNames, OutDir.string()))
+       vm::writeMainOutputs(Outputs, OutputNames, OutDir.string()))
     std::printf("%s\n", L.c_str());
   if (Outputs.empty())
     std::printf("no outputs (the result has no tensors)\n");

@@ -108,15 +108,17 @@ static thread_local bool SingleThreaded = false; // inside a small WorkScope
 
 static int effectiveThreads() { return SingleThreaded ? 1 : numThreads(); }
 
-static void applyThreadSetting() {
-  thread_local unsigned Applied = ~0u;
-  unsigned Gen = numThreadsGeneration();
-  if (Applied != Gen) {
-    if (omp_set_num_threads)
-      omp_set_num_threads(effectiveThreads());
-    Applied = Gen;
+/// Sets this thread's OpenMP thread count, remembering it (a call costs
+/// more than the comparison that skips it).
+static void setOmpThreads(int N) {
+  thread_local int Applied = 0;
+  if (Applied != N && omp_set_num_threads) {
+    omp_set_num_threads(N);
+    Applied = N;
   }
 }
+
+static void applyThreadSetting() { setOmpThreads(effectiveThreads()); }
 
 /// Multiply-adds below which a second thread costs more than it saves
 /// (~150 us of work at one core's speed): an OpenMP region whose idle
@@ -134,16 +136,15 @@ WorkScope::WorkScope(int64_t Work, int64_t MinParallelWork) {
   if (SingleThreaded || Work >= MinParallelWork || numThreads() == 1 ||
       !omp_set_num_threads)
     return;
-  applyThreadSetting();
   SingleThreaded = Limited = true;
-  omp_set_num_threads(1);
+  setOmpThreads(1);
 }
 
 WorkScope::~WorkScope() {
   if (!Limited)
     return;
   SingleThreaded = false;
-  omp_set_num_threads(numThreads());
+  setOmpThreads(numThreads());
 }
 
 dnnl::stream &threadStream() {

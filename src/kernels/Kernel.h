@@ -12,6 +12,7 @@
 #include "kernels/Device.h"
 #include "kernels/Tensor.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,19 @@ using ShapeFn = std::vector<TensorMeta> (*)(const std::vector<Tensor> &Inputs,
 using KernelFn = void (*)(const std::vector<Tensor> &Inputs,
                           std::vector<Tensor> &Outputs, const Attrs &A);
 
+/// Where an operator's result lies inside its first input when it is a view
+/// of it: a byte offset into In[0]'s data, and the result's shape.
+struct TensorView {
+  size_t byteOffset = 0;
+  Shape shape;
+};
+
+/// For an operator whose result may be a view of its first input (a slice
+/// that is one contiguous range of it): that view, or nullopt when the
+/// result must be computed (copied) for these inputs.
+using ViewFn = std::optional<TensorView> (*)(const std::vector<Tensor> &Inputs,
+                                             const Attrs &A);
+
 struct KernelInfo {
   std::string name;
   KernelFn kernel = nullptr;
@@ -51,6 +65,10 @@ struct KernelInfo {
   /// kernel for the GPU (cuBLAS, cuDNN) takes device tensors; the VM
   /// compiler places its calls there. The shape function reads shapes only.
   Device device = Device::CPU;
+  /// Set when the result may share the first input's memory: the VM then
+  /// makes it a view where viewFn finds one, and runs the kernel otherwise.
+  /// The kernel itself always computes a copy (the reference's meaning).
+  ViewFn viewFn = nullptr;
 };
 
 class KernelRegistry {
@@ -91,6 +109,12 @@ struct KernelRegistrar {
   static ::rivet::detail::KernelRegistrar RIVET_KERNEL_CONCAT(RivetKernelReg_, \
                                                               __COUNTER__)(    \
       ::rivet::KernelInfo{Name, Kernel, Shape, DataDependent, {}})
+/// RIVET_REGISTER_VIEW_KERNEL("slice_dyn", sliceKernel, sliceShape, true,
+/// sliceView): a kernel whose result may be a view (KernelInfo::viewFn).
+#define RIVET_REGISTER_VIEW_KERNEL(Name, Kernel, Shape, DataDependent, View)   \
+  static ::rivet::detail::KernelRegistrar RIVET_KERNEL_CONCAT(                 \
+      RivetKernelReg_, __COUNTER__)(::rivet::KernelInfo{                       \
+      Name, Kernel, Shape, DataDependent, {}, ::rivet::Device::CPU, View})
 /// RIVET_REGISTER_LIBRARY_KERNEL("cpu.lstm", "lstm", fastLstm, lstmShape):
 /// a library kernel for operator "lstm" (KernelInfo::libraryFor).
 #define RIVET_REGISTER_LIBRARY_KERNEL(Name, Op, Kernel, Shape)                 \

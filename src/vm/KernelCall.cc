@@ -569,6 +569,15 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
     for (size_t K2 = 0; K2 < Ins.size(); ++K2)
       if (!Ins[K2].hasData())
         fail("input {} has no data", K2);
+    // A result that is one contiguous range of the first input shares its
+    // memory (the compiler kept that input alive as long as the result).
+    if (K.Info->viewFn && !K.ListResult && !K.TupleResult)
+      if (std::optional<TensorView> V = K.Info->viewFn(Ins, K.KernelAttrs)) {
+        R[I.dst] = makeTensor(Tensor(Ins[0].storage(),
+                                     Ins[0].byteOffset() + V->byteOffset,
+                                     std::move(V->shape), Ins[0].dtype()));
+        break;
+      }
     std::vector<TensorMeta> Metas = K.Info->shapeFn(Ins, K.KernelAttrs);
     std::vector<Tensor> Outs;
     Outs.reserve(Metas.size());

@@ -376,6 +376,24 @@ void copySlice(const Tensor &X, const SlicePlan &P, Tensor &Out) {
               dtypeSize(X.dtype()));
 }
 
+/// The slice P of X as a view, when its elements are one contiguous range of
+/// X's (every extent above 1 steps through X as a dense tensor of the
+/// slice's shape would): a leading-axis range, a row, a single element.
+std::optional<TensorView> contiguousSliceView(const Tensor &X,
+                                              const SlicePlan &P) {
+  if (numElements(P.Out) == 0)
+    return std::nullopt;
+  std::vector<int64_t> C = contiguousStrides(X.shape());
+  int64_t Start = 0, Dense = 1;
+  for (size_t D = C.size(); D-- > 0;) {
+    if (P.Out[D] > 1 && C[D] * P.Step[D] != Dense)
+      return std::nullopt;
+    Dense *= P.Out[D];
+    Start += C[D] * P.Start[D];
+  }
+  return TensorView{(size_t)Start * dtypeSize(X.dtype()), P.Out};
+}
+
 std::vector<TensorMeta> stridedSliceShape(const std::vector<Tensor> &In,
                                           const Attrs &A) {
   checkArity("strided_slice", In, 1);
@@ -549,6 +567,11 @@ std::vector<TensorMeta> sliceDynShape(const std::vector<Tensor> &In,
 void sliceDynKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                     const Attrs &) {
   copySlice(In[0], planSliceDyn(In), Out[0]);
+}
+
+std::optional<TensorView> sliceDynView(const std::vector<Tensor> &In,
+                                       const Attrs &) {
+  return contiguousSliceView(In[0], planSliceDyn(In));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1001,7 +1024,8 @@ RIVET_REGISTER_KERNEL("take", takeKernel, takeShape, false);
 
 RIVET_REGISTER_KERNEL("reshape_dyn", copyKernel, reshapeDynShape, true);
 RIVET_REGISTER_KERNEL("split_dyn", splitDynKernel, splitDynShape, true);
-RIVET_REGISTER_KERNEL("slice_dyn", sliceDynKernel, sliceDynShape, true);
+RIVET_REGISTER_VIEW_KERNEL("slice_dyn", sliceDynKernel, sliceDynShape, true,
+                           sliceDynView);
 RIVET_REGISTER_KERNEL("squeeze", copyKernel, squeezeShape, false);
 RIVET_REGISTER_KERNEL("squeeze_dyn", copyKernel, squeezeDynShape, true);
 RIVET_REGISTER_KERNEL("unsqueeze", copyKernel, unsqueezeShape, false);

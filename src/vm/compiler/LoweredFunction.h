@@ -32,6 +32,10 @@ struct PendingInst {
   /// InvokeKernel: the kind of the kernel-table entry (decides whether the
   /// operands after the inputs are written or read).
   KernelEntry::Kind kernelKind = KernelEntry::Kind::Builtin;
+  /// InvokeKernel whose result may share its first input's memory
+  /// (KernelInfo::viewFn): the memory planner keeps that input's storage
+  /// for as long as the result lives.
+  bool viewsFirstInput = false;
   /// AllocStorage emitted for one static tensor; the memory planner may move
   /// that tensor into the function's arena and delete this instruction.
   bool ownStorage = false;

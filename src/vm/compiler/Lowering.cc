@@ -756,6 +756,20 @@ private:
 
     if (Op.viewOfFirstArg && !IsTuple && NumIn > 0)
       return lowerView(C, Op, Args, *Outs[0], T, Tail);
+    if (const KernelInfo *K =
+            KernelRegistry::global().find(ML.builtinKernel(Op.name));
+        K && K->viewFn && !IsTuple && NumIn > 0 &&
+        ML.options().codegen.target == Device::CPU) {
+      // A view of the first argument where the kernel finds one at run
+      // time (a contiguous slice), else its copy: the VM makes the result.
+      // (On a GPU target the kernel runs on the device instead: allocating
+      // kernels run on the host.)
+      uint32_t R = newReg(T, true);
+      emitKernel(KernelEntry::Kind::AllocatingBuiltin, K->name, C.attrs, NumIn,
+                 std::move(Args), R, originsOf(C));
+      F.code.back().viewsFirstInput = true;
+      return finish(R, Tail);
+    }
 
     bool AnyDynamic = false;
     for (const TensorTypeNode *O : Outs)

@@ -138,6 +138,8 @@ uint64_t planMemory(LoweredFunction &F, bool Enabled) {
     const OpcodeInfo &Info = opcodeInfo(I.op);
     if (Info.aliasesA()) // dst is a view of reg[a]'s storage
       Groups.unite(I.dst, I.a);
+    if (P.viewsFirstInput && !P.regs.empty()) // may be a view of regs[0]'s
+      Groups.unite(I.dst, P.regs[0]);
     if (Info.escapes() || (I.op == Opcode::InvokeKernel &&
                            KernelEntry::keepsOperands(P.kernelKind)))
       for (uint32_t U : Uses)

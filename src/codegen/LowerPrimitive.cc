@@ -1,6 +1,7 @@
 //===- LowerPrimitive.cc - Fused primitive function -> loop kernel --------===//
 
 #include "codegen/LowerPrimitive.h"
+#include "codegen/CollapseLoops.h"
 #include "codegen/ReductionInterchange.h"
 #include "codegen/StreamingStores.h"
 
@@ -88,6 +89,8 @@ public:
       }
     K.kernel.body = assemble(0, Out, OutIx, V);
     interchangeReductions(K.kernel);
+    if (Opts.collapse)
+      collapseElementwiseNest(K.kernel);
     annotate(K.kernel.body);
     markStreamingStores(K.kernel);
     RIVET_CHECK(K.sizeSources.size() == K.kernel.sizeParams.size(),

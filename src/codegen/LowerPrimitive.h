@@ -57,6 +57,10 @@ struct LoweringOptions {
   /// loop is both parallel and, per chunk, vectorized.
   bool parallel = true;
   int64_t minParallelWork = 2 * kParallelChunkWork;
+  /// Make an elementwise nest whose operands line up with the output one
+  /// flat loop (CollapseLoops.h). Off for GPU kernels, whose emitter binds
+  /// the nest's loops to blocks and threads as they are.
+  bool collapse = true;
 };
 
 struct LoweringResult {

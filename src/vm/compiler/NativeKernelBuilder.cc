@@ -274,7 +274,9 @@ const NativeKernel *NativeKernelBuilder::lower(const ir::Expr &FnE) {
   std::string Op = firstOpName(*Fn);
   std::string Name =
       fmt::format("rivet_k{}_{}", Kernels.size(), symbolPart(Op));
-  codegen::LoweringResult R = codegen::lowerPrimitive(FnE, Name);
+  codegen::LoweringOptions LO;
+  LO.collapse = Opts.target == Device::CPU;
+  codegen::LoweringResult R = codegen::lowerPrimitive(FnE, Name, LO);
   if (!R.ok()) {
     Refusals.push_back(fmt::format("group of {}: {}", Op, R.unsupported));
     return nullptr;

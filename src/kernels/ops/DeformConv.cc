@@ -92,7 +92,7 @@ std::vector<TensorMeta> deformConvShape(const std::vector<Tensor> &In,
   return {{planDeform(In, A).Out, In[0].dtype()}};
 }
 
-struct Tap {
+struct DeformTap {
   int64_t Offset; // flat spatial offset into one input channel
   double Weight;
 };
@@ -111,7 +111,7 @@ void deformConvKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   std::vector<int64_t> InStrides = contiguousStrides(P.In);
   std::vector<double> Y((size_t)Out[0].numel(), 0.0);
   std::vector<int64_t> OIdx(R), KIdx(R);
-  std::vector<Tap> Sample, Next;
+  std::vector<DeformTap> Sample, Next;
   for (int64_t Nb = 0; Nb < P.N; ++Nb)
     for (int64_t O = 0; O < OutSize; ++O) {
       for (size_t D = R, Rest = (size_t)O; D-- > 0;) {
@@ -125,7 +125,7 @@ void deformConvKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
             Rest /= (size_t)P.Kernel[D];
           }
           // The moved tap, sampled N-linearly; corners outside read zero.
-          Sample.assign(1, Tap{0, 1.0});
+          Sample.assign(1, DeformTap{0, 1.0});
           for (size_t D = 0; D < R && !Sample.empty(); ++D) {
             int64_t Ch =
                 ((Nb * P.OffsetGroup + G) * Taps + K) * (int64_t)R + (int64_t)D;
@@ -139,7 +139,7 @@ void deformConvKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
               if (!(I >= 0 && I < (double)P.In[D]))
                 continue;
               double Wt = Corner ? T : 1 - T;
-              for (const Tap &S : Sample)
+              for (const DeformTap &S : Sample)
                 Next.push_back(
                     {S.Offset + (int64_t)I * InStrides[D], S.Weight * Wt});
             }
@@ -156,7 +156,7 @@ void deformConvKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                ++C) {
             const double *Img = X.data() + (Nb * P.C + C) * InSize;
             double V = 0;
-            for (const Tap &S : Sample)
+            for (const DeformTap &S : Sample)
               V += S.Weight * Img[S.Offset];
             V *= Scale;
             int64_t Grp = C / CPerGroup;

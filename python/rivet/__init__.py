@@ -196,14 +196,16 @@ class InferenceSession:
     ``run`` releases the GIL: threads may share one session (each concurrent
     caller gets a VM of its own over the shared executable).
     ``num_threads``: the kernels' threads for this session's calls (ONNX
-    Runtime's intra_op_num_threads); by default the process-wide count
-    (``set_num_threads``, or RIVET_NUM_THREADS, or one per core).
+    Runtime's intra_op_num_threads); None or 0 (as in ONNX Runtime): the
+    process-wide count (``set_num_threads``, or RIVET_NUM_THREADS, or one
+    per core).
     """
 
     def __init__(self, model: Union[Executable, Module, PathLike],
                  num_threads: Optional[int] = None, **compile_options):
-        if num_threads is not None and num_threads < 1:
-            raise ValueError(f"num_threads must be at least 1, got {num_threads}")
+        if num_threads is not None and num_threads < 0:
+            raise ValueError(f"num_threads must be 0 (the process's count) "
+                             f"or more, got {num_threads}")
         if isinstance(model, Executable):
             exe = model
         elif isinstance(model, Module):

@@ -379,9 +379,12 @@ public:
       : Prog(std::move(P)), NumThreads(NumThreads) {
     if (!Prog->exe)
       fail("{}: the program is not compiled", Prog->path);
-    for (const vm::ParamInfo &I : exe().mainParams)
-      InputKeys.push_back(
-          nb::steal(PyUnicode_InternFromString(I.name.c_str())));
+    for (const vm::ParamInfo &I : exe().mainParams) {
+      PyObject *Key = PyUnicode_InternFromString(I.name.c_str());
+      if (!Key)
+        throw nb::python_error();
+      InputKeys.push_back(nb::steal(Key));
+    }
   }
 
   const Program &program() const { return *Prog; }
@@ -579,7 +582,7 @@ public:
     return R;
   }
 
-  int numThreads() const { return NumThreads > 0 ? NumThreads : 0; }
+  int numThreads() const { return NumThreads; }
 
 private:
   ProgramRef Prog;

@@ -293,4 +293,6 @@ print(start, after_one, after_three)
     assert after_three >= start + 2, "three threads: two pool workers"
     with pytest.raises(ValueError):
         rivet.InferenceSession(rivet.compile(rivet.parse(PROGRAM)),
-                               num_threads=0)
+                               num_threads=-1)
+    assert rivet.InferenceSession(rivet.compile(rivet.parse(PROGRAM)),
+                                  num_threads=0)._sess.num_threads == 0

@@ -39,7 +39,7 @@ TEST(SmallGemm, EveryTileAndTailAgreesWithADoubleProduct) {
     if (!Fn)
       continue; // this CPU cannot run it
     for (int64_t M : {1, 5, 6, 7, 13})
-      for (int64_t N : {1, 7, 8, 9, 16, 17, 33})
+      for (int64_t N : {1, 7, 8, 9, 16, 17, 33, 65, 120})
         for (int64_t K : {1, 3, 16, 65})
           for (bool WithBias : {false, true}) {
             // Row strides past the rows: 3 more elements each.

@@ -24,7 +24,9 @@ bool cpuHasAvx512();
 /// The instruction sets our per-ISA kernel compilations target (DenseGemv,
 /// RecurrentSteps): AVX-512 means F, BW, DQ and VL; AVX2 comes with FMA.
 enum class CpuIsa { Base, Avx2, Avx512 };
-/// The best of them this CPU runs.
+/// The best of them this CPU runs, at most $RIVET_MAX_CPU_ISA ("avx2" or
+/// "base"): an AVX-512 host then times and tests the other compilations
+/// as an AVX2-only machine runs them.
 CpuIsa hostIsa();
 
 /// A kernel's Auto/Off/Always choice from environment variable Var:

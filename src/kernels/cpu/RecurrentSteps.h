@@ -7,7 +7,8 @@
 // AVX-512, AVX2 + FMA and the baseline (RecurrentSteps*.cc), each whole TU
 // for its ISA: GCC lowers the vector code of helpers compiled for the
 // baseline before inlining them into a target_clones function, which made
-// every broadcast eight scalar inserts.
+// every broadcast eight scalar inserts. The AVX-512 compilation runs the
+// GEMMs and gates on 16-float vectors, the others on 8.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace rivet::kernels::recurrent {
 

@@ -16,7 +16,10 @@
 #endif
 
 #define RIVET_RECURRENT_ENTRY runDirectionAvx512
+// 16-float vectors: a step's GEMM and gates at twice the AVX2 width.
+#define RIVET_RECURRENT_LANES 16
 #include "kernels/cpu/RecurrentSteps.inc"
+#include <immintrin.h>
 
 #if defined(__x86_64__) && defined(__clang__)
 #pragma clang attribute pop

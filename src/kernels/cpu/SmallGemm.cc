@@ -42,6 +42,7 @@ namespace small_gemm_avx2 {
 #endif
 namespace small_gemm_avx512 {
 #define RIVET_SMALL_GEMM_ENTRY smallGemmAvx512
+#define RIVET_SMALL_GEMM_LANES 16
 #include "kernels/cpu/SmallGemmLoops.inc"
 #undef RIVET_SMALL_GEMM_ENTRY
 } // namespace small_gemm_avx512

@@ -4,7 +4,8 @@
 // other small models: a few hundred rows, K and N of tens to hundreds. A
 // oneDNN matmul call costs about 7 us whatever its size and reached a third
 // of the FMA peak on [256, 64] x [64, 192]; here tiles of 6 rows by 16
-// columns stay in registers over K, B read in place (row-major [K, N]).
+// columns (64 on AVX-512) stay in registers over K, B read in place
+// (row-major [K, N]).
 // Compiled for AVX-512, AVX2 + FMA and the baseline; the CPU picks at load.
 //
 //===----------------------------------------------------------------------===//

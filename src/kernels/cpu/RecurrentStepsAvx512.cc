@@ -1,6 +1,9 @@
 //===- RecurrentStepsAvx512.cc - RecurrentSteps.inc for AVX-512 -----------===//
 #include "kernels/cpu/RecurrentSteps.h"
 
+// The rcp14 intrinsics of RecurrentSteps.inc (declared for every target).
+#include <immintrin.h>
+
 #if defined(__GNUC__) // and clang
 // Vector arguments of always-inlined helpers: no call passes one.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -19,7 +22,6 @@
 // 16-float vectors: a step's GEMM and gates at twice the AVX2 width.
 #define RIVET_RECURRENT_LANES 16
 #include "kernels/cpu/RecurrentSteps.inc"
-#include <immintrin.h>
 
 #if defined(__x86_64__) && defined(__clang__)
 #pragma clang attribute pop

@@ -306,6 +306,28 @@ TEST(Attention, DecodingStepsMatchNaive) {
   }
 }
 
+TEST(Attention, EveryRowTileMatchesNaive) {
+  std::mt19937 G(29);
+  // A task's rows run in tiles of 12 (AVX-512) or 6 rows, then 6, then
+  // one at a time: these query counts leave every kind of remainder, with
+  // head sizes of one and two 64-byte column pairs and a partial one, over
+  // one key block and two. (ctest runs this again as an AVX2 and a
+  // baseline CPU: RIVET_MAX_CPU_ISA.)
+  for (int64_t Sq : {1, 6, 7, 13, 18, 31, 40})
+    for (int64_t Head : {16, 32, 20})
+      for (int64_t Keys : {Sq, int64_t(150)})
+        for (bool Causal : {false, true}) {
+          Call C;
+          C.q = randomOf(G, {2, 1, Sq, Head});
+          C.k = randomOf(G, {2, 1, Keys, Head});
+          C.v = randomOf(G, {2, 1, Keys, Head});
+          C.causal = Causal;
+          SCOPED_TRACE(fmt::format("Sq {}, head {}, keys {}, causal {}", Sq,
+                                   Head, Keys, Causal));
+          expectMatchesNaive(C);
+        }
+}
+
 TEST(Attention, FullyMaskedRowIsNaN) {
   std::mt19937 G(3);
   Call C;

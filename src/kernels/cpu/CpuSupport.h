@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kernels/HostIsa.h"
 #include "kernels/Tensor.h"
 
 #include <cstdint>
@@ -20,14 +21,6 @@ namespace rivet::cpu {
 
 /// Whether this CPU has AVX-512 (our NCHW16c kernels' vectors).
 bool cpuHasAvx512();
-
-/// The instruction sets our per-ISA kernel compilations target (DenseGemv,
-/// RecurrentSteps): AVX-512 means F, BW, DQ and VL; AVX2 comes with FMA.
-enum class CpuIsa { Base, Avx2, Avx512 };
-/// The best of them this CPU runs, at most $RIVET_MAX_CPU_ISA ("avx2" or
-/// "base"): an AVX-512 host then times and tests the other compilations
-/// as an AVX2-only machine runs them.
-CpuIsa hostIsa();
 
 /// A kernel's Auto/Off/Always choice from environment variable Var:
 /// "off", "always", anything else (or unset) Auto.

@@ -23,6 +23,7 @@
 // (they become -softcap, not -inf).
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/HostIsa.h"
 #include "kernels/NativeKernelAbi.h"
 #include "kernels/Threading.h"
 #include "kernels/ops/KernelUtil.h"
@@ -44,8 +45,8 @@ constexpr int64_t kKeyBlock = 128;
 /// of keys and values is packed once per task and read by all its rows from
 /// L1; the rows' scores, sums and queries stay in L2.
 constexpr int64_t kTaskRows = 128;
-/// Rows of the register-blocked products: 2 x 6 accumulators of 8 floats
-/// keep both FMA units of an AVX2 core busy through their latency.
+/// A task of fewer query rows than this (a decoding step) reads the keys in
+/// place by dot products rather than packing them.
 constexpr int kRowBlock = 6;
 
 bool attentionDType(DType T) {
@@ -367,31 +368,9 @@ struct CacheCopy {
   }
 };
 
-/// Vectors of 32 bytes: one AVX2 register (the AVX-512 clone uses them too;
-/// wider generic vectors were kept in memory, not registers, on AVX2). Only
-/// ever locals of always-inline code, so no function passes one by value
-/// across targets.
-template <typename C> struct Lanes;
-template <> struct Lanes<float> {
-  typedef float V __attribute__((vector_size(32), aligned(4), may_alias));
-  typedef int32_t I __attribute__((vector_size(32), aligned(4), may_alias));
-  static constexpr int64_t N = 8;
-};
-template <> struct Lanes<double> {
-  typedef double V __attribute__((vector_size(32), aligned(8), may_alias));
-  static constexpr int64_t N = 4;
-};
-
-template <typename C> RIVET_ATTN_INLINE typename Lanes<C>::V &lanes(C *P) {
-  return *reinterpret_cast<typename Lanes<C>::V *>(P);
-}
-template <typename C>
-RIVET_ATTN_INLINE const typename Lanes<C>::V &lanes(const C *P) {
-  return *reinterpret_cast<const typename Lanes<C>::V *>(P);
-}
-
-/// The products below take two vectors of columns at a time.
-template <typename C> constexpr int64_t kPair = 2 * Lanes<C>::N;
+/// The products below take 64 bytes of columns at a time (two AVX2 vectors,
+/// one AVX-512 vector); head sizes are padded to it.
+template <typename C> constexpr int64_t kPair = 64 / sizeof(C);
 
 /// Everything a task reads; shared by all tasks of a call.
 template <typename C> struct Job {
@@ -425,479 +404,64 @@ template <typename C> struct Job {
   int64_t headVPad = 0;    // headV rounded up to kPair
 };
 
-/// Scores of NR rows against the first Width (a multiple of kPair) of a
-/// block of transposed keys Kt[d][kKeyBlock]: S[r][j] = sum_d Qs[r][d] *
-/// Kt[d][j]. The 2 x NR accumulators stay in registers over d; each step is
-/// two vectors of keys times one q element.
-template <typename C, int NR>
-RIVET_ATTN_INLINE void scoreRows(const C *Qs, int64_t HeadK, const C *Kt,
-                                 int64_t Width, C *S) {
-  using V = typename Lanes<C>::V;
-  constexpr int64_t N = Lanes<C>::N;
-  for (int64_t J = 0; J < Width; J += 2 * N) {
-    V A0[NR], A1[NR];
-#pragma GCC unroll 8
-    for (int R = 0; R < NR; ++R)
-      A0[R] = A1[R] = V{};
-    for (int64_t D = 0; D < HeadK; ++D) {
-      V K0 = lanes(Kt + D * kKeyBlock + J),
-        K1 = lanes(Kt + D * kKeyBlock + J + N);
-#pragma GCC unroll 8
-      for (int R = 0; R < NR; ++R) {
-        C Q = Qs[R * HeadK + D];
-        A0[R] += K0 * Q;
-        A1[R] += K1 * Q;
-      }
-    }
-#pragma GCC unroll 8
-    for (int R = 0; R < NR; ++R) {
-      lanes(S + R * kKeyBlock + J) = A0[R];
-      lanes(S + R * kKeyBlock + J + N) = A1[R];
-    }
-  }
-}
+// The tasks' loops (AttentionTasks.inc), compiled for AVX-512 (64-byte
+// vectors), AVX2 + FMA and the baseline (32 bytes), one namespace each;
+// hostIsa() picks. (Not target_clones: vectors wider than the baseline's
+// must be declared in code compiled for their target.)
+namespace attn_base {
+#define RIVET_ATTN_VECTOR_BYTES 32
+#include "kernels/ops/AttentionTasks.inc"
+#undef RIVET_ATTN_VECTOR_BYTES
+} // namespace attn_base
 
-/// O[r][:] += sum_j P[r][j] * Vp[j][:] for NR rows, over Jn keys; value
-/// rows are VStride apart.
-template <typename C, int NR>
-RIVET_ATTN_INLINE void accumulateRows(const C *P, int64_t Jn, const C *Vp,
-                                      int64_t VStride, int64_t HeadVPad, C *O) {
-  using V = typename Lanes<C>::V;
-  constexpr int64_t N = Lanes<C>::N;
-  for (int64_t D = 0; D < HeadVPad; D += 2 * N) {
-    V A0[NR], A1[NR];
-#pragma GCC unroll 8
-    for (int R = 0; R < NR; ++R) {
-      A0[R] = lanes(O + R * HeadVPad + D);
-      A1[R] = lanes(O + R * HeadVPad + D + N);
-    }
-    for (int64_t J = 0; J < Jn; ++J) {
-      V V0 = lanes(Vp + J * VStride + D), V1 = lanes(Vp + J * VStride + D + N);
-#pragma GCC unroll 8
-      for (int R = 0; R < NR; ++R) {
-        C Pr = P[R * kKeyBlock + J];
-        A0[R] += V0 * Pr;
-        A1[R] += V1 * Pr;
-      }
-    }
-#pragma GCC unroll 8
-    for (int R = 0; R < NR; ++R) {
-      lanes(O + R * HeadVPad + D) = A0[R];
-      lanes(O + R * HeadVPad + D + N) = A1[R];
-    }
-  }
-}
+#if defined(__x86_64__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))),              \
+                             apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+namespace attn_avx2 {
+#define RIVET_ATTN_VECTOR_BYTES 32
+#include "kernels/ops/AttentionTasks.inc"
+#undef RIVET_ATTN_VECTOR_BYTES
+} // namespace attn_avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#pragma clang attribute push(                                                  \
+    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))),    \
+    apply_to = function)
+#else
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")
+#endif
+namespace attn_avx512 {
+#define RIVET_ATTN_VECTOR_BYTES 64
+#include "kernels/ops/AttentionTasks.inc"
+#undef RIVET_ATTN_VECTOR_BYTES
+} // namespace attn_avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
 
-/// X[j] = e^(X[j] - Max) over Width values (a multiple of the vector width);
-/// -inf (and anything below -87, whose exponential is below float's normal
-/// range) gives 0. Cephes' expf: x = n ln2 + r with |r| <= ln2 / 2, a degree-6
-/// polynomial for e^r, 2^n from the exponent bits; within 2 ulp, and a loop the
-/// compiler vectorizes where std::exp would be a call per element.
-RIVET_ATTN_INLINE void expBlock(float *X, float Max, int64_t Width) {
-  using V = Lanes<float>::V;
-  using I = Lanes<float>::I;
-  for (int64_t J = 0; J < Width; J += Lanes<float>::N) {
-    V X0 = lanes(X + J) - Max;
-    I Dead = X0 < -87.0f;
-    // Max is the largest value: X0 <= 0 (or NaN), no overflow.
-    V Xc = X0 < -87.0f ? V{} - 87.0f : X0;
-    // Round to nearest by adding and subtracting 1.5 * 2^23.
-    V N = (Xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    V R = Xc - N * 0.693359375f;
-    R = R - N * -2.12194440e-4f;
-    V P = R * 1.9875691500e-4f + 1.3981999507e-3f;
-    P = P * R + 8.3334519073e-3f;
-    P = P * R + 4.1665795894e-2f;
-    P = P * R + 1.6666665459e-1f;
-    P = P * R + 5.0000001201e-1f;
-    P = P * (R * R) + R + 1.0f;
-    I E = (__builtin_convertvector(N, I) + 127) << 23;
-    V Y = P * (V)E;
-    lanes(X + J) = (V)((I)Y & ~Dead);
+/// The parallel loop's body for compute type C on this CPU.
+template <typename C> RivetParallelBody tasksBody() {
+  constexpr bool F = std::is_same_v<C, float>;
+#if defined(__x86_64__)
+  switch (cpu::hostIsa()) {
+  case cpu::CpuIsa::Avx512:
+    return F ? attn_avx512::attendTasksFloat : attn_avx512::attendTasksDouble;
+  case cpu::CpuIsa::Avx2:
+    return F ? attn_avx2::attendTasksFloat : attn_avx2::attendTasksDouble;
+  case cpu::CpuIsa::Base: break;
   }
-}
-RIVET_ATTN_INLINE void expBlock(double *X, double Max, int64_t Width) {
-  for (int64_t J = 0; J < Width; ++J)
-    X[J] = std::exp(X[J] - Max);
-}
-
-/// X[i] *= F for N values, N a multiple of the vector width.
-template <typename C> RIVET_ATTN_INLINE void scaleLanes(C *X, int64_t N, C F) {
-  for (int64_t I = 0; I < N; I += Lanes<C>::N)
-    lanes(X + I) *= F;
-}
-
-/// The largest of X[0, Width), Width a positive multiple of the vector width.
-template <typename C>
-RIVET_ATTN_INLINE C maxOfBlock(const C *X, int64_t Width) {
-  using V = typename Lanes<C>::V;
-  V M = lanes(X);
-  for (int64_t J = Lanes<C>::N; J < Width; J += Lanes<C>::N) {
-    V Xj = lanes(X + J);
-    M = Xj > M ? Xj : M;
-  }
-  C R = M[0];
-  for (int64_t L = 1; L < Lanes<C>::N; ++L)
-    R = M[L] > R ? M[L] : R;
-  return R;
-}
-
-template <typename C>
-RIVET_ATTN_INLINE C sumOfBlock(const C *X, int64_t Width) {
-  using V = typename Lanes<C>::V;
-  V S = lanes(X);
-  for (int64_t J = Lanes<C>::N; J < Width; J += Lanes<C>::N)
-    S += lanes(X + J);
-  C R = 0;
-  for (int64_t L = 0; L < Lanes<C>::N; ++L)
-    R += S[L];
-  return R;
-}
-
-/// Transposes the 8 x 8 floats at column D of rows Rows[0..8) into 8 rows
-/// of Dst, kKeyBlock apart (unpack, shuffle, then swap 128-bit halves).
-RIVET_ATTN_INLINE void transpose8x8(const float *const *Rows, int64_t D,
-                                    float *Dst) {
-  using V = Lanes<float>::V;
-  V R[8], T[8], U[8];
-#pragma GCC unroll 8
-  for (int K = 0; K < 8; ++K)
-    R[K] = lanes(Rows[K] + D);
-#pragma GCC unroll 4
-  for (int K = 0; K < 8; K += 2) {
-    T[K] = __builtin_shufflevector(R[K], R[K + 1], 0, 8, 1, 9, 4, 12, 5, 13);
-    T[K + 1] =
-        __builtin_shufflevector(R[K], R[K + 1], 2, 10, 3, 11, 6, 14, 7, 15);
-  }
-#pragma GCC unroll 2
-  for (int K = 0; K < 8; K += 4)
-#pragma GCC unroll 2
-    for (int L = 0; L < 2; ++L) {
-      U[K + L] = __builtin_shufflevector(T[K + L], T[K + L + 2], 0, 1, 8, 9, 4,
-                                         5, 12, 13);
-      U[K + L + 2] = __builtin_shufflevector(T[K + L], T[K + L + 2], 2, 3, 10,
-                                             11, 6, 7, 14, 15);
-    }
-  // U[k] (k < 4) holds column c = 2 (k % 2) + k / 2 of rows 0-3 in its low
-  // half, column c + 4 in its high half; U[k + 4] the same of rows 4-7.
-  const int Col[4] = {0, 2, 1, 3};
-#pragma GCC unroll 4
-  for (int K = 0; K < 4; ++K) {
-    lanes(Dst + Col[K] * kKeyBlock) =
-        __builtin_shufflevector(U[K], U[K + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-    lanes(Dst + (Col[K] + 4) * kKeyBlock) =
-        __builtin_shufflevector(U[K], U[K + 4], 4, 5, 6, 7, 12, 13, 14, 15);
-  }
-}
-
-/// Per-thread buffers, reused by the tasks of one chunk.
-template <typename C> struct Scratch {
-  std::vector<C> qs, scores, out, keysT, values, row, qkRows, rowMax, rowSum;
-  std::vector<int64_t> rowEnd;
-  std::vector<const C *> keyRows;
-  Scratch(const Job<C> &J) : keyRows((size_t)kKeyBlock) {
-    int64_t R = J.group * J.rowsPerTask;
-    const Geometry &G = J.g;
-    qs.resize((size_t)(R * G.headK));
-    scores.resize((size_t)(R * kKeyBlock));
-    out.resize((size_t)(R * J.headVPad));
-    keysT.resize((size_t)(G.headK * kKeyBlock));
-    values.assign((size_t)(kKeyBlock * J.headVPad), C(0));
-    row.resize((size_t)std::max<int64_t>({G.headK, G.headV, 1}));
-    if (G.withQk)
-      qkRows.resize((size_t)(R * G.total));
-    rowMax.resize((size_t)R);
-    rowSum.resize((size_t)R);
-    rowEnd.resize((size_t)R);
-  }
-};
-
-/// Row of key Key of (b, kv head h): from the past (Past) or the new rows
-/// (New), of the keys or of the values.
-RIVET_ATTN_INLINE const void *cacheRow(const Rows &Past, const Rows &New,
-                                       int64_t PastLen, int64_t B, int64_t H,
-                                       int64_t Key) {
-  return Key < PastLen ? Past.at(B, H, Key) : New.at(B, H, Key - PastLen);
-}
-
-/// Packs the values of keys [J0, J0 + Jn) into rows of headVPad (their
-/// padding stays 0).
-template <typename C>
-RIVET_ATTN_INLINE void packValues(const Job<C> &J, Scratch<C> &W, int64_t B,
-                                  int64_t H, int64_t J0, int64_t Jn) {
-  const Geometry &G = J.g;
-  for (int64_t I = 0; I < Jn; ++I)
-    loadRow(cacheRow(J.pastValue, J.v, J.cached, B, H, J0 + I), J.v.dtype,
-            W.values.data() + I * J.headVPad, G.headV);
-  // A value row past the last key is multiplied by 0, but must not be inf
-  // or NaN left over from an earlier block.
-  std::fill(W.values.begin() + Jn * J.headVPad, W.values.end(), C(0));
-}
-
-/// Packs keys [J0, J0 + Jn) transposed: keysT[d][i].
-template <typename C>
-RIVET_ATTN_INLINE void packKeys(const Job<C> &J, Scratch<C> &W, int64_t B,
-                                int64_t H, int64_t J0, int64_t Jn) {
-  const Geometry &G = J.g;
-  int64_t I = 0;
-  if constexpr (std::is_same_v<C, float>) {
-    // float keys: 8 x 8 tiles, transposed in registers.
-    if (J.k.dtype == DType::Float32)
-      for (; I + 8 <= Jn; I += 8) {
-        const float *Rows[8];
-        for (int R = 0; R < 8; ++R)
-          Rows[R] = static_cast<const float *>(
-              cacheRow(J.pastKey, J.k, J.cached, B, H, J0 + I + R));
-        int64_t D = 0;
-        for (; D + 8 <= G.headK; D += 8)
-          transpose8x8(Rows, D, W.keysT.data() + D * kKeyBlock + I);
-        for (; D < G.headK; ++D)
-          for (int R = 0; R < 8; ++R)
-            W.keysT[(size_t)(D * kKeyBlock + I + R)] = Rows[R][D];
-      }
-  }
-  for (; I < Jn; ++I) {
-    const void *KRow = cacheRow(J.pastKey, J.k, J.cached, B, H, J0 + I);
-    // Keys of the compute type are read in place, others converted first.
-    const C *KR = static_cast<const C *>(KRow);
-    if (J.k.dtype != dtypeOf<C>()) {
-      loadRow(KRow, J.k.dtype, W.row.data(), G.headK);
-      KR = W.row.data();
-    }
-    for (int64_t D = 0; D < G.headK; ++D)
-      W.keysT[(size_t)(D * kKeyBlock + I)] = KR[D];
-  }
-}
-
-/// Scores of one row against Jn keys read in place (Keys[i]: key i's row),
-/// as dot products: for a few rows (decoding), cheaper than transposing
-/// the keys. HeadK is a multiple of the vector width.
-template <typename C>
-RIVET_ATTN_INLINE void scoreRowDirect(const C *Qs, int64_t HeadK,
-                                      const C *const *Keys, int64_t Jn, C *S) {
-  using V = typename Lanes<C>::V;
-  constexpr int64_t N = Lanes<C>::N;
-  for (int64_t I = 0; I < Jn; ++I) {
-    const C *K = Keys[I];
-    V A0 = V{}, A1 = V{};
-    int64_t D = 0;
-    for (; D + 2 * N <= HeadK; D += 2 * N) {
-      A0 += lanes(K + D) * lanes(Qs + D);
-      A1 += lanes(K + D + N) * lanes(Qs + D + N);
-    }
-    if (D < HeadK)
-      A0 += lanes(K + D) * lanes(Qs + D);
-    A0 += A1;
-    C Sum = 0;
-    for (int64_t L = 0; L < N; ++L)
-      Sum += A0[L];
-    S[I] = Sum;
-  }
-}
-
-/// Scores -> softmax numerators for row Row of a task (see attendTask).
-template <typename C>
-RIVET_ATTN_INLINE void softmaxStep(const Job<C> &J, Scratch<C> &W, int64_t Row,
-                                   const C *Bias, int64_t J0, int64_t Jn) {
-  constexpr C NegInf = -std::numeric_limits<C>::infinity();
-  const Geometry &G = J.g;
-  C *S = W.scores.data() + Row * kKeyBlock;
-  // The vector loops' extent: the block's keys, whole pairs of vectors (a
-  // short sequence's block is mostly past its end).
-  const int64_t Width = (Jn + kPair<C> - 1) / kPair<C> * kPair<C>;
-  if (W.rowEnd[(size_t)Row] <= J0 && J.skipsMasked) {
-    std::fill(S, S + Width, C(0)); // the row sees no key of the block
-    return;
-  }
-  C *Qk = G.withQk ? W.qkRows.data() + Row * G.total + J0 : nullptr;
-  if (Qk && J.mode == 0)
-    std::copy(S, S + Jn, Qk);
-  // Masked keys: past the row's end (causal, padding, a short mask).
-  int64_t Live = std::clamp<int64_t>(W.rowEnd[(size_t)Row] - J0, 0, Jn);
-  if (Bias) {
-    int64_t I = 0;
-    for (; I + Lanes<C>::N <= Live; I += Lanes<C>::N)
-      lanes(S + I) += lanes(Bias + J0 + I);
-    for (; I < Live; ++I)
-      S[I] += Bias[J0 + I];
-  }
-  std::fill(S + Live, S + Width, NegInf);
-  if (Qk && J.mode == 1)
-    std::copy(S, S + Jn, Qk);
-  if (J.softcap > 0) {
-    C Inv = C(1) / J.softcap;
-    for (int64_t I = 0; I < Jn; ++I)
-      S[I] = J.softcap * std::tanh(S[I] * Inv);
-  }
-  if (Qk && J.mode >= 2)
-    std::copy(S, S + Jn, Qk);
-
-  C &M = W.rowMax[(size_t)Row], &L = W.rowSum[(size_t)Row];
-  C NewMax = std::max(M, maxOfBlock(S, Width));
-  if (NewMax == NegInf) { // every key so far masked: nothing to add
-    std::fill(S, S + Width, C(0));
-    return;
-  }
-  expBlock(S, NewMax, Width);
-  C Sum = sumOfBlock(S, Width);
-  if (M != NewMax) {
-    C Correction = std::exp(M - NewMax); // 0 when M is -inf
-    C *O = W.out.data() + Row * J.headVPad;
-    scaleLanes(O, J.headVPad, Correction);
-    L *= Correction;
-    M = NewMax;
-  }
-  L += Sum;
-}
-
-/// One task: query rows [I0, I0 + rowsPerTask) of every q head of kv head
-/// H in batch B. Row r of the task is q head H * group + r / Nq, query
-/// I0 + r % Nq.
-template <typename C>
-RIVET_ATTN_INLINE void attendTask(const Job<C> &J, Scratch<C> &W,
-                                  int64_t Task) {
-  constexpr C NegInf = -std::numeric_limits<C>::infinity();
-  const Geometry &G = J.g;
-  int64_t B = Task / (G.kvHeads * J.queryBlocks);
-  int64_t H = Task / J.queryBlocks % G.kvHeads;
-  int64_t I0 = Task % J.queryBlocks * J.rowsPerTask;
-  int64_t Nq = std::min(J.rowsPerTask, G.seqQ - I0);
-  int64_t R = J.group * Nq;
-  int64_t Limit = G.total; // keys any row may see
-  if (J.nonpad)
-    Limit = std::clamp<int64_t>(J.nonpad[B], 0, Limit);
-  if (J.bias)
-    Limit = std::min(Limit, J.maskCols);
-
-  std::vector<const C *> BiasRows((size_t)R, nullptr);
-  int64_t LastEnd = 0;
-  for (int64_t Row = 0; Row < R; ++Row) {
-    int64_t Hq = H * J.group + Row / Nq, I = I0 + Row % Nq;
-    C *Qs = W.qs.data() + Row * G.headK;
-    loadRow(J.q.at(B, Hq, I), J.q.dtype, Qs, G.headK);
-    int64_t Whole = G.headK - G.headK % Lanes<C>::N;
-    scaleLanes(Qs, Whole, J.scale);
-    for (int64_t D = Whole; D < G.headK; ++D)
-      Qs[D] *= J.scale;
-    int64_t End = J.causal ? std::min(Limit, I + G.past + 1) : Limit;
-    W.rowEnd[(size_t)Row] = End;
-    LastEnd = std::max(LastEnd, End);
-    if (J.bias)
-      BiasRows[(size_t)Row] = J.bias + J.biasLayout.at(B, Hq, I);
-    W.rowMax[(size_t)Row] = NegInf;
-    W.rowSum[(size_t)Row] = 0;
-  }
-  std::fill(W.out.begin(), W.out.begin() + R * J.headVPad, C(0));
-  int64_t KeyEnd = J.skipsMasked ? LastEnd : G.total;
-  // A few rows (decoding) read the keys in place, by dot products.
-  bool KeysInPlace =
-      R < kRowBlock && J.k.dtype == dtypeOf<C>() && G.headK % Lanes<C>::N == 0;
-  // Whether rows [Row, Row + N) see no key from J0 on (their scores are
-  // then not needed, their weights are 0).
-  auto Dead = [&](int64_t Row, int64_t N, int64_t J0) {
-    if (!J.skipsMasked)
-      return false;
-    for (int64_t X = Row; X < Row + N; ++X)
-      if (W.rowEnd[(size_t)X] > J0)
-        return false;
-    return true;
-  };
-
-  int64_t J0 = 0;
-  for (; J0 < KeyEnd; J0 += kKeyBlock) {
-    int64_t Jn = std::min(kKeyBlock, G.total - J0);
-    int64_t Width = (Jn + kPair<C> - 1) / kPair<C> * kPair<C>;
-    if (J.copiesPresent) {
-      J.keyCopy.copy(B, H, J0, J0 + Jn);
-      J.valueCopy.copy(B, H, J0, J0 + Jn);
-    }
-    int64_t Row = 0;
-    if (KeysInPlace) {
-      for (int64_t I = 0; I < Jn; ++I)
-        W.keyRows[(size_t)I] = static_cast<const C *>(
-            cacheRow(J.pastKey, J.k, J.cached, B, H, J0 + I));
-      for (; Row < R; ++Row)
-        if (!Dead(Row, 1, J0))
-          scoreRowDirect(W.qs.data() + Row * G.headK, G.headK, W.keyRows.data(),
-                         Jn, W.scores.data() + Row * kKeyBlock);
-    } else {
-      packKeys(J, W, B, H, J0, Jn);
-      for (; Row + kRowBlock <= R; Row += kRowBlock)
-        if (!Dead(Row, kRowBlock, J0))
-          scoreRows<C, kRowBlock>(W.qs.data() + Row * G.headK, G.headK,
-                                  W.keysT.data(), Width,
-                                  W.scores.data() + Row * kKeyBlock);
-      for (; Row < R; ++Row)
-        if (!Dead(Row, 1, J0))
-          scoreRows<C, 1>(W.qs.data() + Row * G.headK, G.headK, W.keysT.data(),
-                          Width, W.scores.data() + Row * kKeyBlock);
-    }
-    for (Row = 0; Row < R; ++Row)
-      softmaxStep(J, W, Row, BiasRows[(size_t)Row], J0, Jn);
-    // Values are read in place where the block's rows are all past or all
-    // new ones (valuesInPlace), else packed.
-    const C *Values = W.values.data();
-    int64_t ValueStride = J.headVPad;
-    if (J.valuesInPlace && (J0 + Jn <= J.cached || J0 >= J.cached)) {
-      Values = static_cast<const C *>(
-          cacheRow(J.pastValue, J.v, J.cached, B, H, J0));
-      ValueStride = (J0 < J.cached ? J.pastValue : J.v).layout.seq;
-    } else {
-      packValues(J, W, B, H, J0, Jn);
-    }
-    for (Row = 0; Row + kRowBlock <= R; Row += kRowBlock)
-      if (!Dead(Row, kRowBlock, J0))
-        accumulateRows<C, kRowBlock>(W.scores.data() + Row * kKeyBlock, Jn,
-                                     Values, ValueStride, J.headVPad,
-                                     W.out.data() + Row * J.headVPad);
-    for (; Row < R; ++Row)
-      if (!Dead(Row, 1, J0))
-        accumulateRows<C, 1>(W.scores.data() + Row * kKeyBlock, Jn, Values,
-                             ValueStride, J.headVPad,
-                             W.out.data() + Row * J.headVPad);
-  }
-  if (J.copiesPresent && J0 < G.total) { // keys no row sees
-    J.keyCopy.copy(B, H, J0, G.total);
-    J.valueCopy.copy(B, H, J0, G.total);
-  }
-
-  for (int64_t Row = 0; Row < R; ++Row) {
-    int64_t Hq = H * J.group + Row / Nq, I = I0 + Row % Nq;
-    C *O = W.out.data() + Row * J.headVPad;
-    C Sum = W.rowSum[(size_t)Row], Max = W.rowMax[(size_t)Row];
-    // No key left (all masked): NaN, as softmax over -inf gives.
-    C Inv = Sum > 0 ? C(1) / Sum : std::numeric_limits<C>::quiet_NaN();
-    scaleLanes(O, J.headVPad, Inv);
-    storeRow(O, J.y.at(B, Hq, I), J.y.dtype, G.headV);
-    if (G.withQk) {
-      C *Qk = W.qkRows.data() + Row * G.total;
-      if (J.mode == 3)
-        for (int64_t K = 0; K < G.total; ++K)
-          Qk[K] = std::exp(Qk[K] - Max) * Inv;
-      storeRow(Qk, J.qk.at(B, Hq, I), J.qk.dtype, G.total);
-    }
-  }
-}
-
-template <typename C>
-RIVET_ATTN_INLINE void attendTasks(void *Closure, int64_t Begin, int64_t End) {
-  const Job<C> &J = *static_cast<const Job<C> *>(Closure);
-  Scratch<C> W(J);
-  for (int64_t T = Begin; T < End; ++T)
-    attendTask(J, W, T);
-}
-
-// The parallel loop's bodies, compiled for AVX-512, AVX2 + FMA and the
-// baseline. (Separate "avx2" and "fma" clones would give AVX2 without FMA.)
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3",
-                             "default"))) void
-attendTasksFloat(void *Closure, int64_t Begin, int64_t End) {
-  attendTasks<float>(Closure, Begin, End);
-}
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3",
-                             "default"))) void
-attendTasksDouble(void *Closure, int64_t Begin, int64_t End) {
-  attendTasks<double>(Closure, Begin, End);
+#endif
+  return F ? attn_base::attendTasksFloat : attn_base::attendTasksDouble;
 }
 
 /// Writes present_key and present_value whole, the (batch, kv head) pairs
@@ -1013,12 +577,7 @@ void attendAll(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
     writePresent(J);
 
   int64_t Tasks = G.batch * G.kvHeads * J.queryBlocks;
-  RivetParallelBody Body;
-  if constexpr (std::is_same_v<C, float>)
-    Body = attendTasksFloat;
-  else
-    Body = attendTasksDouble;
-  kernelRuntime().parallelFor(Tasks, 1, &J, Body);
+  kernelRuntime().parallelFor(Tasks, 1, &J, tasksBody<C>());
 }
 
 void attentionKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,

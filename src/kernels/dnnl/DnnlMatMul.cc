@@ -20,6 +20,7 @@
 #include "kernels/dnnl/DnnlContext.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <optional>
@@ -452,15 +453,39 @@ bool runSmallGemm(const float *A, const float *B, int64_t Ldb,
   return true;
 }
 
-/// w [N, K] transposed into this thread's buffer ([K, N]) for smallGemm.
-const float *transposedWeights(const Tensor &W, int64_t N, int64_t K) {
+/// w [N, K] transposed ([K, N]) for smallGemm, into this thread's buffer;
+/// constant weights (ConstantWeights) once per thread: the last few
+/// transpositions are kept with the storage they came from (held, so its
+/// address cannot come back with other values). A transposition per call
+/// was most of a short sequence's dense (64 x 64 in a transformer layer).
+const float *transposedWeights(const Tensor &W, int64_t N, int64_t K,
+                               bool ConstantWeights) {
+  struct Kept {
+    std::shared_ptr<Storage> from;
+    const float *data = nullptr;
+    int64_t n = 0, k = 0;
+    std::vector<float> transposed;
+  };
+  constexpr size_t kKeptEntries = 8;
+  thread_local std::array<Kept, kKeptEntries> Cache;
+  thread_local size_t Next = 0;
   thread_local std::vector<float> Buffer;
-  Buffer.resize((size_t)(N * K));
   const float *Src = W.data<float>();
+  if (ConstantWeights)
+    for (const Kept &E : Cache)
+      if (E.data == Src && E.n == N && E.k == K && E.from == W.storage())
+        return E.transposed.data();
+  std::vector<float> *Dst = &Buffer;
+  if (ConstantWeights) {
+    Kept &E = Cache[Next++ % kKeptEntries];
+    E.from = W.storage(), E.data = Src, E.n = N, E.k = K;
+    Dst = &E.transposed;
+  }
+  Dst->resize((size_t)(N * K));
   for (int64_t Row = 0; Row < N; ++Row)
     for (int64_t Col = 0; Col < K; ++Col)
-      Buffer[(size_t)(Col * N + Row)] = Src[Row * K + Col];
-  return Buffer.data();
+      (*Dst)[(size_t)(Col * N + Row)] = Src[Row * K + Col];
+  return Dst->data();
 }
 
 } // namespace
@@ -548,7 +573,8 @@ bool dnnlDense(const Tensor &X, const Tensor &W, const Tensor *Bias,
   if (fewDenseRows(M, N, K))
     return runDenseGemv(X, W, Bias, Post, Out, M, N, K);
   if (smallGemmApplies(M, N, K))
-    return runSmallGemm(X.data<float>(), transposedWeights(W, N, K), N, Bias,
+    return runSmallGemm(X.data<float>(),
+                        transposedWeights(W, N, K, ConstantWeights), N, Bias,
                         Post, Out, M, N, K);
   if (std::optional<bool> Ran =
           runDenseInParts(X, W, Bias, Post, Out, ConstantWeights, M, N, K))

@@ -145,6 +145,29 @@ TEST(SmallGemm, FusedMatMulAndDenseRunOnIt) {
                          "dense, leading axes flattened, no tail");
 }
 
+// Constant dense weights are transposed once per thread and kept with
+// their storage: a second call reuses them, and other weights (new ones
+// of the same shape, or the same buffer under another shape) never meet a
+// stale transposition.
+TEST(SmallGemm, ConstantDenseWeightsKeptPerThreadNeverStale) {
+  SettingScope<int64_t> On(smallGemmMaxWork, setSmallGemmMaxWork,
+                           int64_t(1) << 23);
+  std::mt19937 G(17);
+  Attrs A{{"weights_constant", int64_t(1)}};
+  Tensor X = randomF32(G, {14, 64});
+  for (int Round = 0; Round < 3; ++Round) {
+    Tensor W = randomF32(G, {48, 64});
+    for (int Call = 0; Call < 2; ++Call)
+      expectTensor(run("dnnl.dense_fused", {X, W}, A), run("dense", {X, W}),
+                   1e-5, 1e-5);
+    // The same values seen as [64, 48] (a view of the same storage).
+    Tensor Other(W.storage(), W.byteOffset(), Shape{64, 48}, DType::Float32);
+    Tensor X2 = randomF32(G, {14, 48});
+    expectTensor(run("dnnl.dense_fused", {X2, Other}, A),
+                 run("dense", {X2, Other}), 1e-5, 1e-5);
+  }
+}
+
 TEST(SmallGemm, BatchedOperandsAndLargeProductsStayOnOneDnn) {
   SettingScope<int64_t> On(smallGemmMaxWork, setSmallGemmMaxWork,
                            int64_t(1) << 23);

@@ -454,10 +454,12 @@ bool runSmallGemm(const float *A, const float *B, int64_t Ldb,
 }
 
 /// w [N, K] transposed ([K, N]) for smallGemm, into this thread's buffer;
-/// constant weights (ConstantWeights) once per thread: the last few
-/// transpositions are kept with the storage they came from (held, so its
-/// address cannot come back with other values). A transposition per call
-/// was most of a short sequence's dense (64 x 64 in a transformer layer).
+/// small constant weights (ConstantWeights, at most 2^16 values) once per
+/// thread: the last few transpositions are kept with the storage they came
+/// from (held, so its address cannot come back with other values; at most
+/// 4 MB per thread in all). A transposition per call was most of a short
+/// sequence's dense (64 x 64 in a transformer layer); for larger weights it
+/// is a small part of the product.
 const float *transposedWeights(const Tensor &W, int64_t N, int64_t K,
                                bool ConstantWeights) {
   struct Kept {
@@ -471,6 +473,7 @@ const float *transposedWeights(const Tensor &W, int64_t N, int64_t K,
   thread_local size_t Next = 0;
   thread_local std::vector<float> Buffer;
   const float *Src = W.data<float>();
+  ConstantWeights = ConstantWeights && N * K <= (int64_t(1) << 16);
   if (ConstantWeights)
     for (const Kept &E : Cache)
       if (E.data == Src && E.n == N && E.k == K && E.from == W.storage())

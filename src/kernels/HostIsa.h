@@ -18,3 +18,20 @@ enum class CpuIsa { Base, Avx2, Avx512 };
 CpuIsa hostIsa();
 
 } // namespace rivet::cpu
+
+// RIVET_BEGIN_TARGET_AVX2 / RIVET_BEGIN_TARGET_AVX512 ... RIVET_END_TARGET
+// bracket code compiled for one instruction set inside a file compiled for
+// the baseline (a kernel's loops included once per set, each in a namespace
+// of its own). AVX2 comes with FMA; AVX-512 means F, BW, DQ and VL.
+// (_Pragma takes one string literal: these lines stay unbroken.)
+// clang-format off
+#if defined(__clang__)
+#define RIVET_BEGIN_TARGET_AVX2 _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
+#define RIVET_BEGIN_TARGET_AVX512 _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512bw,avx512dq,avx512vl,avx2,fma\"))), apply_to = function)")
+#define RIVET_END_TARGET _Pragma("clang attribute pop")
+#else
+#define RIVET_BEGIN_TARGET_AVX2 _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
+#define RIVET_BEGIN_TARGET_AVX512 _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512bw,avx512dq,avx512vl,avx2,fma\")")
+#define RIVET_END_TARGET _Pragma("GCC pop_options")
+#endif
+// clang-format on

@@ -12,38 +12,20 @@ namespace gemv_base {
 } // namespace gemv_base
 
 #if defined(__x86_64__)
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))),              \
-                             apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
+RIVET_BEGIN_TARGET_AVX2
 namespace gemv_avx2 {
 #define RIVET_GEMV_ENTRY denseGemvRowsAvx2
 #include "kernels/cpu/DenseGemvLoops.inc"
 #undef RIVET_GEMV_ENTRY
 } // namespace gemv_avx2
-#if defined(__clang__)
-#pragma clang attribute pop
-#pragma clang attribute push(                                                  \
-    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))),    \
-    apply_to = function)
-#else
-#pragma GCC pop_options
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")
-#endif
+RIVET_END_TARGET
+RIVET_BEGIN_TARGET_AVX512
 namespace gemv_avx512 {
 #define RIVET_GEMV_ENTRY denseGemvRowsAvx512
 #include "kernels/cpu/DenseGemvLoops.inc"
 #undef RIVET_GEMV_ENTRY
 } // namespace gemv_avx512
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+RIVET_END_TARGET
 #endif
 
 namespace {

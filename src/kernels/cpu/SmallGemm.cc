@@ -18,39 +18,21 @@ namespace small_gemm_base {
 } // namespace small_gemm_base
 
 #if defined(__x86_64__)
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))),              \
-                             apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
+RIVET_BEGIN_TARGET_AVX2
 namespace small_gemm_avx2 {
 #define RIVET_SMALL_GEMM_ENTRY smallGemmAvx2
 #include "kernels/cpu/SmallGemmLoops.inc"
 #undef RIVET_SMALL_GEMM_ENTRY
 } // namespace small_gemm_avx2
-#if defined(__clang__)
-#pragma clang attribute pop
-#pragma clang attribute push(                                                  \
-    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))),    \
-    apply_to = function)
-#else
-#pragma GCC pop_options
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")
-#endif
+RIVET_END_TARGET
+RIVET_BEGIN_TARGET_AVX512
 namespace small_gemm_avx512 {
 #define RIVET_SMALL_GEMM_ENTRY smallGemmAvx512
 #define RIVET_SMALL_GEMM_LANES 16
 #include "kernels/cpu/SmallGemmLoops.inc"
 #undef RIVET_SMALL_GEMM_ENTRY
 } // namespace small_gemm_avx512
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+RIVET_END_TARGET
 #endif
 
 SmallGemmFn smallGemmFor(cpu::CpuIsa Isa) {

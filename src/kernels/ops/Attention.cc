@@ -415,38 +415,20 @@ namespace attn_base {
 } // namespace attn_base
 
 #if defined(__x86_64__)
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))),              \
-                             apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
+RIVET_BEGIN_TARGET_AVX2
 namespace attn_avx2 {
 #define RIVET_ATTN_VECTOR_BYTES 32
 #include "kernels/ops/AttentionTasks.inc"
 #undef RIVET_ATTN_VECTOR_BYTES
 } // namespace attn_avx2
-#if defined(__clang__)
-#pragma clang attribute pop
-#pragma clang attribute push(                                                  \
-    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))),    \
-    apply_to = function)
-#else
-#pragma GCC pop_options
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")
-#endif
+RIVET_END_TARGET
+RIVET_BEGIN_TARGET_AVX512
 namespace attn_avx512 {
 #define RIVET_ATTN_VECTOR_BYTES 64
 #include "kernels/ops/AttentionTasks.inc"
 #undef RIVET_ATTN_VECTOR_BYTES
 } // namespace attn_avx512
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+RIVET_END_TARGET
 #endif
 
 /// The parallel loop's body for compute type C on this CPU.

@@ -20,7 +20,7 @@
 
 #define RIVET_RECURRENT_ENTRY runDirectionAvx512
 // 16-float vectors: a step's GEMM and gates at twice the AVX2 width.
-#define RIVET_RECURRENT_LANES 16
+#define RIVET_WIDEST_LANES 16
 #include "kernels/cpu/RecurrentSteps.inc"
 
 #if defined(__x86_64__) && defined(__clang__)

@@ -28,7 +28,7 @@ RIVET_END_TARGET
 RIVET_BEGIN_TARGET_AVX512
 namespace small_gemm_avx512 {
 #define RIVET_SMALL_GEMM_ENTRY smallGemmAvx512
-#define RIVET_SMALL_GEMM_LANES 16
+#define RIVET_WIDEST_LANES 16
 #include "kernels/cpu/SmallGemmLoops.inc"
 #undef RIVET_SMALL_GEMM_ENTRY
 } // namespace small_gemm_avx512

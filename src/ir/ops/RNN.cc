@@ -87,6 +87,54 @@ Type recurrentRel(const std::vector<Type> &Args, const Attrs &A) {
   return tupleType(std::move(Fields));
 }
 
+/// The relation of lstm_stack (x, then w, r, b, initial_h, initial_c per
+/// layer): each layer's as a forward lstm call of its own, fed the previous
+/// layer's Y with the directions axis squeezed. Errors name the layer and
+/// the stack's argument.
+Type lstmStackRel(const std::vector<Type> &Args, const Attrs &A) {
+  validateOpAttrs("lstm_stack", A);
+  if (Args.size() < 6 || (Args.size() - 1) % 5 != 0)
+    fail("lstm_stack: expects x and five operands per layer (w, r, b, "
+         "initial_h, initial_c), got {} arguments",
+         Args.size());
+  if (anyUndecided(Args))
+    return nullptr;
+  const size_t Layers = (Args.size() - 1) / 5;
+  Type X = Args[0];
+  std::vector<Type> Fields;
+  for (size_t L = 0; L < Layers; ++L) {
+    const Type *Op = &Args[1 + 5 * L];
+    DType DT = tensorArg("lstm_stack", Args, 0).dtype;
+    Type NoLens = tensorType({Dim::constant(0)}, DType::Int32);
+    Type NoPeepholes = tensorType({Dim::constant(0)}, DT);
+    std::vector<Type> LayerArgs = {X,      Op[0], Op[1], Op[2],
+                                   NoLens, Op[3], Op[4], NoPeepholes};
+    Type T;
+    try {
+      T = recurrentRel<"lstm", 8, 4>(LayerArgs, Attrs{});
+    } catch (const ArgError &E) {
+      // lstm's x, w, r, b, -, initial_h, initial_c: the stack's x (or the
+      // previous layer) and this layer's five.
+      static constexpr size_t Of[] = {0, 0, 1, 2, 0, 3, 4, 0};
+      size_t Arg = E.ArgIndex == 0 || E.ArgIndex >= 8
+                       ? (L == 0 ? 0 : 1 + 5 * (L - 1))
+                       : 1 + 5 * L + Of[E.ArgIndex];
+      failArg(Arg, "lstm_stack layer {}: {}", L, E.what());
+    } catch (const Error &E) {
+      fail("lstm_stack layer {}: {}", L, E.what());
+    }
+    const auto &Tuple = static_cast<const TupleTypeNode &>(*T);
+    // Y [seq, 1, batch, hidden] is the next layer's x [seq, batch, hidden].
+    const auto &Y = static_cast<const TensorTypeNode &>(*Tuple.fields[0]);
+    X = makeTensor(Y.shape ? std::optional<std::vector<Dim>>(std::vector<Dim>{
+                                 (*Y.shape)[0], (*Y.shape)[2], (*Y.shape)[3]})
+                           : std::nullopt,
+                   Y.dtype);
+    Fields.insert(Fields.end(), Tuple.fields.begin(), Tuple.fields.end());
+  }
+  return tupleType(std::move(Fields));
+}
+
 } // namespace
 
 RIVET_REGISTER_OP(OpInfo{
@@ -94,6 +142,12 @@ RIVET_REGISTER_OP(OpInfo{
     "ONNX LSTM over (x, w, r, b, sequence_lens, initial_h, initial_c, p);\n"
     "returns (Y, Y_h, Y_c). Optional inputs with zero elements are absent.",
     8, recurrentRel<"lstm", 8, 4>, FusionPattern::Opaque});
+RIVET_REGISTER_OP(OpInfo{
+    "lstm_stack",
+    "Forward lstm layers with default activations, each fed the previous\n"
+    "one's Y: (x, then w, r, b, initial_h, initial_c per layer); returns\n"
+    "(Y, Y_h, Y_c) of each layer in order (FuseLstmStack).",
+    -1, lstmStackRel, FusionPattern::Opaque});
 RIVET_REGISTER_OP(OpInfo{
     "gru",
     "ONNX GRU over (x, w, r, b, sequence_lens, initial_h); returns (Y, Y_h).\n"

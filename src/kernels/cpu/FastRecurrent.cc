@@ -14,6 +14,7 @@
 // linear_before_reset); other dtypes run the reference kernel.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Threading.h"
 #include "kernels/cpu/CpuSupport.h"
 #include "kernels/cpu/RecurrentSteps.h"
 #include "kernels/ops/KernelUtil.h"
@@ -23,6 +24,10 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <sched.h>
 
 namespace rivet::kernels {
 namespace recurrent {
@@ -52,6 +57,19 @@ std::atomic<Entry> &chosenEntry() {
   return E;
 }
 } // namespace
+
+void waitForSteps(const std::atomic<int64_t> &Ready, int64_t Steps) {
+  // The layer below is a block of steps ahead at most: a short spin. Its
+  // thread may have lost its core on a shared machine, so yield now and
+  // then.
+  for (unsigned I = 1; Ready.load(std::memory_order_acquire) < Steps; ++I) {
+    if ((I & 255) == 0)
+      sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
 
 void runDirection(const DirectionJob &J) {
   chosenEntry().load(std::memory_order_relaxed)(J);
@@ -191,10 +209,19 @@ void pack(PackedDirection &E, const PackSource &Src, int64_t G) {
       std::copy_n(Src.P + Q * H, H, Pk + Q * Hp);
 }
 
+/// A layer of lstm_stack running beside the others: its progress links
+/// (DirectionJob::XReady, YDone) and the steps it projects at a time.
+struct StackLinks {
+  const std::atomic<int64_t> *XReady = nullptr;
+  std::atomic<int64_t> *YDone = nullptr;
+  int64_t BlockSteps = 0; // 0: the default
+};
+
 /// Runs direction Dir of a call on its packed operands.
 void packAndRun(RnnKind K, const std::vector<Tensor> &In,
                 std::vector<Tensor> &Out, const RnnParams &P, const RnnDims &D,
-                const std::vector<int64_t> &Lens, int64_t Dir) {
+                const std::vector<int64_t> &Lens, int64_t Dir,
+                const StackLinks &Links = {}) {
   const int64_t S = D.Seq, N = D.Batch, I = D.Input, H = D.Hidden, G = D.Gates,
                 Hp = pad8(H), GW = G * Hp, GH = G * H;
   auto Present = [&](size_t Idx) -> const float * {
@@ -223,7 +250,8 @@ void packAndRun(RnnKind K, const std::vector<Tensor> &In,
 
   // About 64 rows of x per block (at least one step).
   const int64_t BlockSteps =
-      std::max<int64_t>(1, std::min(S, N > 0 ? 64 / N : 1));
+      Links.BlockSteps ? Links.BlockSteps
+                       : std::max<int64_t>(1, std::min(S, N > 0 ? 64 / N : 1));
   size_t XbN = (size_t)(BlockSteps * N * I),
          GxN = (size_t)(BlockSteps * N * GW), GhN = (size_t)(N * GW),
          StN = (size_t)(N * Hp);
@@ -253,6 +281,7 @@ void packAndRun(RnnKind K, const std::vector<Tensor> &In,
   J.Lens = Lens.data(), J.BlockSteps = BlockSteps, J.Xb = Xb, J.Gx = Gx;
   J.Gh = Gh, J.Hs = Hs, J.Cs = Cs, J.Rh = Rh;
   J.Y = Out[0].data<float>(), J.Dir = Dir, J.NumDir = D.NumDir;
+  J.XReady = Links.XReady, J.YDone = Links.YDone;
   runDirection(J);
 
   float *YH = Out[1].data<float>();
@@ -295,8 +324,78 @@ void fastRecurrentKernel(const std::vector<Tensor> &In,
     packAndRun(K, In, Out, P, D, Lens, Dir);
 }
 
+/// Stacks shorter than this run their layers one after the other: the
+/// pipeline's fill and the second thread's wake-up would cost more.
+constexpr int64_t kMinPipelinedSteps = 32;
+
+/// Progress of one layer, on a cache line of its own.
+struct alignas(64) LayerProgress {
+  std::atomic<int64_t> Steps{0};
+};
+
+/// lstm_stack: every layer as the fast lstm above. On two or more threads
+/// each layer is a part on the pool, a block of steps behind the layer
+/// below; parts are claimed in layer order, so that a thread that runs
+/// several runs them bottom up and none waits on a layer not yet started.
+void fastLstmStackKernel(const std::vector<Tensor> &In,
+                         std::vector<Tensor> &Out, const Attrs &A) {
+  if (In.empty() || In[0].dtype() != DType::Float32) {
+    KernelRegistry::global().get("lstm_stack").kernel(In, Out, A);
+    return;
+  }
+  const size_t Layers = stackLayers(In);
+  const RnnParams P = rnnParams(RnnKind::Lstm, Attrs{});
+  // Every layer is checked before any runs: a layer that failed midway
+  // would leave those above it waiting.
+  std::vector<std::vector<Tensor>> LayerIn, LayerOut;
+  std::vector<RnnDims> Dims;
+  Tensor X = In[0];
+  for (size_t L = 0; L < Layers; ++L) {
+    LayerIn.push_back(stackLayerInputs(In, L, X));
+    LayerOut.emplace_back(Out.begin() + (long)(3 * L),
+                          Out.begin() + (long)(3 * L + 3));
+    Dims.push_back(checkRnn(RnnKind::Lstm, LayerIn.back(), P));
+    X = stackLayerX(Out[3 * L]);
+  }
+  const int64_t S = Dims[0].Seq, N = Dims[0].Batch;
+  const std::vector<int64_t> Lens((size_t)N, S);
+  if (Layers == 1 || numThreads() < 2 || S < kMinPipelinedSteps) {
+    for (size_t L = 0; L < Layers; ++L)
+      packAndRun(RnnKind::Lstm, LayerIn[L], LayerOut[L], P, Dims[L], Lens, 0);
+    return;
+  }
+  // Blocks of about S / 32 steps: the layer above starts a block behind.
+  const int64_t Block =
+      std::clamp<int64_t>(S / 32, 1, std::max<int64_t>(1, 64 / N));
+  std::unique_ptr<LayerProgress[]> Done(new LayerProgress[Layers]);
+  std::mutex FailureLock;
+  std::exception_ptr Failure;
+  cpu::runPartsOnPool((int64_t)Layers, [&](int64_t Part) {
+    const size_t L = (size_t)Part;
+    StackLinks Links;
+    Links.XReady = L > 0 ? &Done[L - 1].Steps : nullptr;
+    Links.YDone = L + 1 < Layers ? &Done[L].Steps : nullptr;
+    Links.BlockSteps = Block;
+    try {
+      packAndRun(RnnKind::Lstm, LayerIn[L], LayerOut[L], P, Dims[L], Lens, 0,
+                 Links);
+    } catch (...) {
+      // The layers above must not wait for this one.
+      Done[L].Steps.store(S, std::memory_order_release);
+      std::lock_guard<std::mutex> G(FailureLock);
+      if (!Failure)
+        Failure = std::current_exception();
+    }
+    return true;
+  });
+  if (Failure)
+    std::rethrow_exception(Failure);
+}
+
 } // namespace
 
+RIVET_REGISTER_LIBRARY_KERNEL("cpu.lstm_stack", "lstm_stack",
+                              fastLstmStackKernel, lstmStackOutputs);
 RIVET_REGISTER_LIBRARY_KERNEL("cpu.lstm", "lstm",
                               fastRecurrentKernel<RnnKind::Lstm>,
                               rnnShape<RnnKind::Lstm>);

@@ -16,6 +16,7 @@
 #include "kernels/ops/RecurrentLayer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -43,7 +44,15 @@ struct DirectionJob {
   float *Hs, *Cs, *Rh;  // [N][Hp] state (in: initial; out: final), scratch
   float *Y;             // the call's y ([S, D, N, H] or [N, S, D, H])
   int64_t Dir, NumDir;
+  /// A layer of lstm_stack on a thread of its own: how many steps of x the
+  /// layer below has written (null: all of x), and where this layer
+  /// publishes how many steps of y it has written (null: no layer above).
+  const std::atomic<int64_t> *XReady = nullptr;
+  std::atomic<int64_t> *YDone = nullptr;
 };
+
+/// Waits until Ready reaches Steps (the layer below's progress).
+void waitForSteps(const std::atomic<int64_t> &Ready, int64_t Steps);
 
 /// Runs J on this CPU's best instruction set, or the one set below.
 void runDirection(const DirectionJob &J);

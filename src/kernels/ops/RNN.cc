@@ -283,6 +283,47 @@ std::vector<TensorMeta> rnnOutputs(RnnKind K, const std::vector<Tensor> &In,
   return R;
 }
 
+size_t stackLayers(const std::vector<Tensor> &In) {
+  if (In.size() < 6 || (In.size() - 1) % 5 != 0)
+    fail("lstm_stack: expects x and five operands per layer (w, r, b, "
+         "initial_h, initial_c), got {} inputs",
+         In.size());
+  return (In.size() - 1) / 5;
+}
+
+std::vector<Tensor> stackLayerInputs(const std::vector<Tensor> &In, size_t L,
+                                     const Tensor &X) {
+  const Tensor *Op = &In[1 + 5 * L];
+  return {X,
+          Op[0],
+          Op[1],
+          Op[2],
+          Tensor::meta({0}, DType::Int32),
+          Op[3],
+          Op[4],
+          Tensor::meta({0}, X.dtype())};
+}
+
+Tensor stackLayerX(const Tensor &Y) {
+  const Shape &S = Y.shape();
+  return Y.hasData() ? Y.reshape({S[0], S[2], S[3]})
+                     : Tensor::meta({S[0], S[2], S[3]}, Y.dtype());
+}
+
+std::vector<TensorMeta> lstmStackOutputs(const std::vector<Tensor> &In,
+                                         const Attrs &) {
+  size_t Layers = stackLayers(In);
+  std::vector<TensorMeta> Out;
+  Tensor X = In[0];
+  for (size_t L = 0; L < Layers; ++L) {
+    std::vector<TensorMeta> Layer =
+        rnnOutputs(RnnKind::Lstm, stackLayerInputs(In, L, X), Attrs{});
+    X = stackLayerX(Tensor::meta(Layer[0].shape, Layer[0].dtype));
+    Out.insert(Out.end(), Layer.begin(), Layer.end());
+  }
+  return Out;
+}
+
 bool defaultActivations(RnnKind K, const RnnParams &P, int64_t Dir) {
   if (P.DefaultActs)
     return true;
@@ -610,10 +651,23 @@ void rnnKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   releaseLargeScratch();
 }
 
+/// lstm_stack: the reference lstm, layer after layer.
+void lstmStackKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
+                     const Attrs &) {
+  size_t Layers = stackLayers(In);
+  Tensor X = In[0];
+  for (size_t L = 0; L < Layers; ++L) {
+    std::vector<Tensor> LayerOut(Out.begin() + 3 * L, Out.begin() + 3 * L + 3);
+    rnnKernel<RnnKind::Lstm>(stackLayerInputs(In, L, X), LayerOut, Attrs{});
+    X = stackLayerX(LayerOut[0]);
+  }
+}
+
 } // namespace
 
 RIVET_REGISTER_KERNEL("lstm", rnnKernel<RnnKind::Lstm>, rnnShape<RnnKind::Lstm>,
                       false);
+RIVET_REGISTER_KERNEL("lstm_stack", lstmStackKernel, lstmStackOutputs, false);
 RIVET_REGISTER_KERNEL("gru", rnnKernel<RnnKind::Gru>, rnnShape<RnnKind::Gru>,
                       false);
 RIVET_REGISTER_KERNEL("rnn", rnnKernel<RnnKind::Rnn>, rnnShape<RnnKind::Rnn>,

@@ -122,6 +122,20 @@ std::vector<TensorMeta> rnnShape(const std::vector<Tensor> &In,
   return rnnOutputs(K, In, A);
 }
 
+/// lstm_stack (FuseLstmStack): x, then w, r, b, initial_h and initial_c of
+/// each layer, a forward lstm with default activations fed the previous
+/// layer's Y. The layer count; throws unless In has that form.
+size_t stackLayers(const std::vector<Tensor> &In);
+/// Layer L's inputs as those of an lstm call, given its x.
+std::vector<Tensor> stackLayerInputs(const std::vector<Tensor> &In, size_t L,
+                                     const Tensor &X);
+/// A layer's Y [seq, 1, batch, hidden] as the next layer's x [seq, batch,
+/// hidden] (a view).
+Tensor stackLayerX(const Tensor &Y);
+/// The outputs of an lstm_stack call: each layer's y, y_h and y_c.
+std::vector<TensorMeta> lstmStackOutputs(const std::vector<Tensor> &In,
+                                         const Attrs &A);
+
 /// Whether direction Dir uses the ONNX default activations (sigmoid and
 /// tanh; tanh for rnn), listed or not.
 bool defaultActivations(RnnKind K, const RnnParams &P, int64_t Dir);

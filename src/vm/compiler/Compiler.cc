@@ -155,11 +155,13 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
   Passes.steps.clear(); // a bisection counts this compilation's steps
   if (!Passes.layoutPreferences)
     Passes.layoutPreferences = targetLayoutPreferences(Opts.codegen);
-  // The attention operator has a CPU kernel only; on the GPU its products
-  // go to cuBLAS and its softmax to a generated kernel.
-  if (Opts.codegen.target != Device::CPU &&
-      !Passes.enabled.count("FuseAttention"))
-    Passes.disabled.insert("FuseAttention");
+  // The attention and lstm_stack operators have CPU kernels only; on the
+  // GPU attention's products go to cuBLAS and its softmax to a generated
+  // kernel, and lstm layers stay calls of their own.
+  if (Opts.codegen.target != Device::CPU)
+    for (const char *P : {"FuseAttention", "FuseLstmStack"})
+      if (!Passes.enabled.count(P))
+        Passes.disabled.insert(P);
   ir::optimize(Optimized, Passes);
   // The compiler's own steps (see AnchorSelectionStep): a bisection may skip
   // them, last first; a skipped one compiles as if it were switched off.

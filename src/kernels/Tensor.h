@@ -13,6 +13,7 @@
 #include "kernels/Error.h"
 #include "kernels/Shape.h"
 
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -58,6 +59,11 @@ public:
   size_t size() const { return NBytes; }
   /// Where Data lives: only that device's code may dereference it.
   Device device() const { return Dev; }
+  /// Marks the bytes as never written again while the storage lives (an
+  /// executable's constants): a kernel may key what it derives from them
+  /// (packed weights) by the storage alone, without comparing the bytes.
+  void markImmutable() { Immutable.store(true, std::memory_order_relaxed); }
+  bool immutable() const { return Immutable.load(std::memory_order_relaxed); }
 
 private:
   Storage(void *Data, size_t NBytes, std::function<void()> Release)
@@ -67,6 +73,7 @@ private:
   std::function<void()> Release;
   Releaser Block;
   Device Dev = Device::CPU;
+  std::atomic<bool> Immutable{false};
 };
 
 class Tensor {

@@ -157,8 +157,13 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E)
     Kernels.push_back(builtinSlot(Entry, K));
   }
   Constants.reserve(Exe->constants.size());
-  for (const Tensor &T : Exe->constants)
+  for (const Tensor &T : Exe->constants) {
+    // Kernels never write their inputs, and a constant is only ever an
+    // input.
+    if (T.storage())
+      T.storage()->markImmutable();
     Constants.push_back(makeTensor(T));
+  }
   for (size_t I = 0; I < Exe->constructors.size(); ++I) {
     const ConstructorInfo &C = Exe->constructors[I];
     if (C.name == "Cons" && C.arity == 2 && ConsTag < 0)

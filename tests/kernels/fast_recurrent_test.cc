@@ -158,6 +158,43 @@ TEST(FastRecurrent, WeightsChangedInPlaceArePackedAgain) {
   }
 }
 
+/// Weights in immutable storage (an executable's constants) are matched by
+/// storage and address, not by value: new immutable weights of the same
+/// shape, made after the old ones died (the allocator may hand out the same
+/// address), are packed again.
+TEST(FastRecurrent, ImmutableWeightsAreKeptByStorage) {
+  std::mt19937 Rng(5);
+  CaseLimits Max;
+  Max.Seq = 5, Max.Batch = 3, Max.Hidden = 12;
+  for (int Trial = 0; Trial < 20; ++Trial) {
+    Case C = randomCase(Rng, Max);
+    C.Type = DType::Float32;
+    C.Acts.clear();
+    for (double &V : C.R) // not chaotic (expectAgrees)
+      V = (double)(float)(V / std::sqrt((double)C.Hidden));
+    for (int Round = 0; Round < 2; ++Round) {
+      std::vector<Tensor> In = caseInputs(C);
+      for (size_t Idx : {size_t(1), size_t(2), size_t(3)})
+        if (In[Idx].storage())
+          In[Idx].storage()->markImmutable();
+      Attrs A = caseAttrs(C);
+      std::vector<Tensor> Want = runAll(C.Kind, In, A);
+      for (int Call = 0; Call < 2; ++Call) {
+        std::vector<Tensor> Got = runAll("cpu." + C.Kind, In, A);
+        int64_t At = 0;
+        for (size_t O = 0; O < Want.size(); ++O)
+          EXPECT_LE(relativeError(Got[O], Want[O], At), 2e-5)
+              << describe(C) << " round " << Round << " output " << O;
+      }
+      // The next round: other weights of the same shapes.
+      for (double &V : C.W)
+        V = -V * 0.5;
+      for (double &V : C.R)
+        V = V * 0.25;
+    }
+  }
+}
+
 /// Saturating, tiny, signed-zero, infinite and NaN pre-activations through
 /// the vector sigmoid and tanh (their clamps, the tanh polynomial and its
 /// switch-over), as in RnnExact.SpecialValuesMatchThePlainAlgorithm.

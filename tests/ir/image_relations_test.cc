@@ -1,5 +1,6 @@
 //===- image_relations_test.cc - Relations of image, RNN, signal ops ------===//
 
+#include "ir/ops/RelationUtil.h"
 #include "support/RelationTest.h"
 
 using namespace rivet;
@@ -132,6 +133,46 @@ TEST(ImageRelations, AffineGridCol2ImDeformConv) {
   EXPECT_REL_ERROR(relError("deform_conv", {X, W, f32({c(1), c(18), q(), q()}),
                                             absent(), absent()}),
                    "expects 2 input channels");
+}
+
+TEST(RnnRelations, LstmStackIsItsLayersInTurn) {
+  // x [seq, batch, 3], layer 1 of 5 units, layer 2 of 4.
+  std::vector<Type> Args = {f32({s("t"), s("n"), c(3)}),
+                            f32({c(1), c(20), c(3)}),
+                            f32({c(1), c(20), c(5)}),
+                            f32({c(1), c(40)}),
+                            f32({c(1), s("n"), c(5)}),
+                            absent(),
+                            f32({c(1), c(16), c(5)}),
+                            f32({c(1), c(16), c(4)}),
+                            absent(),
+                            absent(),
+                            absent()};
+  EXPECT_EQ(rel("lstm_stack", Args),
+            "(Tensor[(t, 1, n, 5), float32], Tensor[(1, n, 5), float32], "
+            "Tensor[(1, n, 5), float32], Tensor[(t, 1, n, 4), float32], "
+            "Tensor[(1, n, 4), float32], Tensor[(1, n, 4), float32])");
+  // Layer 2's w must take layer 1's 5 units: the error names layer 1 (0-
+  // based) and the stack's argument 6 (w of layer 2).
+  std::vector<Type> Bad = Args;
+  Bad[6] = f32({c(1), c(16), c(3)});
+  try {
+    rel("lstm_stack", Bad);
+    ADD_FAILURE() << "no error";
+  } catch (const ir::ArgError &E) {
+    EXPECT_EQ(E.ArgIndex, 6u);
+    EXPECT_REL_ERROR(std::string(E.what()), "lstm_stack layer 1");
+  }
+  Bad = Args;
+  Bad[9] = f16({c(1), s("n"), c(4)});
+  try {
+    rel("lstm_stack", Bad);
+    ADD_FAILURE() << "no error";
+  } catch (const ir::ArgError &E) {
+    EXPECT_EQ(E.ArgIndex, 9u); // initial_h of layer 2
+  }
+  Args.pop_back();
+  EXPECT_REL_ERROR(relError("lstm_stack", Args), "five operands per layer");
 }
 
 TEST(RnnRelations, TupleResults) {

@@ -1,5 +1,6 @@
 //===- RNN.cc - lstm, gru and rnn: ONNX recurrent layers ------------------===//
 #include "ir/ops/RelationUtil.h"
+#include "kernels/LstmStack.h"
 
 namespace rivet::ir {
 namespace {
@@ -93,32 +94,33 @@ Type recurrentRel(const std::vector<Type> &Args, const Attrs &A) {
 /// the stack's argument.
 Type lstmStackRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("lstm_stack", A);
-  if (Args.size() < 6 || (Args.size() - 1) % 5 != 0)
+  const size_t Layers = lstm_stack::layers(Args.size());
+  if (!Layers)
     fail("lstm_stack: expects x and five operands per layer (w, r, b, "
          "initial_h, initial_c), got {} arguments",
          Args.size());
   if (anyUndecided(Args))
     return nullptr;
-  const size_t Layers = (Args.size() - 1) / 5;
   Type X = Args[0];
   std::vector<Type> Fields;
   for (size_t L = 0; L < Layers; ++L) {
-    const Type *Op = &Args[1 + 5 * L];
     DType DT = tensorArg("lstm_stack", Args, 0).dtype;
-    Type NoLens = tensorType({Dim::constant(0)}, DType::Int32);
-    Type NoPeepholes = tensorType({Dim::constant(0)}, DT);
-    std::vector<Type> LayerArgs = {X,      Op[0], Op[1], Op[2],
-                                   NoLens, Op[3], Op[4], NoPeepholes};
+    std::vector<Type> LayerArgs(8, tensorType({Dim::constant(0)}, DT));
+    LayerArgs[0] = X;
+    LayerArgs[4] = tensorType({Dim::constant(0)}, DType::Int32);
+    for (size_t Op = 0; Op < lstm_stack::OperandsPerLayer; ++Op)
+      LayerArgs[lstm_stack::kLstmInput[Op]] =
+          Args[lstm_stack::argument(L, (lstm_stack::Operand)Op)];
     Type T;
     try {
       T = recurrentRel<"lstm", 8, 4>(LayerArgs, Attrs{});
     } catch (const ArgError &E) {
-      // lstm's x, w, r, b, -, initial_h, initial_c: the stack's x (or the
-      // previous layer) and this layer's five.
-      static constexpr size_t Of[] = {0, 0, 1, 2, 0, 3, 4, 0};
-      size_t Arg = E.ArgIndex == 0 || E.ArgIndex >= 8
-                       ? (L == 0 ? 0 : 1 + 5 * (L - 1))
-                       : 1 + 5 * L + Of[E.ArgIndex];
+      // The stack's argument behind lstm's: x is the stack's x or the
+      // layer below (named by its w).
+      size_t Arg = L == 0 ? 0 : lstm_stack::argument(L - 1, lstm_stack::W);
+      for (size_t Op = 0; Op < lstm_stack::OperandsPerLayer; ++Op)
+        if (lstm_stack::kLstmInput[Op] == E.ArgIndex)
+          Arg = lstm_stack::argument(L, (lstm_stack::Operand)Op);
       failArg(Arg, "lstm_stack layer {}: {}", L, E.what());
     } catch (const Error &E) {
       fail("lstm_stack layer {}: {}", L, E.what());

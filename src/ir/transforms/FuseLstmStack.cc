@@ -13,6 +13,7 @@
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PassUtil.h"
 #include "ir/transforms/PatternUtil.h"
+#include "kernels/LstmStack.h"
 
 #include <unordered_map>
 #include <unordered_set>
@@ -56,18 +57,24 @@ struct Layers {
   std::vector<Expr> operands;
   int64_t count = 0;
 };
+/// A stackable lstm call's operands as lstm_stack takes them.
+std::vector<Expr> layerOperands(const CallNode &C) {
+  std::vector<Expr> Ops;
+  for (size_t In : lstm_stack::kLstmInput)
+    Ops.push_back(C.args[In]);
+  return Ops;
+}
+
 std::optional<Layers> layersOf(const Expr &E) {
   const auto *C = E->as<CallNode>();
   const std::string &Op = calledOpName(E);
   if (Op == "lstm" && stackableLstm(*C))
-    return Layers{C->args[0],
-                  {C->args[1], C->args[2], C->args[3], C->args[5], C->args[6]},
-                  1};
-  if (Op == "lstm_stack" && C->args.size() >= 6 &&
-      (C->args.size() - 1) % 5 == 0)
+    return Layers{C->args[0], layerOperands(*C), 1};
+  if (size_t N = lstm_stack::layers(C ? C->args.size() : 0);
+      Op == "lstm_stack" && N)
     return Layers{C->args[0],
                   std::vector<Expr>(C->args.begin() + 1, C->args.end()),
-                  (int64_t)(C->args.size() - 1) / 5};
+                  (int64_t)N};
   return std::nullopt;
 }
 
@@ -169,7 +176,8 @@ private:
       return false;
     const size_t I = BelowAt->second;
     std::optional<Layers> Lower = layersOf(Chain[I].second);
-    if (!Lower || Get->index != 3 * (Lower->count - 1))
+    if (!Lower || Get->index != (int64_t)lstm_stack::kOutputsPerLayer *
+                                    (Lower->count - 1))
       return false;
     // The bindings between that read the stack below move after the fused
     // call; the upper layer's own operands must not be among them.
@@ -189,11 +197,10 @@ private:
 
     std::vector<Expr> Args = {Lower->x};
     Args.insert(Args.end(), Lower->operands.begin(), Lower->operands.end());
-    static constexpr size_t UpperOperands[] = {1, 2, 3, 5, 6};
-    for (size_t A : UpperOperands)
-      Args.push_back(Upper->args[A]);
+    for (const Expr &A : layerOperands(*Upper))
+      Args.push_back(A);
     Var Stack = var("stack");
-    const int64_t Top = 3 * Lower->count;
+    const int64_t Top = (int64_t)lstm_stack::kOutputsPerLayer * Lower->count;
     auto Fields = [&](int64_t From, int64_t N) {
       std::vector<Expr> F;
       for (int64_t K = 0; K < N; ++K)
@@ -208,7 +215,8 @@ private:
         Out.push_back(Chain[K]);
     Out.emplace_back(Stack, callOp("lstm_stack", std::move(Args)));
     Out.emplace_back(Chain[I].first, Fields(0, Top));
-    Out.emplace_back(Chain[J].first, Fields(Top, 3));
+    Out.emplace_back(Chain[J].first,
+                     Fields(Top, (int64_t)lstm_stack::kOutputsPerLayer));
     size_t Next = Out.size();
     for (size_t K : Moved)
       Out.push_back(Chain[K]);

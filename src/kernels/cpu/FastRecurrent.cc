@@ -14,6 +14,7 @@
 // linear_before_reset); other dtypes run the reference kernel.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/LstmStack.h"
 #include "kernels/Threading.h"
 #include "kernels/cpu/CpuSupport.h"
 #include "kernels/cpu/RecurrentSteps.h"
@@ -384,10 +385,11 @@ void fastLstmStackKernel(const std::vector<Tensor> &In,
   Tensor X = In[0];
   for (size_t L = 0; L < Layers; ++L) {
     LayerIn.push_back(stackLayerInputs(In, L, X));
-    LayerOut.emplace_back(Out.begin() + (long)(3 * L),
-                          Out.begin() + (long)(3 * L + 3));
+    LayerOut.emplace_back(
+        Out.begin() + (long)(lstm_stack::kOutputsPerLayer * L),
+        Out.begin() + (long)(lstm_stack::kOutputsPerLayer * (L + 1)));
     Dims.push_back(checkRnn(RnnKind::Lstm, LayerIn.back(), P));
-    X = stackLayerX(Out[3 * L]);
+    X = stackLayerX(Out[lstm_stack::kOutputsPerLayer * L]);
   }
   const int64_t S = Dims[0].Seq, N = Dims[0].Batch;
   const std::vector<int64_t> Lens((size_t)N, S);

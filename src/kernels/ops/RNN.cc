@@ -14,6 +14,7 @@
 // through SIMD lanes; W x for all steps is hoisted out of the recurrence.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/LstmStack.h"
 #include "kernels/ops/KernelUtil.h"
 #include "kernels/ops/RecurrentLayer.h"
 
@@ -284,24 +285,23 @@ std::vector<TensorMeta> rnnOutputs(RnnKind K, const std::vector<Tensor> &In,
 }
 
 size_t stackLayers(const std::vector<Tensor> &In) {
-  if (In.size() < 6 || (In.size() - 1) % 5 != 0)
+  size_t Layers = lstm_stack::layers(In.size());
+  if (!Layers)
     fail("lstm_stack: expects x and five operands per layer (w, r, b, "
          "initial_h, initial_c), got {} inputs",
          In.size());
-  return (In.size() - 1) / 5;
+  return Layers;
 }
 
 std::vector<Tensor> stackLayerInputs(const std::vector<Tensor> &In, size_t L,
                                      const Tensor &X) {
-  const Tensor *Op = &In[1 + 5 * L];
-  return {X,
-          Op[0],
-          Op[1],
-          Op[2],
-          Tensor::meta({0}, DType::Int32),
-          Op[3],
-          Op[4],
-          Tensor::meta({0}, X.dtype())};
+  std::vector<Tensor> Layer(8, Tensor::meta({0}, X.dtype()));
+  Layer[0] = X;
+  Layer[4] = Tensor::meta({0}, DType::Int32);
+  for (size_t Op = 0; Op < lstm_stack::OperandsPerLayer; ++Op)
+    Layer[lstm_stack::kLstmInput[Op]] =
+        In[lstm_stack::argument(L, (lstm_stack::Operand)Op)];
+  return Layer;
 }
 
 Tensor stackLayerX(const Tensor &Y) {
@@ -321,9 +321,9 @@ std::vector<TensorMeta> lstmStackOutputs(const std::vector<Tensor> &In,
     fail("lstm_stack: x must have rank 3, got {}", shapeToString(X.shape()));
   const int64_t S = X.shape()[0], N = X.shape()[1];
   std::vector<TensorMeta> Out;
-  Out.reserve(3 * Layers);
+  Out.reserve(lstm_stack::kOutputsPerLayer * Layers);
   for (size_t L = 0; L < Layers; ++L) {
-    const Tensor &R = In[2 + 5 * L];
+    const Tensor &R = In[lstm_stack::argument(L, lstm_stack::R)];
     if (R.rank() != 3)
       fail("lstm_stack layer {}: r must have rank 3, got {}", L,
            shapeToString(R.shape()));
@@ -668,7 +668,9 @@ void lstmStackKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   size_t Layers = stackLayers(In);
   Tensor X = In[0];
   for (size_t L = 0; L < Layers; ++L) {
-    std::vector<Tensor> LayerOut(Out.begin() + 3 * L, Out.begin() + 3 * L + 3);
+    std::vector<Tensor> LayerOut(
+        Out.begin() + (long)(lstm_stack::kOutputsPerLayer * L),
+        Out.begin() + (long)(lstm_stack::kOutputsPerLayer * (L + 1)));
     rnnKernel<RnnKind::Lstm>(stackLayerInputs(In, L, X), LayerOut, Attrs{});
     X = stackLayerX(LayerOut[0]);
   }

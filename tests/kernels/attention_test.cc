@@ -278,6 +278,43 @@ TEST(Attention, ThreeDBoolMaskPaddingAndManyTasks) {
   }
 }
 
+/// [s, b, hidden] (seq_first, torch's MultiheadAttention layout) gives the
+/// [b, s, hidden] call's result with the first two axes swapped: grouped
+/// heads, a mask over (batch, heads, queries, keys), causal rows, key
+/// blocks partly filled, at 1 and 3 threads.
+TEST(Attention, SequenceFirstIsTheTransposedCall) {
+  std::mt19937 G(23);
+  const int64_t S = 37, T = 70, B = 3;
+  Tensor Q = randomOf(G, {S, B, 4 * 8}), K = randomOf(G, {T, B, 2 * 8}),
+         V = randomOf(G, {T, B, 2 * 12});
+  Tensor Mask = randomOf(G, {B, 1, S, T});
+  auto Swap = [](const Tensor &X) {
+    return test::run("transpose", {X},
+                     Attrs{{"axes", std::vector<int64_t>{1, 0, 2}}});
+  };
+  for (bool Causal : {false, true})
+    for (int Threads : {1, 3}) {
+      SettingScope<int> Th(numThreads, setNumThreads, Threads);
+      Attrs A = {{"q_num_heads", int64_t(4)},
+                 {"kv_num_heads", int64_t(2)},
+                 {"is_causal", int64_t(Causal)},
+                 {"has_attn_mask", int64_t(1)}};
+      Tensor Want =
+          Swap(test::run("attention", {Swap(Q), Swap(K), Swap(V), Mask}, A));
+      A.set("seq_first", int64_t(1));
+      Tensor Got = test::run("attention", {Q, K, V, Mask}, A);
+      ASSERT_EQ(Got.shape(), (Shape{S, B, 4 * 12}));
+      EXPECT_TRUE(allClose(Got, Want, 1e-6, 1e-6))
+          << (Causal ? "causal, " : "") << Threads << " threads";
+    }
+  // Without a KV cache or scores only.
+  Attrs A = {{"q_num_heads", int64_t(4)},
+             {"kv_num_heads", int64_t(2)},
+             {"seq_first", int64_t(1)},
+             {"with_qk", int64_t(1)}};
+  EXPECT_THROW(test::runAll("attention", {Q, K, V}, A), Error);
+}
+
 TEST(Attention, DecodingStepsMatchNaive) {
   std::mt19937 G(13);
   // One query per head and two q heads per kv head: keys read in place by
@@ -428,6 +465,33 @@ TEST(AttentionRelation, Shapes) {
       "float16])");
   EXPECT_EQ(rel("attention", {ir::incompleteType(), f32({c(1)}), f32({c(1)})}),
             "null");
+}
+
+TEST(AttentionRelation, SequenceFirst) {
+  Attrs A = heads(4, 2);
+  A.set("seq_first", int64_t(1));
+  EXPECT_EQ(rel("attention",
+                {f32({s("s"), c(3), c(32)}), f32({s("t"), c(3), c(16)}),
+                 f32({s("t"), c(3), c(24)})},
+                A),
+            "Tensor[(s, 3, 48), float32]");
+  EXPECT_REL_ERROR(
+      relError("attention",
+               {f32({c(2), c(3), c(4), c(8)}), f32({c(2), c(3), c(4), c(8)}),
+                f32({c(2), c(3), c(4), c(8)})},
+               A),
+      "seq_first takes 3-D");
+  EXPECT_REL_ERROR(relError("attention",
+                            {f32({c(5), c(3), c(32)}), f32({c(6), c(2), c(16)}),
+                             f32({c(6), c(3), c(24)})},
+                            A),
+                   "batch size");
+  A.set("with_present", int64_t(1));
+  EXPECT_REL_ERROR(relError("attention",
+                            {f32({c(5), c(3), c(32)}), f32({c(6), c(3), c(16)}),
+                             f32({c(6), c(3), c(24)})},
+                            A),
+                   "without a KV cache");
 }
 
 TEST(AttentionRelation, Errors) {

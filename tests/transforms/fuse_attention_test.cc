@@ -12,4 +12,8 @@ TEST(FuseAttention, BatchedProductsAroundASoftmax) {
   test::expectTransformFiles(Passes, "FuseAttention", "bmm_softmax_bmm");
 }
 
+TEST(FuseAttention, SequenceFirstHeadsReadInPlace) {
+  test::expectTransformFiles(Passes, "FuseAttention", "sequence_first");
+}
+
 } // namespace

@@ -121,7 +121,9 @@ Type attentionRel(const std::vector<Type> &Args, const Attrs &A) {
   }
   OpAttrs OA(Op, A);
   bool WithPresent = flagAttr(A, "with_present"),
-       WithQk = flagAttr(A, "with_qk");
+       WithQk = flagAttr(A, "with_qk"), SeqFirst = flagAttr(A, "seq_first");
+  if (SeqFirst && (L.pastKey >= 0 || WithPresent || WithQk))
+    fail("{}: seq_first takes q, k and v without a KV cache or scores", Op);
   flagAttr(A, "is_causal");
   int64_t Mode = OA.getInt("qk_matmul_output_mode");
   if (Mode < 0 || Mode > 3)
@@ -177,6 +179,8 @@ Type attentionRel(const std::vector<Type> &Args, const Attrs &A) {
               typeStr(Q), typeStr(T));
     Rank = T.shape->size();
   }
+  if (SeqFirst && Rank == 4u)
+    fail("{}: seq_first takes 3-D q, k and v, got {}", Op, typeStr(Q));
 
   Dim Batch = Dim::any(), HQ = Dim::any(), HKv = Dim::any(), SeqQ = Dim::any(),
       SeqKv = Dim::any(), HeadK = Dim::any(), HeadV = Dim::any();
@@ -198,12 +202,14 @@ Type attentionRel(const std::vector<Type> &Args, const Attrs &A) {
     if (!QHeads || !KvHeads)
       fail("{}: 3-D q, k and v need attributes q_num_heads and kv_num_heads",
            Op);
+    // [batch, seq, hidden], or [seq, batch, hidden] with seq_first.
+    const size_t BA = SeqFirst ? 1 : 0, SA = SeqFirst ? 0 : 1;
     for (int64_t I = 0; I < 3; ++I)
-      Batch = R.agree(Batch, R.dim(I, 0), I, "batch size");
+      Batch = R.agree(Batch, R.dim(I, BA), I, "batch size");
     HQ = Dim::constant(*QHeads);
     HKv = Dim::constant(*KvHeads);
-    SeqQ = R.dim(0, 1);
-    SeqKv = R.agree(R.dim(1, 1), R.dim(2, 1), 2, "kv sequence length");
+    SeqQ = R.dim(0, SA);
+    SeqKv = R.agree(R.dim(1, SA), R.dim(2, SA), 2, "kv sequence length");
     HeadK = R.headSize(0, *QHeads);
     R.agree(mulDim(HeadK, HKv), R.dim(1, 2), 1,
             "hidden size (kv_num_heads * head size of q)");
@@ -277,6 +283,8 @@ Type attentionRel(const std::vector<Type> &Args, const Attrs &A) {
     Y = tensorTypeUnknownRank(Q.dtype);
   else if (*Rank == 4)
     Y = makeTensor(std::vector<Dim>{Batch, HQ, SeqQ, HeadV}, Q.dtype);
+  else if (SeqFirst)
+    Y = makeTensor(std::vector<Dim>{SeqQ, Batch, mulDim(HQ, HeadV)}, Q.dtype);
   else
     Y = makeTensor(std::vector<Dim>{Batch, SeqQ, mulDim(HQ, HeadV)}, Q.dtype);
   if (!WithPresent && !WithQk)

@@ -38,6 +38,36 @@ class AttentionFuser : public DefinitionMutator {
     return T && T->shape && T->shape->size() == Rank && isFloat(T->dtype);
   }
 
+  /// The transposed operand of transpose(x, Axes), else null.
+  Expr transposed(const Expr &E, const std::vector<int64_t> &Axes) const {
+    const CallNode *T = producer(E, "transpose");
+    return T && T->attrs.has("axes") && T->attrs.getInts("axes") == Axes &&
+                   isOperand(T->args[0], 3)
+               ? T->args[0]
+               : nullptr;
+  }
+
+  /// torch's MultiheadAttention (sequence first) transposes the heads of
+  /// q, k and v from [s, n, d] to [n, s, d] (k to [n, d, s]) for the
+  /// products, and the result back: attention reads and writes them in
+  /// place (seq_first, one head per batch row), and SimplifyExpr cancels
+  /// the transpose back against the consumer's. The transposes were 8% of
+  /// a small encoder's run.
+  Expr sequenceFirst(const Expr &Q, const Expr &Kt, const Expr &V,
+                     double Scale) const {
+    Expr Xq = transposed(Q, {1, 0, 2}), Xk = transposed(Kt, {1, 2, 0}),
+         Xv = transposed(V, {1, 0, 2});
+    if (!Xq || !Xk || !Xv)
+      return nullptr;
+    Expr Y = callOp("attention", {Xq, Xk, Xv},
+                    Attrs{{"scale", Scale},
+                          {"q_num_heads", int64_t(1)},
+                          {"kv_num_heads", int64_t(1)},
+                          {"seq_first", int64_t(1)}});
+    return callOp("transpose", {Y},
+                  Attrs{{"axes", std::vector<int64_t>{1, 0, 2}}});
+  }
+
 public:
   Expr visitCall(const CallNode &N, const Expr &Self) override {
     Expr New = DefinitionMutator::visitCall(N, Self);
@@ -94,6 +124,9 @@ public:
           Qs = S->args[0];
           Scale = std::string(Op) == "divide" ? 1.0 / *C : *C;
         }
+    if (Rank == 3)
+      if (Expr Y = sequenceFirst(Qs, Kt, V, Scale))
+        return Y;
     Expr Y = callOp("attention", {Heads(Qs), Heads(K), Heads(V)},
                     Attrs{{"scale", Scale}});
     if (Rank == 4)

@@ -68,6 +68,10 @@ struct RowLayout {
   static RowLayout of3d(int64_t H, int64_t S, int64_t D) {
     return {S * H * D, D, H * D};
   }
+  /// 3-D sequence first: [S, B, H * D].
+  static RowLayout of3dSeqFirst(int64_t B, int64_t H, int64_t D) {
+    return {H * D, D, B * H * D};
+  }
   int64_t at(int64_t B, int64_t H, int64_t S) const {
     return B * batch + H * head + S * seq;
   }
@@ -76,6 +80,7 @@ struct RowLayout {
 /// A call's extents and where its optional inputs are, validated.
 struct Geometry {
   bool threeD = false;
+  bool seqFirst = false; // 3-D [seq, batch, hidden] (seq_first)
   int64_t batch = 0, qHeads = 0, kvHeads = 0, seqQ = 0, seqKv = 0, past = 0,
           total = 0, headK = 0, headV = 0;
   int64_t mask = -1, pastKey = -1, pastValue = -1, nonpad = -1; // inputs
@@ -144,8 +149,14 @@ Geometry geometry(const std::vector<Tensor> &In, const Attrs &A) {
   };
   std::optional<int64_t> QHeads = Heads("q_num_heads"),
                          KvHeads = Heads("kv_num_heads");
-  G.batch = Q.shape()[0];
-  if (K.shape()[0] != G.batch || V.shape()[0] != G.batch)
+  G.seqFirst = flag(A, "seq_first");
+  if (G.seqFirst && (Rank != 3 || G.pastKey >= 0 || G.withPresent || G.withQk))
+    fail("{}: seq_first takes 3-D q, k and v without a KV cache or scores",
+         AttentionOp);
+  // Axes of a 3-D input: batch, sequence, hidden.
+  const size_t BA = G.seqFirst ? 1 : 0, SA = G.seqFirst ? 0 : 1;
+  G.batch = Q.shape()[BA];
+  if (K.shape()[BA] != G.batch || V.shape()[BA] != G.batch)
     fail("{}: q {}, k {} and v {} differ in batch size", AttentionOp, Dims(0),
          Dims(1), Dims(2));
   if (Rank == 4) {
@@ -171,9 +182,9 @@ Geometry geometry(const std::vector<Tensor> &In, const Attrs &A) {
     G.threeD = true;
     G.qHeads = *QHeads;
     G.kvHeads = *KvHeads;
-    G.seqQ = Q.shape()[1];
-    G.seqKv = K.shape()[1];
-    if (V.shape()[1] != G.seqKv)
+    G.seqQ = Q.shape()[SA];
+    G.seqKv = K.shape()[SA];
+    if (V.shape()[SA] != G.seqKv)
       fail("{}: k {} and v {} differ in sequence length", AttentionOp, Dims(1),
            Dims(2));
     if (Q.shape()[2] % G.qHeads != 0 || V.shape()[2] % G.kvHeads != 0)
@@ -238,7 +249,9 @@ std::vector<TensorMeta> attentionShape(const std::vector<Tensor> &In,
   Geometry G = geometry(In, A);
   DType QT = In[0].dtype();
   std::vector<TensorMeta> Out;
-  if (G.threeD)
+  if (G.seqFirst)
+    Out.push_back({{G.seqQ, G.batch, G.qHeads * G.headV}, QT});
+  else if (G.threeD)
     Out.push_back({{G.batch, G.seqQ, G.qHeads * G.headV}, QT});
   else
     Out.push_back({{G.batch, G.qHeads, G.seqQ, G.headV}, QT});
@@ -467,8 +480,9 @@ void attendAll(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   J.g = G;
   const Tensor &Q = In[0], &K = In[1], &V = In[2];
   auto Layout = [&](int64_t Heads, int64_t Seq, int64_t Head) {
-    return G.threeD ? RowLayout::of3d(Heads, Seq, Head)
-                    : RowLayout::of4d(Heads, Seq, Head);
+    return G.seqFirst ? RowLayout::of3dSeqFirst(G.batch, Heads, Head)
+           : G.threeD ? RowLayout::of3d(Heads, Seq, Head)
+                      : RowLayout::of4d(Heads, Seq, Head);
   };
   J.q = rowsOf(Q, Layout(G.qHeads, G.seqQ, G.headK));
   J.k = rowsOf(K, Layout(G.kvHeads, G.seqKv, G.headK));
@@ -601,6 +615,11 @@ RIVET_REGISTER_ATTRS(
       "1: a nonpad_kv_seqlen argument", 0},
      {"with_present", AttrKind::Int, false,
       "1: also return present_key, present_value", 0},
-     {"with_qk", AttrKind::Int, false, "1: also return the scores", 0}});
+     {"with_qk", AttrKind::Int, false, "1: also return the scores", 0},
+     {"seq_first", AttrKind::Int, false,
+      "1: 3-D q, k, v and y are [seq, batch, hidden] (torch's "
+      "MultiheadAttention layout; FuseAttention), without a KV cache or "
+      "scores",
+      0}});
 
 } // namespace rivet::kernels

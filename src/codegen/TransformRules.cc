@@ -11,8 +11,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ComputeRule.h"
+#include "kernels/SliceBounds.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace rivet::codegen {
 namespace {
@@ -153,6 +155,40 @@ LoopExpr stridedSliceRule(ComputeContext &Ctx, const Ix &Out) {
   return Ctx.read(0, InIx);
 }
 
+/// strided_slice's extents inside a group where its type leaves some
+/// unknown: an axis not sliced keeps x's extent, a sliced axis of a known
+/// extent has sliceBounds' count, and a whole symbolic axis (begin 0, step
+/// 1, end "infinity") keeps it. Any other sliced symbolic axis: not derived.
+std::vector<LoopExpr> stridedSliceShape(const Attrs &A,
+                                        const std::vector<TensorDesc> &In) {
+  const TensorDesc &X = In.at(0);
+  int64_t R = (int64_t)X.rank();
+  std::vector<int64_t> Begin = A.getInts("begin"), End = A.getInts("end");
+  std::vector<int64_t> Strides =
+      A.getInts("strides", std::vector<int64_t>(Begin.size(), 1));
+  std::vector<int64_t> Axes;
+  for (size_t I = 0; I < Begin.size(); ++I)
+    Axes.push_back((int64_t)I);
+  Axes = A.getInts("axes", Axes);
+  if (End.size() != Begin.size() || Strides.size() != Begin.size() ||
+      Axes.size() != Begin.size())
+    return {};
+  std::vector<LoopExpr> Out = X.shape;
+  for (size_t I = 0; I < Axes.size(); ++I) {
+    int64_t Ax = Axes[I] < 0 ? Axes[I] + R : Axes[I];
+    if (Ax < 0 || Ax >= R || Strides[I] == 0)
+      return {};
+    const LoopExpr &D = X.shape[(size_t)Ax];
+    if (D->isConst())
+      Out[(size_t)Ax] =
+          ic(sliceBounds(D->intValue, Begin[I], End[I], Strides[I]).count);
+    else if (Begin[I] != 0 || Strides[I] != 1 ||
+             End[I] < std::numeric_limits<int32_t>::max())
+      return {};
+  }
+  return Out;
+}
+
 /// shape_of(x; start, end): element i is extent start + i of x, read from
 /// the kernel's size parameters (x's data is never loaded).
 LoopExpr shapeOfRule(ComputeContext &Ctx, const Ix &Out) {
@@ -284,6 +320,7 @@ RIVET_REGISTER_COMPUTE_RULE("expand", expandRule);
 RIVET_REGISTER_COMPUTE_RULE("concatenate", concatenateRule);
 RIVET_REGISTER_COMPUTE_RULE("stack", stackRule);
 RIVET_REGISTER_COMPUTE_RULE("strided_slice", stridedSliceRule);
+RIVET_REGISTER_SHAPE_RULE("strided_slice", stridedSliceShape);
 RIVET_REGISTER_COMPUTE_RULE("take", takeRule);
 RIVET_REGISTER_COMPUTE_RULE("pad", padRule);
 RIVET_REGISTER_COMPUTE_RULE("tile", tileRule);

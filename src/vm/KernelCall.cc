@@ -36,9 +36,13 @@ bool matchesSignature(const std::vector<int64_t> &Sig,
     const Shape &S = T.shape();
     size_t Rank = S.size();
     if (!T.defined() || (size_t)(End - P) < 2 + Rank ||
-        P[0] != (int64_t)T.dtype() || P[1] != (int64_t)Rank ||
-        !std::equal(S.begin(), S.end(), P + 2))
+        P[0] != (int64_t)T.dtype() || P[1] != (int64_t)Rank)
       return false;
+    // A loop, not std::equal: its memcmp call cost more than the few
+    // extents it compares.
+    for (size_t A = 0; A < Rank; ++A)
+      if (S[A] != P[2 + A])
+        return false;
     P += 2 + Rank;
     return true;
   };
@@ -552,12 +556,28 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
     break;
   }
   case KernelEntry::Kind::ShapeFunction: {
-    std::vector<TensorMeta> Metas = K.Info->shapeFn(Ins, K.KernelAttrs);
-    if (Metas.size() != NumOuts)
-      fail("the shape function gives {} output shapes for {} registers",
-           Metas.size(), NumOuts);
+    // A shape function is a function of its inputs' dtypes and shapes
+    // (unless dataDependentShape): the same as last time, the same result.
+    static const std::vector<Tensor> NoOutputs;
+    size_t At = FirstInstruction[(size_t)(&F - Exe->functions.data())] +
+                (size_t)(&I - F.code.data());
+    std::vector<int64_t> &Sig = CheckedSignatures[At];
+    std::vector<Shape> &Shapes = LastShapes[At];
+    bool Pure = !K.Info->dataDependentShape;
+    if (!Pure || Shapes.size() != NumOuts ||
+        !matchesSignature(Sig, Ins, NoOutputs)) {
+      std::vector<TensorMeta> Metas = K.Info->shapeFn(Ins, K.KernelAttrs);
+      if (Metas.size() != NumOuts)
+        fail("the shape function gives {} output shapes for {} registers",
+             Metas.size(), NumOuts);
+      Shapes.clear();
+      for (TensorMeta &M : Metas)
+        Shapes.push_back(std::move(M.shape));
+      if (Pure)
+        recordSignature(Sig, Ins, NoOutputs);
+    }
     for (uint32_t K2 = 0; K2 < NumOuts; ++K2) {
-      const Shape &S = Metas[K2].shape;
+      const Shape &S = Shapes[K2];
       SetShape(K2, R[Ops[I.d + K2]], S.size(), [&](size_t A) { return S[A]; });
     }
     break;

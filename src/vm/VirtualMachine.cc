@@ -178,6 +178,7 @@ VirtualMachine::VirtualMachine(std::shared_ptr<const Executable> E)
     NumInstructions += F.code.size();
   }
   CheckedSignatures.resize(NumInstructions);
+  LastShapes.resize(NumInstructions);
   RecycledObjects.resize(NumInstructions);
   linkTensorsToStorage();
   if (Exe->needsGpu())

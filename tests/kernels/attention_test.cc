@@ -348,7 +348,9 @@ TEST(Attention, EveryRowTileMatchesNaive) {
   // A task's rows run in tiles of 12 (AVX-512) or 6 rows, then 6, then
   // one at a time: these query counts leave every kind of remainder, with
   // head sizes of one and two 64-byte column pairs and a partial one, over
-  // one key block and two. (ctest runs this again as an AVX2 and a
+  // one key block and two, key counts off the 8-key tiles the keys are
+  // transposed in (a last partial tile repeats its last key). (ctest runs
+  // this again as an AVX2 and a
   // baseline CPU: RIVET_MAX_CPU_ISA.)
   for (int64_t Sq : {1, 6, 7, 13, 18, 31, 40})
     for (int64_t Head : {16, 32, 20})

@@ -3,9 +3,9 @@
 // smallGemm (kernels/cpu/SmallGemm.h) tiles 6 rows by 16 columns in
 // registers, then 8 columns, then single columns, then 5..1 rows: every
 // compilation the host runs, over extents on and off those tiles, with and
-// without bias and with row strides wider than the rows, against products
-// summed in double. Then the fused matmul and dense kernels that call it
-// (a leading per-column add becomes its bias, the rest of the tail runs
+// without bias and relu and with row strides wider than the rows, against
+// products summed in double. Then the fused matmul and dense kernels that call
+// it (a leading per-column add becomes its bias, the rest of the tail runs
 // after) against their anchors' reference kernels.
 //
 //===----------------------------------------------------------------------===//
@@ -41,16 +41,23 @@ TEST(SmallGemm, EveryTileAndTailAgreesWithADoubleProduct) {
     for (int64_t M : {1, 5, 6, 7, 13})
       for (int64_t N : {1, 7, 8, 9, 16, 17, 33, 65, 120})
         for (int64_t K : {1, 3, 16, 65})
-          for (bool WithBias : {false, true}) {
+          for (auto [WithBias, WithRelu] :
+               {std::pair{false, false}, std::pair{true, false},
+                std::pair{true, true}}) {
             // Row strides past the rows: 3 more elements each.
             int64_t Lda = K + 3, Ldb = N + 3, Ldc = N + 3;
             std::vector<float> A = randomValues(G, (size_t)(M * Lda)),
                                B = randomValues(G, (size_t)(K * Ldb)),
                                Bias = randomValues(G, (size_t)N),
                                C((size_t)(M * Ldc), 7.0f);
+            // Under relu, a NaN in the last row stays NaN, as the relu
+            // kernel's does.
+            if (WithRelu)
+              A[(size_t)((M - 1) * Lda)] = std::nanf("");
             SmallGemmArgs Args{
                 A.data(), Lda, B.data(), Ldb, WithBias ? Bias.data() : nullptr,
                 C.data(), Ldc, N,        K};
+            Args.Relu = WithRelu;
             // In two calls, the second starting mid-block of 6.
             int64_t Split = M / 2;
             Fn(Args, 0, Split);
@@ -66,9 +73,21 @@ TEST(SmallGemm, EveryTileAndTailAgreesWithADoubleProduct) {
                 for (int64_t Kk = 0; Kk < K; ++Kk)
                   Want += (double)A[(size_t)(I * Lda + Kk)] *
                           B[(size_t)(Kk * Ldb + J)];
-                EXPECT_NEAR(Got, Want, 1e-6 * (K + 1))
-                    << fmt::format("isa {}, {}x{}x{}, bias {}, at ({}, {})",
-                                   (int)Isa, M, N, K, WithBias, I, J);
+                std::string Where = fmt::format(
+                    "isa {}, {}x{}x{}, bias {}, relu {}, at ({}, {})", (int)Isa,
+                    M, N, K, WithBias, WithRelu, I, J);
+                if (std::isnan(Want)) {
+                  EXPECT_TRUE(std::isnan(Got)) << Where;
+                  continue;
+                }
+                if (WithRelu && !(Want > 0)) {
+                  // 0, never -0 (nor a rounding's tiny negative).
+                  EXPECT_TRUE((Got == 0 && !std::signbit(Got)) ||
+                              (Got > 0 && Got < 1e-6 * (K + 1)))
+                      << Where << ": " << Got;
+                  continue;
+                }
+                EXPECT_NEAR(Got, Want, 1e-6 * (K + 1)) << Where;
               }
           }
   }
@@ -133,6 +152,12 @@ TEST(SmallGemm, FusedMatMulAndDenseRunOnIt) {
       {binary(K::Add, randomF32(G, {1, 33})), makePostOp(K::Relu, {}),
        binary(K::Multiply, randomF32(G, {5, 9, 33}))},
       "unit batch axis of b, bias, relu, full-size multiply");
+  // Its feed-forward layer: bias and relu, both in smallGemm's epilogue.
+  expectFusedOnSmallGemm(
+      "dnnl.matmul_fused", "matmul",
+      {randomF32(G, {7, 2, 64}), randomF32(G, {64, 128})},
+      {binary(K::Add, randomF32(G, {128})), makePostOp(K::Relu, {})},
+      "bias, relu");
   expectFusedOnSmallGemm("dnnl.matmul_fused", "matmul",
                          {randomF32(G, {3, 11, 8}), randomF32(G, {8, 24})},
                          {binary(K::Add, randomF32(G, {3, 11, 24}))},

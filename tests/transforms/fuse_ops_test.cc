@@ -64,6 +64,9 @@ TEST(FuseOps, InjectiveChain) { expectFused("injective_chain"); }
 TEST(FuseOps, NoFusionAcrossIf) { expectFused("if_boundary"); }
 TEST(FuseOps, ResultUsedTwiceIsAGroupBoundary) { expectFused("multiple_uses"); }
 TEST(FuseOps, DynamicShapesFuse) { expectFused("dynamic_shape"); }
+TEST(FuseOps, BiasOverUnknownExtentsJoinsItsProduct) {
+  expectFused("matmul_bias_unknown_extents");
+}
 
 TEST(FuseOps, NoFusionAcrossFunctionsOrCalls) {
   // The closure body is a scope of its own; a call of a non-operator pins

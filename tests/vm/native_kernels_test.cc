@@ -508,6 +508,47 @@ TEST_P(NativeModes, BroadcastInsideTheGroupIsChecked) {
   EXPECT_NE(Err.find("do not broadcast"), std::string::npos) << Err;
 }
 
+/// Slices of a tensor whose leading extents the types leave unknown (a
+/// product after a dynamic reshape): the sliced axis is known, the others
+/// are the input's, so each group is generated; and a partial slice of an
+/// unknown axis, whose extent no input has, stays builtin.
+const char *UnknownSliceText = R"(
+def @main(%x: Tensor[(?, ?, 12), float32]) {
+  let %a = exp(strided_slice(%x, axes=[-1], begin=[4], end=[12], strides=[2]));
+  let %b = strided_slice(%x, axes=[0, 2], begin=[0, -3],
+                         end=[9223372036854775807, 100]);
+  let %c = strided_slice(%x, axes=[1], begin=[1], end=[3]);
+  (%a, %b, %c)
+}
+)";
+
+TEST_P(NativeModes, SlicesOfUnknownExtentsAreGenerated) {
+  ir::Module M = parseTyped(UnknownSliceText);
+  auto Exe = vm::compile(M, options(GetParam()));
+  ASSERT_EQ(Exe->nativeRefusals.size(), 1u)
+      << fmt::format("{}", fmt::join(Exe->nativeRefusals, "; "));
+  EXPECT_NE(Exe->nativeRefusals[0].find("group of strided_slice"),
+            std::string::npos)
+      << Exe->nativeRefusals[0];
+  EXPECT_EQ(mainKernelCalls(*Exe, vm::KernelEntry::Kind::Native), 2u);
+  for (Shape S : {Shape{5, 4, 12}, Shape{1, 1, 12}, Shape{3, 7, 12}}) {
+    std::vector<ir::Value> Args = {randomTensor(S, DType::Float32, 3)};
+    std::vector<ir::Value> Want =
+        ir::Interpreter(M).call("main", Args).fields();
+    vm::VirtualMachine VM(Exe);
+    std::vector<ir::Value> Got =
+        vm::toValue(VM.invoke("main", {vm::toObject(Args[0], *Exe)}), *Exe, M)
+            .fields();
+    ASSERT_EQ(Got.size(), Want.size());
+    for (size_t I = 0; I < Got.size(); ++I) {
+      EXPECT_EQ(Got[I].tensor().shape(), Want[I].tensor().shape())
+          << shapeToString(S) << " output " << I;
+      EXPECT_TRUE(allClose(Got[I].tensor(), Want[I].tensor(), 1e-6, 1e-6))
+          << shapeToString(S) << " output " << I;
+    }
+  }
+}
+
 } // namespace
 
 // A group that only reshapes its parameter is a view (ReshapeTensor), not a

@@ -8,6 +8,8 @@
 #include "vm/StoragePool.h"
 #include "vm/VirtualMachine.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -786,6 +788,56 @@ TEST(VMRuntime, OutputShapeCheckFollowsChangingInputShapes) {
   EXPECT_NE(Call({1}).find("output 0 is"), std::string::npos);
   EXPECT_EQ(Call({3}), "<no error>");
   EXPECT_NE(Call({3, 1}).find("output 0 is"), std::string::npos);
+}
+
+TEST(VMRuntime, ShapeFunctionResultsFollowTheirInputs) {
+  // One shape-function instruction on inputs of changing shapes: the VM
+  // reuses a result only for the same input shapes and dtypes; a bad shape
+  // is refused, also right after a good one of the same rank.
+  ExeBuilder EB;
+  uint32_t Shp = EB.kernel(KernelEntry::Kind::ShapeFunction, "add");
+  FnBuilder Main("main", 2, 3);
+  Main.kernel(Shp, {0, 1}, {2});
+  Main.ret(2);
+  EB.add(std::move(Main));
+  VirtualMachine VM(EB.done());
+  auto Call = [&](Shape A, Shape B) {
+    std::vector<float> VA((size_t)numElements(A)), VB((size_t)numElements(B));
+    std::string Shape;
+    std::string Err = errorOf([&] {
+      Shape = fmt::format(
+          "{}", T(VM.invoke("main", {f32(VA, A), f32(VB, B)})).toIntVector());
+    });
+    return Err == "<no error>" ? Shape : Err;
+  };
+  EXPECT_EQ(Call({2, 3}, {3}), "[2, 3]");
+  EXPECT_EQ(Call({2, 3}, {3}), "[2, 3]");
+  EXPECT_EQ(Call({4, 3}, {1}), "[4, 3]");
+  EXPECT_EQ(Call({2, 3}, {3}), "[2, 3]");
+  EXPECT_NE(Call({2, 3}, {4}).find("broadcast"), std::string::npos);
+  EXPECT_EQ(Call({2, 3}, {3}), "[2, 3]");
+  EXPECT_EQ(Call({5, 1}, {5, 7}), "[5, 7]");
+  EXPECT_NE(Call({5, 2}, {5, 7}).find("broadcast"), std::string::npos);
+}
+
+TEST(VMRuntime, DataDependentShapeFunctionsRunEveryCall) {
+  // reshape_dyn's shape comes from its second input's values: the same
+  // input shapes with other values give another shape.
+  ExeBuilder EB;
+  uint32_t Shp = EB.kernel(KernelEntry::Kind::ShapeFunction, "reshape_dyn");
+  FnBuilder Main("main", 2, 3);
+  Main.kernel(Shp, {0, 1}, {2});
+  Main.ret(2);
+  EB.add(std::move(Main));
+  VirtualMachine VM(EB.done());
+  auto Call = [&](std::vector<int64_t> NewShape) {
+    ObjectRef X = f32(std::vector<float>(12), {3, 4});
+    ObjectRef S = makeTensor(Tensor::fromVector<int64_t>(NewShape, {2}));
+    return T(VM.invoke("main", {X, S})).toIntVector();
+  };
+  EXPECT_EQ(Call({2, 6}), (std::vector<int64_t>{2, 6}));
+  EXPECT_EQ(Call({6, 2}), (std::vector<int64_t>{6, 2}));
+  EXPECT_EQ(Call({12, -1}), (std::vector<int64_t>{12, 1}));
 }
 
 TEST(VMRuntime, OneFieldTupleResultOfAnAllocatingKernelStaysATuple) {

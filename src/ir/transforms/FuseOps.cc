@@ -248,7 +248,8 @@ private:
       // elementwise along that edge (what lets conv + bias add fuse).
       FusionPattern Edge = Nodes[Index].pattern;
       if (Edge == FusionPattern::Broadcast &&
-          sameKnownShape(tensorTypeOf(C.args[I]), Out))
+          (sameKnownShape(tensorTypeOf(C.args[I]), Out) ||
+           broadcastsInto(C.args, I)))
         Edge = FusionPattern::Elementwise;
       Nodes[*ArgNodes[I]].outputs.push_back({Index, Edge});
     }

@@ -100,6 +100,29 @@ bool sameKnownShape(const TensorTypeRef &A, const TensorTypeRef &B) {
   return true;
 }
 
+bool broadcastsInto(const std::vector<Expr> &Args, size_t I) {
+  // One argument: a broadcast to a shape from elsewhere (expand).
+  TensorTypeRef Into = tensorTypeOf(Args.at(I));
+  if (Args.size() < 2 || !Into || !Into->shape)
+    return false;
+  const std::vector<Dim> &S = *Into->shape;
+  for (size_t J = 0; J < Args.size(); ++J) {
+    if (J == I)
+      continue;
+    TensorTypeRef T = tensorTypeOf(Args[J]);
+    if (!T || !T->shape || T->shape->size() > S.size())
+      return false;
+    const std::vector<Dim> &O = *T->shape;
+    for (size_t K = 1; K <= O.size(); ++K) {
+      const Dim &D = O[O.size() - K], &E = S[S.size() - K];
+      bool One = D.isConst() && D.value == 1;
+      if (!One && (D.isAny() || !(D == E)))
+        return false;
+    }
+  }
+  return true;
+}
+
 const std::string &calledOpName(const Expr &E) {
   static const std::string None;
   const auto *C = E ? E->as<CallNode>() : nullptr;

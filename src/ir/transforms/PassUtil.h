@@ -70,6 +70,12 @@ bool staticShapeOf(const TensorTypeRef &T, std::vector<int64_t> &Shape);
 /// dimensions that are equal constants or the same symbol.
 bool sameKnownShape(const TensorTypeRef &A, const TensorTypeRef &B);
 
+/// Whether the broadcast of a call's arguments (two or more) has argument
+/// I's shape: every other argument has no more axes, and each of its extents is
+/// 1 or provably argument I's (the same constant or symbol). Holds over unknown
+/// extents where sameKnownShape cannot (a bias over a [?, ?, 192] product).
+bool broadcastsInto(const std::vector<Expr> &Args, size_t I);
+
 /// The operator name of a call of an operator, or "" for anything else.
 const std::string &calledOpName(const Expr &E);
 

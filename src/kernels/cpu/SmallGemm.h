@@ -19,7 +19,8 @@ namespace rivet {
 
 /// One product's operands: rows [M0, M1) of C [*, N] (row stride Ldc) =
 /// A [*, K] (row stride Lda) times B [K, N] (row stride Ldb), plus Bias[n]
-/// when Bias is not null. Sums run over k in order, in float.
+/// when Bias is not null, then relu when Relu is set (as the relu kernel:
+/// NaN stays, -0 becomes 0). Sums run over k in order, in float.
 struct SmallGemmArgs {
   const float *A;
   int64_t Lda;
@@ -29,6 +30,7 @@ struct SmallGemmArgs {
   float *C;
   int64_t Ldc;
   int64_t N, K;
+  bool Relu = false;
 };
 using SmallGemmFn = void (*)(const SmallGemmArgs &, int64_t M0, int64_t M1);
 

@@ -433,8 +433,9 @@ bool perColumn(const Tensor &T, int64_t N) {
 
 /// Out [M, N] = A [M, K] @ B (B [K, N] with row stride Ldb) + Bias, then
 /// the tail, on smallGemm (SmallGemm.h). A leading add of a per-column
-/// operand (a bias the fusion put in the tail) becomes its bias; the rest
-/// of the tail runs on the output by the reference kernels.
+/// operand (a bias the fusion put in the tail) becomes its bias, and a relu
+/// next its epilogue; the rest of the tail runs on the output by the
+/// reference kernels.
 bool runSmallGemm(const float *A, const float *B, int64_t Ldb,
                   const Tensor *Bias, const PostOps &Post, Tensor &Out,
                   int64_t M, int64_t N, int64_t K) {
@@ -446,6 +447,10 @@ bool runSmallGemm(const float *A, const float *B, int64_t Ldb,
     First = 1;
   }
   SmallGemmArgs G{A, K, B, Ldb, BiasData, Out.data<float>(), N, N, K};
+  if (First < Post.size() && Post[First].kind == PostOp::Kind::Relu) {
+    G.Relu = true;
+    ++First;
+  }
   smallGemm(G, M);
   if (First < Post.size())
     applyPostOpsReference(Out, PostOps(Post.begin() + (long)First, Post.end()));

@@ -5,8 +5,9 @@
 // head (the rows of every q head that shares it) and walks the keys in
 // blocks: scores of the block, mask, softcap, then an online softmax (a
 // running max and sum per row; what was summed before a new max is
-// rescaled) and the weighted sum of the block's values. The [B, H, Sq, T]
-// scores exist only when the call asks for them (with_qk).
+// rescaled) and the weighted sum of the block's values, a tile of rows at a
+// time (its scores stay in L1). The [B, H, Sq, T] scores exist only when
+// the call asks for them (with_qk).
 //
 // A block of keys is packed transposed (8 x 8 tiles transposed in
 // registers), so that the score loop runs along contiguous keys; a task of
@@ -29,8 +30,12 @@
 #include "kernels/ops/KernelUtil.h"
 
 #include <algorithm>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #define RIVET_ATTN_INLINE inline __attribute__((always_inline))
 

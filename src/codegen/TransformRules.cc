@@ -3,10 +3,11 @@
 // reshape, flatten, squeeze, unsqueeze, transpose, expand, concatenate,
 // stack, strided_slice, take, pad and tile (src/ir/ops/Transform.cc): each
 // maps an output index to the input index it copies; shape_of gives its
-// input's extents. Where an output element
-// chooses among inputs (concatenate, pad) every candidate load uses an index
-// clamped into its buffer, so the loads that are not selected stay in
-// bounds.
+// input's extents. Where an output element chooses among inputs
+// (concatenate, pad) every candidate load uses an index clamped into its
+// buffer, so the loads that are not selected stay in bounds. strided_slice
+// also has a shape rule: the extents its type leaves unknown (after a
+// dynamic reshape) are its input's.
 //
 //===----------------------------------------------------------------------===//
 

@@ -96,9 +96,98 @@ bool flag(const Attrs &A, const char *Name) {
   return attrFlag(AttentionOp, A, Name);
 }
 
+/// A call's attributes, read once and validated: the schema's defaults
+/// (read from no attributes, once), then the attributes the call has.
+/// Looking each up by name, about 17 per call, was a tenth of a short
+/// sequence's attention.
+struct AttentionAttrs {
+  bool hasMask = false, hasPast = false, hasNonpad = false;
+  bool withPresent = false, withQk = false, causal = false, seqFirst = false;
+  int64_t mode = 0; // qk_matmul_output_mode
+  std::optional<double> scale;
+  double softcap = 0;
+  std::optional<int64_t> qHeads, kvHeads;
+  std::optional<DType> softmaxDType;
+};
+
+/// Reads one attribute (Name) of A into R, validating it.
+struct AttrReader {
+  const char *name;
+  void (*read)(AttentionAttrs &R, const Attrs &A, const char *Name);
+};
+
+template <bool AttentionAttrs::*Field>
+void readFlag(AttentionAttrs &R, const Attrs &A, const char *Name) {
+  R.*Field = flag(A, Name);
+}
+
+template <std::optional<int64_t> AttentionAttrs::*Field>
+void readHeads(AttentionAttrs &R, const Attrs &A, const char *Name) {
+  OpAttrs OA(AttentionOp, A);
+  R.*Field = std::nullopt;
+  if (!OA.has(Name))
+    return;
+  int64_t H = OA.getInt(Name);
+  if (H < 1)
+    fail("{}: attribute '{}' must be >= 1, got {}", AttentionOp, Name, H);
+  R.*Field = H;
+}
+
+constexpr AttrReader AttrReaders[] = {
+    {"has_attn_mask", readFlag<&AttentionAttrs::hasMask>},
+    {"has_past", readFlag<&AttentionAttrs::hasPast>},
+    {"has_nonpad_kv_seqlen", readFlag<&AttentionAttrs::hasNonpad>},
+    {"with_present", readFlag<&AttentionAttrs::withPresent>},
+    {"with_qk", readFlag<&AttentionAttrs::withQk>},
+    {"is_causal", readFlag<&AttentionAttrs::causal>},
+    {"seq_first", readFlag<&AttentionAttrs::seqFirst>},
+    {"q_num_heads", readHeads<&AttentionAttrs::qHeads>},
+    {"kv_num_heads", readHeads<&AttentionAttrs::kvHeads>},
+    {"qk_matmul_output_mode",
+     [](AttentionAttrs &R, const Attrs &A, const char *Name) {
+       R.mode = attrInt(AttentionOp, A, Name);
+       if (R.mode < 0 || R.mode > 3)
+         fail("{}: attribute '{}' must be 0, 1, 2 or 3, got {}", AttentionOp,
+              Name, R.mode);
+     }},
+    {"softmax_dtype",
+     [](AttentionAttrs &R, const Attrs &A, const char *Name) {
+       R.softmaxDType = attrDType(AttentionOp, A, Name);
+       if (R.softmaxDType && !attentionDType(*R.softmaxDType))
+         fail("{}: attribute '{}' must be bfloat16, float16, float32 or "
+              "float64, got {}",
+              AttentionOp, Name, dtypeName(*R.softmaxDType));
+     }},
+    {"scale",
+     [](AttentionAttrs &R, const Attrs &A, const char *Name) {
+       OpAttrs OA(AttentionOp, A);
+       R.scale = OA.has(Name) ? std::optional<double>(OA.getFloat(Name))
+                              : std::nullopt;
+     }},
+    {"softcap", [](AttentionAttrs &R, const Attrs &A, const char *Name) {
+       R.softcap = attrFloat(AttentionOp, A, Name);
+     }}};
+
+AttentionAttrs readAttrs(const Attrs &A) {
+  static const AttentionAttrs Defaults = [] {
+    AttentionAttrs R;
+    for (const AttrReader &Rd : AttrReaders)
+      Rd.read(R, Attrs(), Rd.name);
+    return R;
+  }();
+  AttentionAttrs R = Defaults;
+  for (const auto &Item : A.items())
+    for (const AttrReader &Rd : AttrReaders)
+      if (Item.first == Rd.name) {
+        Rd.read(R, A, Rd.name);
+        break;
+      }
+  return R;
+}
+
 /// Checks the inputs as the type relation does (src/ir/ops/Attention.cc),
 /// on known extents.
-Geometry geometry(const std::vector<Tensor> &In, const Attrs &A) {
+Geometry geometry(const std::vector<Tensor> &In, const AttentionAttrs &AA) {
   Geometry G;
   size_t Count = 3;
   std::vector<const char *> Names = {"q", "k", "v"};
@@ -106,29 +195,19 @@ Geometry geometry(const std::vector<Tensor> &In, const Attrs &A) {
     Index = (int64_t)Count++;
     Names.push_back(Name);
   };
-  if (flag(A, "has_attn_mask"))
+  if (AA.hasMask)
     Add(G.mask, "attn_mask");
-  if (flag(A, "has_past")) {
+  if (AA.hasPast) {
     Add(G.pastKey, "past_key");
     Add(G.pastValue, "past_value");
   }
-  if (flag(A, "has_nonpad_kv_seqlen"))
+  if (AA.hasNonpad)
     Add(G.nonpad, "nonpad_kv_seqlen");
   if (In.size() != Count)
     fail("{}: expected {} inputs as the has_* attributes say, got {}",
          AttentionOp, Count, In.size());
-  G.withPresent = flag(A, "with_present");
-  G.withQk = flag(A, "with_qk");
-  flag(A, "is_causal");
-  int64_t Mode = attrInt(AttentionOp, A, "qk_matmul_output_mode");
-  if (Mode < 0 || Mode > 3)
-    fail("{}: attribute 'qk_matmul_output_mode' must be 0, 1, 2 or 3, got {}",
-         AttentionOp, Mode);
-  if (std::optional<DType> SD = attrDType(AttentionOp, A, "softmax_dtype");
-      SD && !attentionDType(*SD))
-    fail("{}: attribute 'softmax_dtype' must be bfloat16, float16, float32 or "
-         "float64, got {}",
-         AttentionOp, dtypeName(*SD));
+  G.withPresent = AA.withPresent;
+  G.withQk = AA.withQk;
 
   for (size_t I = 0; I < Count; ++I)
     if ((int64_t)I != G.mask && (int64_t)I != G.nonpad &&
@@ -143,18 +222,8 @@ Geometry geometry(const std::vector<Tensor> &In, const Attrs &A) {
   if ((Rank != 3 && Rank != 4) || K.rank() != Rank || V.rank() != Rank)
     fail("{}: q, k and v must all have rank 3 or all rank 4, got {}, {} and {}",
          AttentionOp, Dims(0), Dims(1), Dims(2));
-  auto Heads = [&](const char *Name) -> std::optional<int64_t> {
-    OpAttrs OA(AttentionOp, A);
-    if (!OA.has(Name))
-      return std::nullopt;
-    int64_t H = OA.getInt(Name);
-    if (H < 1)
-      fail("{}: attribute '{}' must be >= 1, got {}", AttentionOp, Name, H);
-    return H;
-  };
-  std::optional<int64_t> QHeads = Heads("q_num_heads"),
-                         KvHeads = Heads("kv_num_heads");
-  G.seqFirst = flag(A, "seq_first");
+  const std::optional<int64_t> &QHeads = AA.qHeads, &KvHeads = AA.kvHeads;
+  G.seqFirst = AA.seqFirst;
   if (G.seqFirst && (Rank != 3 || G.pastKey >= 0 || G.withPresent || G.withQk))
     fail("{}: seq_first takes 3-D q, k and v without a KV cache or scores",
          AttentionOp);
@@ -251,7 +320,7 @@ Geometry geometry(const std::vector<Tensor> &In, const Attrs &A) {
 
 std::vector<TensorMeta> attentionShape(const std::vector<Tensor> &In,
                                        const Attrs &A) {
-  Geometry G = geometry(In, A);
+  Geometry G = geometry(In, readAttrs(A));
   DType QT = In[0].dtype();
   std::vector<TensorMeta> Out;
   if (G.seqFirst)
@@ -480,7 +549,7 @@ template <typename C> void writePresent(Job<C> &J) {
 
 template <typename C>
 void attendAll(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
-               const Attrs &A, const Geometry &G) {
+               const AttentionAttrs &AA, const Geometry &G) {
   Job<C> J;
   J.g = G;
   const Tensor &Q = In[0], &K = In[1], &V = In[2];
@@ -551,14 +620,11 @@ void attendAll(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   if (G.nonpad >= 0)
     J.nonpad = In[(size_t)G.nonpad].data<int64_t>();
 
-  OpAttrs OA(AttentionOp, A);
-  double Scale =
-      OA.has("scale") ? OA.getFloat("scale") : 1.0 / std::sqrt((double)G.headK);
-  J.scale = (C)Scale;
-  J.softcap = (C)attrFloat(AttentionOp, A, "softcap");
-  J.causal = flag(A, "is_causal");
+  J.scale = (C)AA.scale.value_or(1.0 / std::sqrt((double)G.headK));
+  J.softcap = (C)AA.softcap;
+  J.causal = AA.causal;
   J.skipsMasked = !(J.softcap > 0) && !G.withQk;
-  J.mode = attrInt(AttentionOp, A, "qk_matmul_output_mode");
+  J.mode = AA.mode;
   J.group = G.qHeads / G.kvHeads;
   // Fewer rows per task where there would be too few tasks for the threads
   // (some in reserve for the uneven work of causal rows).
@@ -583,14 +649,15 @@ void attendAll(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 
 void attentionKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
                      const Attrs &A) {
-  Geometry G = geometry(In, A);
-  std::optional<DType> SD = attrDType(AttentionOp, A, "softmax_dtype");
+  AttentionAttrs AA = readAttrs(A);
+  Geometry G = geometry(In, AA);
   bool Wide = In[0].dtype() == DType::Float64 ||
-              In[2].dtype() == DType::Float64 || SD == DType::Float64;
+              In[2].dtype() == DType::Float64 ||
+              AA.softmaxDType == DType::Float64;
   if (Wide)
-    attendAll<double>(In, Out, A, G);
+    attendAll<double>(In, Out, AA, G);
   else
-    attendAll<float>(In, Out, A, G);
+    attendAll<float>(In, Out, AA, G);
 }
 
 } // namespace

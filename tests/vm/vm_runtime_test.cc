@@ -790,17 +790,22 @@ TEST(VMRuntime, OutputShapeCheckFollowsChangingInputShapes) {
   EXPECT_NE(Call({3, 1}).find("output 0 is"), std::string::npos);
 }
 
-TEST(VMRuntime, ShapeFunctionResultsFollowTheirInputs) {
-  // One shape-function instruction on inputs of changing shapes: the VM
-  // reuses a result only for the same input shapes and dtypes; a bad shape
-  // is refused, also right after a good one of the same rank.
+/// main(a, b) = the shape Op's shape function gives for a and b.
+std::shared_ptr<Executable> shapeFunctionOf(const char *Op) {
   ExeBuilder EB;
-  uint32_t Shp = EB.kernel(KernelEntry::Kind::ShapeFunction, "add");
+  uint32_t Shp = EB.kernel(KernelEntry::Kind::ShapeFunction, Op);
   FnBuilder Main("main", 2, 3);
   Main.kernel(Shp, {0, 1}, {2});
   Main.ret(2);
   EB.add(std::move(Main));
-  VirtualMachine VM(EB.done());
+  return EB.done();
+}
+
+TEST(VMRuntime, ShapeFunctionResultsFollowTheirInputs) {
+  // One shape-function instruction on inputs of changing shapes: the VM
+  // reuses a result only for the same input shapes and dtypes; a bad shape
+  // is refused, also right after a good one of the same rank.
+  VirtualMachine VM(shapeFunctionOf("add"));
   auto Call = [&](Shape A, Shape B) {
     std::vector<float> VA((size_t)numElements(A)), VB((size_t)numElements(B));
     std::string Shape;
@@ -823,13 +828,7 @@ TEST(VMRuntime, ShapeFunctionResultsFollowTheirInputs) {
 TEST(VMRuntime, DataDependentShapeFunctionsRunEveryCall) {
   // reshape_dyn's shape comes from its second input's values: the same
   // input shapes with other values give another shape.
-  ExeBuilder EB;
-  uint32_t Shp = EB.kernel(KernelEntry::Kind::ShapeFunction, "reshape_dyn");
-  FnBuilder Main("main", 2, 3);
-  Main.kernel(Shp, {0, 1}, {2});
-  Main.ret(2);
-  EB.add(std::move(Main));
-  VirtualMachine VM(EB.done());
+  VirtualMachine VM(shapeFunctionOf("reshape_dyn"));
   auto Call = [&](std::vector<int64_t> NewShape) {
     ObjectRef X = f32(std::vector<float>(12), {3, 4});
     ObjectRef S = makeTensor(Tensor::fromVector<int64_t>(NewShape, {2}));

@@ -367,6 +367,45 @@ TEST(Attention, EveryRowTileMatchesNaive) {
         }
 }
 
+TEST(Attention, RowsInLanesMatchNaive) {
+  // Heads of 8 and 16 without a mask, softcap, scores or present outputs
+  // take the rows-in-lanes path on AVX-512 (16 query rows a vector): rows
+  // off multiples of 16, grouped kv heads, one key block and three, causal
+  // rows (each row its own key count), a KV cache without present outputs,
+  // padding lengths with a batch of no keys (NaN), and large scores (the
+  // online rescale across blocks). Elsewhere the same calls check the
+  // other path.
+  std::mt19937 G(41);
+  for (int64_t Head : {8, 16})
+    for (int64_t Sq : {1, 7, 16, 33})
+      for (int64_t Keys : {Sq, int64_t(300)})
+        for (bool Causal : {false, true}) {
+          Call C;
+          C.q = randomOf(G, {2, 4, Sq, Head});
+          C.k = randomOf(G, {2, 2, Keys, Head});
+          C.v = randomOf(G, {2, 2, Keys, Head});
+          C.causal = Causal;
+          C.scale = 3.0; // scores of several units: the rescale matters
+          SCOPED_TRACE(fmt::format("head {}, Sq {}, keys {}, causal {}", Head,
+                                   Sq, Keys, Causal));
+          expectMatchesNaive(C);
+        }
+  Call C;
+  C.q = randomOf(G, {2, 2, 5, 16});
+  C.k = randomOf(G, {2, 2, 4, 16});
+  C.v = randomOf(G, {2, 2, 4, 16});
+  C.pastKey = randomOf(G, {2, 2, 140, 16});
+  C.pastValue = randomOf(G, {2, 2, 140, 16});
+  C.causal = true;
+  expectMatchesNaive(C);
+  Call P;
+  P.q = randomOf(G, {3, 2, 20, 8});
+  P.k = randomOf(G, {3, 2, 20, 8});
+  P.v = randomOf(G, {3, 2, 20, 8});
+  P.nonpad = i64({0, 13, 20}, {3});
+  expectMatchesNaive(P);
+}
+
 TEST(Attention, FullyMaskedRowIsNaN) {
   std::mt19937 G(3);
   Call C;

@@ -484,6 +484,10 @@ template <typename C> struct Job {
   /// Values of the compute type whose head size is a multiple of kPair are
   /// read where they are, not packed.
   bool valuesInPlace = false;
+  /// Query rows in the lanes of vectors (attendTaskRowsInLanes, AVX-512):
+  /// float32 q, k and v of heads of 8 or 16, no mask, softcap, returned
+  /// scores or present outputs.
+  bool rowsInLanes = false;
   int64_t mode = 0;
   int64_t group = 1;       // q heads per kv head
   int64_t rowsPerTask = 1; // query rows of one q head in a task
@@ -638,6 +642,10 @@ void attendAll(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
       J.rowsPerTask ? (G.seqQ + J.rowsPerTask - 1) / J.rowsPerTask : 0;
   J.headVPad = (G.headV + kPair<C> - 1) / kPair<C> * kPair<C>;
   J.valuesInPlace = V.dtype() == dtypeOf<C>() && G.headV == J.headVPad;
+  J.rowsInLanes = std::is_same_v<C, float> && Q.dtype() == DType::Float32 &&
+                  K.dtype() == DType::Float32 && V.dtype() == DType::Float32 &&
+                  G.headK == G.headV && (G.headK == 8 || G.headK == 16) &&
+                  !J.bias && !(J.softcap > 0) && !G.withQk && !G.withPresent;
 
   J.copiesPresent = G.withPresent && J.queryBlocks == 1;
   if (G.withPresent && !J.copiesPresent)

@@ -93,6 +93,7 @@ const std::vector<std::string> &defaultPipeline() {
                                                     "CanonicalizeOps",
                                                     "FuseAttention",
                                                     "FuseLstmStack",
+                                                    "FuseLayerNorm",
                                                     "AlterOpLayout",
                                                     "FoldConstant",
                                                     "SimplifyExpr",

@@ -155,11 +155,12 @@ std::shared_ptr<Executable> compile(const ir::Module &M,
   Passes.steps.clear(); // a bisection counts this compilation's steps
   if (!Passes.layoutPreferences)
     Passes.layoutPreferences = targetLayoutPreferences(Opts.codegen);
-  // The attention and lstm_stack operators have CPU kernels only; on the
-  // GPU attention's products go to cuBLAS and its softmax to a generated
-  // kernel, and lstm layers stay calls of their own.
+  // The attention, lstm_stack and layer_norm operators have CPU kernels
+  // only; on the GPU attention's products go to cuBLAS and its softmax to a
+  // generated kernel, lstm layers stay calls of their own, and a layer
+  // norm's arithmetic is generated kernels.
   if (Opts.codegen.target != Device::CPU)
-    for (const char *P : {"FuseAttention", "FuseLstmStack"})
+    for (const char *P : {"FuseAttention", "FuseLstmStack", "FuseLayerNorm"})
       if (!Passes.enabled.count(P))
         Passes.disabled.insert(P);
   ir::optimize(Optimized, Passes);

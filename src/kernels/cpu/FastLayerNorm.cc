@@ -10,10 +10,13 @@
 // kernel.
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/HostIsa.h"
+#include "kernels/NativeKernelAbi.h"
 #include "kernels/Threading.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <cmath>
+#include <utility>
 
 namespace rivet::kernels {
 namespace {
@@ -23,12 +26,7 @@ constexpr const char *LayerNormOp = "layer_norm";
 /// Elements a thread's share of the rows should have at least.
 constexpr int64_t kRowsChunkElements = 16384;
 
-/// Four floats, loaded and stored in place (any alignment): the row loops
-/// in vectors of the baseline's registers, two at a time, where GCC's -O2
-/// left the runtime-length loops scalar (and 32-byte vectors, two SSE
-/// registers each, went through the stack).
-typedef float F4 __attribute__((vector_size(16), aligned(4), may_alias));
-
+/// What a part of the rows reads and writes.
 struct Rows {
   const float *x, *scale, *bias;
   float *y;
@@ -36,50 +34,39 @@ struct Rows {
   float epsilon;
 };
 
-void normalizeRows(void *Closure, int64_t Begin, int64_t End) {
-  const Rows &R = *static_cast<const Rows *>(Closure);
-  const int64_t N = R.n, Whole = N - N % 8;
-  auto At = [](const float *P) -> const F4 & {
-    return *reinterpret_cast<const F4 *>(P);
-  };
-  auto Total = [](F4 A, F4 B) {
-    return (A[0] + A[1]) + (A[2] + A[3]) + ((B[0] + B[1]) + (B[2] + B[3]));
-  };
-  for (int64_t Row = Begin; Row < End; ++Row) {
-    const float *X = R.x + Row * N;
-    float *Y = R.y + Row * N;
-    // Mean, then the mean square of the deviations (two passes, as the
-    // reference: one pass of sum and sum of squares loses digits).
-    F4 A0 = {}, A1 = {};
-    for (int64_t J = 0; J < Whole; J += 8) {
-      A0 += At(X + J);
-      A1 += At(X + J + 4);
-    }
-    float Sum = Total(A0, A1);
-    for (int64_t J = Whole; J < N; ++J)
-      Sum += X[J];
-    const float Mean = N ? Sum / (float)N : 0.0f;
-    A0 = F4{};
-    A1 = F4{};
-    for (int64_t J = 0; J < Whole; J += 8) {
-      F4 D0 = At(X + J) - Mean, D1 = At(X + J + 4) - Mean;
-      A0 += D0 * D0;
-      A1 += D1 * D1;
-    }
-    float Squares = Total(A0, A1);
-    for (int64_t J = Whole; J < N; ++J)
-      Squares += (X[J] - Mean) * (X[J] - Mean);
-    const float Inv =
-        1.0f / std::sqrt((N ? Squares / (float)N : 0.0f) + R.epsilon);
-    for (int64_t J = 0; J < Whole; J += 4) {
-      F4 V = (At(X + J) - Mean) * Inv * At(R.scale + J);
-      if (R.bias)
-        V += At(R.bias + J);
-      *reinterpret_cast<F4 *>(Y + J) = V;
-    }
-    for (int64_t J = Whole; J < N; ++J)
-      Y[J] = (X[J] - Mean) * Inv * R.scale[J] + (R.bias ? R.bias[J] : 0.0f);
+// normalizeRows (FastLayerNormRows.inc) compiled for AVX-512 (16 floats a
+// vector), AVX2 (8) and the baseline (4); hostIsa() picks.
+namespace ln_base {
+#define RIVET_LN_VECTOR_BYTES 16
+#include "kernels/cpu/FastLayerNormRows.inc"
+#undef RIVET_LN_VECTOR_BYTES
+} // namespace ln_base
+#if defined(__x86_64__)
+RIVET_BEGIN_TARGET_AVX2
+namespace ln_avx2 {
+#define RIVET_LN_VECTOR_BYTES 32
+#include "kernels/cpu/FastLayerNormRows.inc"
+#undef RIVET_LN_VECTOR_BYTES
+} // namespace ln_avx2
+RIVET_END_TARGET
+RIVET_BEGIN_TARGET_AVX512
+namespace ln_avx512 {
+#define RIVET_LN_VECTOR_BYTES 64
+#include "kernels/cpu/FastLayerNormRows.inc"
+#undef RIVET_LN_VECTOR_BYTES
+} // namespace ln_avx512
+RIVET_END_TARGET
+#endif
+
+RivetParallelBody rowsBody() {
+#if defined(__x86_64__)
+  switch (cpu::hostIsa()) {
+  case cpu::CpuIsa::Avx512: return ln_avx512::normalizeRows;
+  case cpu::CpuIsa::Avx2: return ln_avx2::normalizeRows;
+  case cpu::CpuIsa::Base: break;
   }
+#endif
+  return ln_base::normalizeRows;
 }
 
 void fastLayerNormKernel(const std::vector<Tensor> &In,
@@ -114,7 +101,7 @@ void fastLayerNormKernel(const std::vector<Tensor> &In,
   kernelRuntime().parallelFor(
       NumRows,
       std::max<int64_t>(1, kRowsChunkElements / std::max<int64_t>(N, 1)), &R,
-      normalizeRows);
+      rowsBody());
 }
 
 std::vector<TensorMeta> fastLayerNormShape(const std::vector<Tensor> &In,

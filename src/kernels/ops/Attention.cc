@@ -9,10 +9,13 @@
 // time (its scores stay in L1). The [B, H, Sq, T] scores exist only when
 // the call asks for them (with_qk).
 //
-// A block of keys is packed transposed (8 x 8 tiles transposed in
-// registers), so that the score loop runs along contiguous keys; a task of
-// a few rows (a decoding step) takes dot products with the keys in place
-// instead. Values of the compute type are read in place. Other float dtypes
+// Heads of 8 and 16 in float32 without a mask, softcap or returned scores
+// take another form on AVX-512 (attendTaskRowsInLanes): 16 query rows in
+// the lanes of vectors, so that a row's maximum and sum over the keys need
+// no reduction across lanes. Otherwise a block of keys is packed
+// transposed (8 x 8 tiles transposed in registers), so that the score loop
+// runs along contiguous keys; a task of a few rows (a decoding step) takes
+// dot products with the keys in place instead. Values of the compute type are read in place. Other float dtypes
 // are converted while packed; sums are in float (double for float64, or
 // softmax_dtype float64). With present_key/present_value requested, the
 // keys and values are read back from them, just written (still in cache):

@@ -81,24 +81,14 @@ const std::vector<std::string> &defaultPipeline() {
   // inference-only ops first, then shape facts (so later passes see static
   // shapes), then algebra that produces new constants to fold, layout last,
   // cleanup, and fusion at the very end (it consumes the final graph).
-  static const std::vector<std::string> Pipeline = {"SimplifyInference",
-                                                    "SimplifyExpr",
-                                                    "DynamicToStatic",
-                                                    "FoldConstant",
-                                                    "EliminateCommonSubexpr",
-                                                    "CombineParallelConv2D",
-                                                    "CombineParallelDense",
-                                                    "FoldScaleAxis",
-                                                    "FoldConstant",
-                                                    "CanonicalizeOps",
-                                                    "FuseAttention",
-                                                    "FuseLstmStack",
-                                                    "FuseLayerNorm",
-                                                    "AlterOpLayout",
-                                                    "FoldConstant",
-                                                    "SimplifyExpr",
-                                                    "DeadCodeElimination",
-                                                    "FuseOps"};
+  static const std::vector<std::string> Pipeline = {
+      "SimplifyInference",    "SimplifyExpr",           "DynamicToStatic",
+      "FoldConstant",         "EliminateCommonSubexpr", "CombineParallelConv2D",
+      "CombineParallelDense", "FoldScaleAxis",          "FoldConstant",
+      "CanonicalizeOps",      "FuseAttention",          "FuseLstmStack",
+      "FuseLayerNorm",        "AlterOpLayout",          "FoldConstant",
+      "SimplifyExpr",         "DeadCodeElimination",    "FuseOps",
+  };
   return Pipeline;
 }
 

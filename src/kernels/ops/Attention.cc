@@ -15,16 +15,16 @@
 // no reduction across lanes. Otherwise a block of keys is packed
 // transposed (8 x 8 tiles transposed in registers), so that the score loop
 // runs along contiguous keys; a task of a few rows (a decoding step) takes
-// dot products with the keys in place instead. Values of the compute type are read in place. Other float dtypes
-// are converted while packed; sums are in float (double for float64, or
-// softmax_dtype float64). With present_key/present_value requested, the
-// keys and values are read back from them, just written (still in cache):
-// by each task as it goes where one task takes all rows of a kv head (a
-// decoding step), else all before the tasks start.
-// The tasks run on the runtime's thread pool. Agrees with ONNX's reference
-// (onnx/reference/ops/op_attention.py), including its corner cases: a row
-// whose keys are all masked is NaN, and softcap applies to masked scores too
-// (they become -softcap, not -inf).
+// dot products with the keys in place instead. Values of the compute type are
+// read in place. Other float dtypes are converted while packed; sums are in
+// float (double for float64, or softmax_dtype float64). With
+// present_key/present_value requested, the keys and values are read back from
+// them, just written (still in cache): by each task as it goes where one task
+// takes all rows of a kv head (a decoding step), else all before the tasks
+// start. The tasks run on the runtime's thread pool. Agrees with ONNX's
+// reference (onnx/reference/ops/op_attention.py), including its corner cases: a
+// row whose keys are all masked is NaN, and softcap applies to masked scores
+// too (they become -softcap, not -inf).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/HostIsa.h"

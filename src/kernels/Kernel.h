@@ -69,6 +69,11 @@ struct KernelInfo {
   /// makes it a view where viewFn finds one, and runs the kernel otherwise.
   /// The kernel itself always computes a copy (the reference's meaning).
   ViewFn viewFn = nullptr;
+  /// For a data-dependent shape function that reads only the values of
+  /// some inputs (bit I: input I; a reshape_dyn's target shape): the VM
+  /// reuses its last result for the same dtypes, shapes and values of
+  /// those inputs. 0: it may read any input's values.
+  uint32_t shapeValueInputs = 0;
 };
 
 class KernelRegistry {
@@ -109,6 +114,13 @@ struct KernelRegistrar {
   static ::rivet::detail::KernelRegistrar RIVET_KERNEL_CONCAT(RivetKernelReg_, \
                                                               __COUNTER__)(    \
       ::rivet::KernelInfo{Name, Kernel, Shape, DataDependent, {}})
+/// RIVET_REGISTER_KERNEL_SHAPED_BY("reshape_dyn", copyKernel, reshapeDynShape,
+/// 1u << 1): a data-dependent shape function that reads the values of the
+/// inputs in the mask only (KernelInfo::shapeValueInputs).
+#define RIVET_REGISTER_KERNEL_SHAPED_BY(Name, Kernel, Shape, Inputs)           \
+  static ::rivet::detail::KernelRegistrar RIVET_KERNEL_CONCAT(                 \
+      RivetKernelReg_, __COUNTER__)(::rivet::KernelInfo{                       \
+      Name, Kernel, Shape, true, {}, ::rivet::Device::CPU, nullptr, Inputs})
 /// RIVET_REGISTER_VIEW_KERNEL("slice_dyn", sliceKernel, sliceShape, true,
 /// sliceView): a kernel whose result may be a view (KernelInfo::viewFn).
 #define RIVET_REGISTER_VIEW_KERNEL(Name, Kernel, Shape, DataDependent, View)   \

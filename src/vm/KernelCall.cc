@@ -55,6 +55,26 @@ bool matchesSignature(const std::vector<int64_t> &Sig,
   return P == End;
 }
 
+/// Appends to Sig the values of the inputs in Mask (bit I: input I), each
+/// as its element count then its elements; false when one is not a small
+/// integer tensor on the host (then no signature can stand for it).
+bool appendInputValues(std::vector<int64_t> &Sig,
+                       const std::vector<Tensor> &Ins, uint32_t Mask) {
+  constexpr int64_t kMaxValues = 16;
+  for (size_t I = 0; I < Ins.size() && I < 32; ++I) {
+    if (!(Mask >> I & 1))
+      continue;
+    const Tensor &T = Ins[I];
+    if (!T.hasData() || T.device() != Device::CPU || !isInteger(T.dtype()) ||
+        T.numel() > kMaxValues)
+      return false;
+    Sig.push_back(T.numel());
+    for (int64_t E = 0; E < T.numel(); ++E)
+      Sig.push_back(T.elementAsInt(E));
+  }
+  return true;
+}
+
 void recordSignature(std::vector<int64_t> &Sig, const std::vector<Tensor> &Ins,
                      const std::vector<Tensor> &Outs) {
   Sig.clear();
@@ -556,16 +576,22 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
     break;
   }
   case KernelEntry::Kind::ShapeFunction: {
-    // A shape function is a function of its inputs' dtypes and shapes
-    // (unless dataDependentShape): the same as last time, the same result.
+    // A shape function is a function of its inputs' dtypes and shapes, and
+    // of the values of the inputs it reads (dataDependentShape): the same
+    // as last time, the same result. The key is the inputs' signature, then
+    // the values of the inputs in shapeValueInputs.
     static const std::vector<Tensor> NoOutputs;
     size_t At = FirstInstruction[(size_t)(&F - Exe->functions.data())] +
                 (size_t)(&I - F.code.data());
     std::vector<int64_t> &Sig = CheckedSignatures[At];
     std::vector<Shape> &Shapes = LastShapes[At];
-    bool Pure = !K.Info->dataDependentShape;
-    if (!Pure || Shapes.size() != NumOuts ||
-        !matchesSignature(Sig, Ins, NoOutputs)) {
+    const uint32_t ValueInputs = K.Info->shapeValueInputs;
+    bool Keyed = !K.Info->dataDependentShape || ValueInputs != 0;
+    if (Keyed) {
+      recordSignature(ShapeKey, Ins, NoOutputs);
+      Keyed = appendInputValues(ShapeKey, Ins, ValueInputs);
+    }
+    if (!Keyed || Shapes.size() != NumOuts || ShapeKey != Sig) {
       std::vector<TensorMeta> Metas = K.Info->shapeFn(Ins, K.KernelAttrs);
       if (Metas.size() != NumOuts)
         fail("the shape function gives {} output shapes for {} registers",
@@ -573,8 +599,10 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
       Shapes.clear();
       for (TensorMeta &M : Metas)
         Shapes.push_back(std::move(M.shape));
-      if (Pure)
-        recordSignature(Sig, Ins, NoOutputs);
+      if (Keyed)
+        Sig = ShapeKey;
+      else
+        Sig.clear();
     }
     for (uint32_t K2 = 0; K2 < NumOuts; ++K2) {
       const Shape &S = Shapes[K2];

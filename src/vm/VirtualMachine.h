@@ -177,13 +177,16 @@ private:
   // Per instruction (FirstInstruction[function] + pc): the dtypes, ranks and
   // extents of the last Builtin call whose outputs were checked against the
   // shape function; a call with the same ones needs no new check. For a
-  // ShapeFunction call whose shapes do not depend on data, those of its
-  // last call's inputs, and LastShapes its results: the next call with the
-  // same inputs reuses them rather than run the function again (attribute
-  // parsing and validation were most of a short call's shape functions).
+  // ShapeFunction call, those of its last call's inputs (and the values of
+  // the inputs its shape function reads: KernelInfo::shapeValueInputs), and
+  // LastShapes its results: the next call with the same ones reuses them
+  // rather than run the function again (attribute parsing and validation
+  // were most of a short call's shape functions).
   std::vector<size_t> FirstInstruction;
   std::vector<std::vector<int64_t>> CheckedSignatures;
   std::vector<std::vector<Shape>> LastShapes;
+  // A ShapeFunction call's key, built in place call after call.
+  std::vector<int64_t> ShapeKey;
   // Per instruction: the last two objects its AllocStorage/AllocTensor
   // made, reused in place once nothing but this cache refers to them (a
   // loop's small results then cost no allocation).

@@ -825,18 +825,44 @@ TEST(VMRuntime, ShapeFunctionResultsFollowTheirInputs) {
   EXPECT_NE(Call({5, 2}, {5, 7}).find("broadcast"), std::string::npos);
 }
 
-TEST(VMRuntime, DataDependentShapeFunctionsRunEveryCall) {
-  // reshape_dyn's shape comes from its second input's values: the same
-  // input shapes with other values give another shape.
+TEST(VMRuntime, DataDependentShapeFunctionsFollowTheValuesTheyRead) {
+  // reshape_dyn's shape comes from its second input's values (the VM keys
+  // its result on them): the same input shapes with other values give
+  // another shape, and the same values the same one again.
   VirtualMachine VM(shapeFunctionOf("reshape_dyn"));
   auto Call = [&](std::vector<int64_t> NewShape) {
     ObjectRef X = f32(std::vector<float>(12), {3, 4});
-    ObjectRef S = makeTensor(Tensor::fromVector<int64_t>(NewShape, {2}));
+    ObjectRef S = makeTensor(
+        Tensor::fromVector<int64_t>(NewShape, {(int64_t)NewShape.size()}));
     return T(VM.invoke("main", {X, S})).toIntVector();
   };
   EXPECT_EQ(Call({2, 6}), (std::vector<int64_t>{2, 6}));
   EXPECT_EQ(Call({6, 2}), (std::vector<int64_t>{6, 2}));
+  EXPECT_EQ(Call({6, 2}), (std::vector<int64_t>{6, 2}));
   EXPECT_EQ(Call({12, -1}), (std::vector<int64_t>{12, 1}));
+  EXPECT_EQ(Call({2, 6}), (std::vector<int64_t>{2, 6}));
+  // A target of more than 16 extents is not kept as a key: still right.
+  std::vector<int64_t> Long(20, 1);
+  Long[0] = 12;
+  EXPECT_EQ(Call(Long), Long);
+  Long[0] = 3, Long[1] = 4;
+  EXPECT_EQ(Call(Long), Long);
+  // A shape function that may read any input's values runs every time:
+  // nonzero's extent is the count of nonzero elements.
+  VirtualMachine NZ([] {
+    ExeBuilder EB;
+    uint32_t Shp = EB.kernel(KernelEntry::Kind::ShapeFunction, "nonzero");
+    FnBuilder Main("main", 1, 2);
+    Main.kernel(Shp, {0}, {1});
+    Main.ret(1);
+    EB.add(std::move(Main));
+    return EB.done();
+  }());
+  auto Count = [&](std::vector<float> V) {
+    return T(NZ.invoke("main", {f32(V, {4})})).toIntVector();
+  };
+  EXPECT_EQ(Count({1, 0, 2, 0}), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(Count({1, 3, 2, 0}), (std::vector<int64_t>{1, 3}));
 }
 
 TEST(VMRuntime, OneFieldTupleResultOfAnAllocatingKernelStaysATuple) {

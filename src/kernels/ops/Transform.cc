@@ -1075,17 +1075,21 @@ RIVET_REGISTER_KERNEL("strided_slice", stridedSliceKernel, stridedSliceShape,
                       false);
 RIVET_REGISTER_KERNEL("take", takeKernel, takeShape, false);
 
-RIVET_REGISTER_KERNEL("reshape_dyn", copyKernel, reshapeDynShape, true);
+RIVET_REGISTER_KERNEL_SHAPED_BY("reshape_dyn", copyKernel, reshapeDynShape,
+                                1u << 1);
 RIVET_REGISTER_KERNEL("split_dyn", splitDynKernel, splitDynShape, true);
 RIVET_REGISTER_VIEW_KERNEL("slice_dyn", sliceDynKernel, sliceDynShape, true,
                            sliceDynView);
 RIVET_REGISTER_KERNEL("squeeze", copyKernel, squeezeShape, false);
-RIVET_REGISTER_KERNEL("squeeze_dyn", copyKernel, squeezeDynShape, true);
+RIVET_REGISTER_KERNEL_SHAPED_BY("squeeze_dyn", copyKernel, squeezeDynShape,
+                                1u << 1);
 RIVET_REGISTER_KERNEL("unsqueeze", copyKernel, unsqueezeShape, false);
-RIVET_REGISTER_KERNEL("unsqueeze_dyn", copyKernel, unsqueezeDynShape, true);
+RIVET_REGISTER_KERNEL_SHAPED_BY("unsqueeze_dyn", copyKernel, unsqueezeDynShape,
+                                1u << 1);
 RIVET_REGISTER_KERNEL("flatten", copyKernel, flattenShape, false);
 RIVET_REGISTER_KERNEL("expand", broadcastCopyKernel, expandShape, false);
-RIVET_REGISTER_KERNEL("expand_dyn", broadcastCopyKernel, expandDynShape, true);
+RIVET_REGISTER_KERNEL_SHAPED_BY("expand_dyn", broadcastCopyKernel,
+                                expandDynShape, 1u << 1);
 RIVET_REGISTER_KERNEL("tile", tileKernel, tileShape, false);
 RIVET_REGISTER_KERNEL("tile_dyn", tileKernel, tileDynShape, true);
 RIVET_REGISTER_KERNEL("pad", padKernel, padShape, false);

@@ -69,9 +69,16 @@ RivetParallelBody rowsBody() {
   return ln_base::normalizeRows;
 }
 
+/// layer_norm's reference kernel, looked up once (the registry's lookup
+/// takes its lock).
+const KernelInfo &referenceLayerNorm() {
+  static const KernelInfo &K = KernelRegistry::global().get(LayerNormOp);
+  return K;
+}
+
 void fastLayerNormKernel(const std::vector<Tensor> &In,
                          std::vector<Tensor> &Out, const Attrs &A) {
-  const KernelInfo &Reference = KernelRegistry::global().get(LayerNormOp);
+  const KernelInfo &Reference = referenceLayerNorm();
   bool Fast = (In.size() == 2 || In.size() == 3) && Out.size() == 1 &&
               In[0].rank() >= 1;
   for (const Tensor &T : In)
@@ -106,7 +113,7 @@ void fastLayerNormKernel(const std::vector<Tensor> &In,
 
 std::vector<TensorMeta> fastLayerNormShape(const std::vector<Tensor> &In,
                                            const Attrs &A) {
-  return KernelRegistry::global().get(LayerNormOp).shapeFn(In, A);
+  return referenceLayerNorm().shapeFn(In, A);
 }
 
 } // namespace

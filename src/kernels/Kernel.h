@@ -49,6 +49,11 @@ struct TensorView {
 using ViewFn = std::optional<TensorView> (*)(const std::vector<Tensor> &Inputs,
                                              const Attrs &A);
 
+/// For an operator whose result may be its inputs' bytes one after another
+/// (a concatenation with nothing outside the joined axis): whether it is, for
+/// these inputs (which the shape function accepted).
+using JoinFn = bool (*)(const std::vector<Tensor> &Inputs, const Attrs &A);
+
 struct KernelInfo {
   std::string name;
   KernelFn kernel = nullptr;
@@ -74,6 +79,11 @@ struct KernelInfo {
   /// reuses its last result for the same dtypes, shapes and values of
   /// those inputs. 0: it may read any input's values.
   uint32_t shapeValueInputs = 0;
+  /// Set when the result may be the inputs' bytes in order: where they
+  /// already lie so in memory that is not reused while viewed (a List's
+  /// arena, vm/TensorArena.h), the VM makes the result a view of them. The
+  /// kernel itself always computes a copy.
+  JoinFn joinFn = nullptr;
 };
 
 class KernelRegistry {
@@ -127,6 +137,13 @@ struct KernelRegistrar {
   static ::rivet::detail::KernelRegistrar RIVET_KERNEL_CONCAT(                 \
       RivetKernelReg_, __COUNTER__)(::rivet::KernelInfo{                       \
       Name, Kernel, Shape, DataDependent, {}, ::rivet::Device::CPU, View})
+/// RIVET_REGISTER_JOIN_KERNEL("concat_list", concatListKernel,
+/// concatListShape, joinsBytes): a kernel whose result may be a view of its
+/// adjacent inputs (KernelInfo::joinFn).
+#define RIVET_REGISTER_JOIN_KERNEL(Name, Kernel, Shape, Join)                  \
+  static ::rivet::detail::KernelRegistrar RIVET_KERNEL_CONCAT(                 \
+      RivetKernelReg_, __COUNTER__)(::rivet::KernelInfo{                       \
+      Name, Kernel, Shape, false, {}, ::rivet::Device::CPU, nullptr, 0, Join})
 /// RIVET_REGISTER_LIBRARY_KERNEL("cpu.lstm", "lstm", fastLstm, lstmShape):
 /// a library kernel for operator "lstm" (KernelInfo::libraryFor).
 #define RIVET_REGISTER_LIBRARY_KERNEL(Name, Op, Kernel, Shape)                 \

@@ -59,6 +59,8 @@ public:
   size_t size() const { return NBytes; }
   /// Where Data lives: only that device's code may dereference it.
   Device device() const { return Dev; }
+  /// How the block goes back to its owner (an owner recognizes its blocks).
+  const Releaser &releaser() const { return Block; }
   /// Marks the bytes as never written again while the storage lives (an
   /// executable's constants): a kernel may key what it derives from them
   /// (packed weights) by the storage alone, without comparing the bytes.

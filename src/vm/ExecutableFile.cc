@@ -225,6 +225,10 @@ uint32_t formatVersionFor(const Executable &E) {
       V = std::max(V, kListPrimitivesVersion);
   if (!E.mainResults.empty())
     V = std::max(V, kMainResultsVersion);
+  for (const VMFunction &F : E.functions)
+    for (const Instruction &I : F.code)
+      if (I.op == Opcode::AllocListTensor)
+        V = std::max(V, kListTensorsVersion);
   return V;
 }
 
@@ -662,6 +666,10 @@ void Loader::readFunctions() {
         R.error("function '{}' has an instruction with nonzero reserved bytes",
                 F.name);
       Ins.op = (Opcode)Op;
+      if (Version < kListTensorsVersion && Ins.op == Opcode::AllocListTensor)
+        R.error("function '{}' uses AllocListTensor, which a version {} "
+                "file cannot hold",
+                F.name, Version);
       Ins.dst = R.pod<uint32_t>("dst");
       Ins.a = R.pod<uint32_t>("operand a");
       Ins.b = R.pod<uint32_t>("operand b");

@@ -99,6 +99,10 @@ Instruction Instruction::allocTensorReg(RegIndex Dst, RegIndex Storage,
   return make(Opcode::AllocTensorReg, Dst, Storage, Shape, DTypeCode, 0,
               Offset);
 }
+Instruction Instruction::allocListTensor(RegIndex Dst, RegIndex List,
+                                         RegIndex Shape, uint32_t DTypeCode) {
+  return make(Opcode::AllocListTensor, Dst, List, Shape, DTypeCode);
+}
 Instruction Instruction::allocADT(RegIndex Dst, uint32_t Tag) {
   return make(Opcode::AllocADT, Dst, 0, 0, Tag);
 }

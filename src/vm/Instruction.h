@@ -151,6 +151,9 @@ struct Instruction {
   static Instruction allocTensorReg(RegIndex Dst, RegIndex Storage,
                                     int64_t Offset, RegIndex Shape,
                                     uint32_t DTypeCode);
+  /// Host memory after the tensors placed for List reg[List].
+  static Instruction allocListTensor(RegIndex Dst, RegIndex List,
+                                     RegIndex Shape, uint32_t DTypeCode);
   static Instruction allocADT(RegIndex Dst, uint32_t Tag);
   static Instruction allocClosure(RegIndex Dst, uint32_t Func);
   static Instruction getField(RegIndex Dst, RegIndex Value, int64_t Index);

@@ -9,6 +9,7 @@
 #include "vm/KernelSlot.h"
 #include "vm/PackedList.h"
 #include "vm/StoragePool.h"
+#include "vm/TensorArena.h"
 
 #include <fmt/format.h>
 
@@ -627,6 +628,17 @@ void VirtualMachine::kernelCall(const Instruction &I, const VMFunction &F,
         break;
       }
     std::vector<TensorMeta> Metas = K.Info->shapeFn(Ins, K.KernelAttrs);
+    // A join of tensors that lie one after another in an arena (what a
+    // loop appended to a List, AllocListTensor) views them.
+    if (K.Info->joinFn && Metas.size() == 1 && !K.ListResult &&
+        !K.TupleResult && K.Info->joinFn(Ins, K.KernelAttrs))
+      if (std::shared_ptr<Storage> S = TensorArena::adjacent(Ins);
+          S && S->size() == (size_t)numElements(Metas[0].shape) *
+                                dtypeSize(Metas[0].dtype)) {
+        R[I.dst] = makeTensor(
+            Tensor(std::move(S), 0, std::move(Metas[0].shape), Metas[0].dtype));
+        break;
+      }
     std::vector<Tensor> Outs;
     Outs.reserve(Metas.size());
     for (const TensorMeta &M : Metas)

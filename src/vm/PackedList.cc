@@ -38,6 +38,28 @@ bool ListBuffer::tryAppend(size_t At, ObjectRef &X) {
   return true;
 }
 
+std::shared_ptr<TensorArena> ListBuffer::arena() const {
+  std::lock_guard<std::mutex> Guard(ArenaLock);
+  return Arena;
+}
+
+void ListBuffer::setArena(std::shared_ptr<TensorArena> A) {
+  std::lock_guard<std::mutex> Guard(ArenaLock);
+  Arena = std::move(A);
+}
+
+namespace {
+
+/// The arena tensor X lies in, or null.
+TensorArena *arenaOf(const ObjectRef &X) {
+  const auto *T = X ? X->as<TensorObj>() : nullptr;
+  if (!T || !T->value.hasData())
+    return nullptr;
+  return TensorArena::owning(*T->value.storage());
+}
+
+} // namespace
+
 ObjectRef ListObj::copiedWith(size_t At, ObjectRef X) const {
   std::vector<ObjectRef> Elems;
   Elems.reserve(size() + 1);
@@ -47,13 +69,33 @@ ObjectRef ListObj::copiedWith(size_t At, ObjectRef X) const {
   for (size_t I = At; I < size(); ++I)
     Elems.push_back((*this)[I]);
   ElementsCopied.fetch_add(size(), std::memory_order_relaxed);
-  return packedList(std::move(Elems));
+  ObjectRef L = packedList(std::move(Elems));
+  static_cast<const ListObj *>(L.get())->Buffer->setArena(Buffer->arena());
+  return L;
 }
 
 ObjectRef ListObj::appended(ObjectRef X) const {
+  // The first tensor appended that was placed in an arena (for an empty
+  // List of Cons cells, AllocListTensor made one) gives the array its
+  // arena, so the next placements follow it.
+  if (TensorArena *A = arenaOf(X); A && !Buffer->arena())
+    Buffer->setArena(A->shared_from_this());
   if (Buffer->tryAppend(End, X))
     return std::make_shared<ListObj>(Buffer, Begin, End + 1);
   return copiedWith(size(), std::move(X));
+}
+
+std::shared_ptr<Storage> ListObj::placeElement(size_t NBytes,
+                                               size_t Align) const {
+  if (std::shared_ptr<TensorArena> A = Buffer->arena())
+    if (std::shared_ptr<Storage> S = A->claim(NBytes, Align))
+      return S;
+  // None yet, or the arena is full or mostly dead: another one.
+  std::shared_ptr<TensorArena> A = TensorArena::create();
+  if (!A)
+    return nullptr;
+  Buffer->setArena(A);
+  return A->claim(NBytes, Align);
 }
 
 ObjectRef ListObj::inserted(size_t At, ObjectRef X) const {

@@ -22,16 +22,22 @@
 // and a List read on several threads stays safe (slots are claimed
 // atomically).
 //
+// An array also owns the arena (vm/TensorArena.h) where AllocListTensor
+// places the tensors appended to its Lists, one after another, so that
+// concat_list of what a loop appended is a view of them.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "kernels/Error.h"
 #include "vm/Object.h"
+#include "vm/TensorArena.h"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace rivet::vm {
@@ -52,10 +58,19 @@ public:
   /// succeed.
   bool tryAppend(size_t At, ObjectRef &X);
 
+  /// Where tensors appended to Lists of this array are placed
+  /// (AllocListTensor), or null: made on the first placement, taken from
+  /// the first tensor appended that lies in one, passed on to the arrays
+  /// copied from this one.
+  std::shared_ptr<TensorArena> arena() const;
+  void setArena(std::shared_ptr<TensorArena> A);
+
 private:
   std::unique_ptr<ObjectRef[]> Slots;
   size_t Capacity;
   std::atomic<size_t> Used;
+  mutable std::mutex ArenaLock;
+  std::shared_ptr<TensorArena> Arena;
 };
 
 /// A List: elements [Begin, End) of a ListBuffer.
@@ -80,6 +95,11 @@ public:
   /// Field Field of this List seen as its first Cons cell (GetField): the
   /// first element (0) or the rest of the List (1); a Nil has none.
   ObjectRef consField(int64_t Field) const;
+
+  /// Storage of NBytes (aligned to Align) for a tensor about to be appended
+  /// to this List, right after the tensors placed before it in the List's
+  /// arena (AllocListTensor); null when no arena has room.
+  std::shared_ptr<Storage> placeElement(size_t NBytes, size_t Align) const;
 
 private:
   /// The elements in a new array (with room to double), X inserted before

@@ -22,10 +22,11 @@ inline constexpr char kMagic[8] = {'R', 'I', 'V', 'E', 'T', 'R', 'V', 'X'};
 /// kFormatVersion (version 1: no native code section; version 2: native
 /// kernels without broadcast sizes; version 3: without empty-reduction
 /// checks; version 4: without CUDA code; version 5: without List-primitive
-/// kernel entries; version 6: without main's result types) and writes the
-/// oldest of 2 to 7 that holds the executable, so files that do not need the
-/// newer fields stay readable by older runtimes.
-inline constexpr uint32_t kFormatVersion = 7;
+/// kernel entries; version 6: without main's result types; version 7:
+/// without AllocListTensor) and writes the oldest of 2 to 8 that holds the
+/// executable, so files that do not need the newer fields stay readable by
+/// older runtimes.
+inline constexpr uint32_t kFormatVersion = 8;
 /// Native kernels' broadcast sizes, and the header checksum covering the
 /// version field, arrived in version 3.
 inline constexpr uint32_t kBroadcastSizesVersion = 3;
@@ -37,6 +38,8 @@ inline constexpr uint32_t kCudaCodeVersion = 5;
 inline constexpr uint32_t kListPrimitivesVersion = 6;
 /// The types of main's results (in the entry section) arrived in version 7.
 inline constexpr uint32_t kMainResultsVersion = 7;
+/// The AllocListTensor instruction arrived in version 8.
+inline constexpr uint32_t kListTensorsVersion = 8;
 inline constexpr uint32_t kOldestFormatVersion = 1;
 /// Written into the header's producer field.
 inline constexpr const char *kProducer = "rivet 0.1.0";

@@ -72,6 +72,29 @@ std::shared_ptr<Storage> asStorage(const ObjectRef &O) {
   return StorageObj::share(O);
 }
 
+/// Bytes of a tensor of shape Sh and dtype T; throws when they overflow.
+size_t tensorBytes(const Shape &Sh, DType T) {
+  size_t N = (size_t)numElements(Sh);
+  if (N > SIZE_MAX / dtypeSize(T))
+    fail("tensor of shape {} is too large", shapeToString(Sh));
+  return N * dtypeSize(T);
+}
+
+/// AllocListTensor's storage: placed after List L's tensors, in a new
+/// arena when L is an empty List of Cons cells (appending the tensor gives
+/// the packed List that arena); null when L is no List or has no room.
+std::shared_ptr<Storage> placeListElement(const ObjectRef &L, size_t Bytes,
+                                          size_t Align) {
+  if (!L)
+    return nullptr;
+  if (const auto *P = L->as<ListObj>())
+    return P->placeElement(Bytes, Align);
+  if (const auto *A = L->as<ADTObj>(); A && A->fields.empty() && A->tag >= 0)
+    if (std::shared_ptr<TensorArena> Arena = TensorArena::create())
+      return Arena->claim(Bytes, Align);
+  return nullptr;
+}
+
 /// The single element of a scalar tensor (any dtype).
 const Tensor &scalarOf(const ObjectRef &O) {
   const Tensor &T = asTensor(O, "If");
@@ -599,17 +622,28 @@ ObjectRef VirtualMachine::run(uint32_t Func, std::vector<ObjectRef> Args) {
           Shape Sh = asTensor(R[IP->b], "shape").toIntVector();
           DType T = (DType)IP->c;
           if (IP->a == kNoStorage) {
-            size_t N = (size_t)numElements(Sh);
-            if (N > SIZE_MAX / dtypeSize(T))
-              fail("tensor of shape {} is too large", shapeToString(Sh));
+            size_t Bytes = tensorBytes(Sh, T);
             std::shared_ptr<Storage> S =
-                IP->d == 0 ? Pool->allocate(N * dtypeSize(T))
-                           : StorageObj::share(gpuStorage(N * dtypeSize(T)));
+                IP->d == 0 ? Pool->allocate(Bytes)
+                           : StorageObj::share(gpuStorage(Bytes));
             R[IP->dst] = makeTensor(Tensor(std::move(S), 0, Sh, T));
           } else {
             R[IP->dst] =
                 makeTensor(Tensor(asStorage(R[IP->a]), (size_t)IP->imm, Sh, T));
           }
+        }
+        VM_NEXT;
+
+        VM_CASE(AllocListTensor) {
+          Shape Sh = asTensor(R[IP->b], "shape").toIntVector();
+          DType T = (DType)IP->c;
+          size_t Bytes = tensorBytes(Sh, T);
+          std::shared_ptr<Storage> S;
+          if (Bytes > 0)
+            S = placeListElement(R[IP->a], Bytes, dtypeSize(T));
+          if (!S)
+            S = Pool->allocate(Bytes);
+          R[IP->dst] = makeTensor(Tensor(std::move(S), 0, Sh, T));
         }
         VM_NEXT;
 

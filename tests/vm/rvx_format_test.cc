@@ -674,8 +674,8 @@ TEST(RvxFormat, ValidatesIndicesEvenWithGoodChecksums) {
         "function 'ident' has 3 parameters but only 2 registers");
   Check([](Executable &E) { E.functions[1].name = "main"; },
         "function 'main' is defined twice");
-  Check([](Executable &E) { E.functions[1].code[0].op = (Opcode)23; },
-        "invalid opcode 23");
+  Check([](Executable &E) { E.functions[1].code[0].op = (Opcode)kNumOpcodes; },
+        fmt::format("invalid opcode {}", kNumOpcodes));
   Check([](Executable &E) { E.kernels[1].op = "no_such_op"; },
         "no kernel for operator 'no_such_op'");
   Check([](Executable &E) { E.kernels[1].kind = (KernelEntry::Kind)6; },
@@ -1049,6 +1049,57 @@ def @main(%x: Tensor[(2,), float32]) {
               std::string::npos)
         << Op << ": " << errorOf(Broken->serialize());
   }
+}
+
+/// AllocListTensor needs version 8: an executable that places what a loop
+/// appends round-trips, runs identically after loading and after any
+/// corruption it survives, and is refused when labelled version 7.
+TEST(RvxFormat, ListTensorsNeedVersion8) {
+  ir::Module M = ir::parseModule(R"(
+def @main(%x: Tensor[(?, 2), float32], %n: Tensor[(), int64]) {
+  let %build = fn (%i: Tensor[(), int64], %acc: List[Tensor[(?, 2), float32]])
+      -> List[Tensor[(?, 2), float32]] {
+    if (less(%i, %n)) {
+      %build(add(%i, 1i64), list_insert(%acc, multiply(%x, cast(%i, dtype="float32"))))
+    } else {
+      %acc
+    }
+  };
+  concat_list(%build(0i64, Nil), axis=0)
+}
+)",
+                                 "placed.rvir");
+  ir::inferTypes(M);
+  auto Exe = compile(M, CompileOptions());
+  bool Placed = false;
+  for (const VMFunction &F : Exe->functions)
+    for (const Instruction &I : F.code)
+      Placed |= I.op == Opcode::AllocListTensor;
+  ASSERT_TRUE(Placed);
+  std::vector<uint8_t> Bytes = Exe->serialize();
+  EXPECT_EQ(readAt<uint32_t>(Bytes, 8), rvx::kListTensorsVersion);
+  auto Loaded = loadBytes(Bytes, Bytes.size(), "placed.rvx");
+  expectSameExecutable(*Exe, *Loaded);
+  EXPECT_EQ(Loaded->serialize(), Bytes);
+  std::vector<ir::Value> Args = {
+      Tensor::fromVector<float>({1, -2, 3, 0.5f}, {2, 2}),
+      Tensor::scalar<int64_t>(3)};
+  std::vector<Tensor> Want = runProgram(Exe, Args);
+  ASSERT_EQ(Want.size(), 1u);
+  EXPECT_EQ(Want[0].toDoubleVector(),
+            (std::vector<double>{0, 0, 0, 0, 1, -2, 3, 0.5, 2, -4, 6, 1}));
+  expectBitwiseSame(runProgram(Loaded, Args), Want, "loaded");
+  corruptAndLoad(Exe, 7, 1500, false, [&](std::shared_ptr<Executable> G) {
+    expectBitwiseSame(runProgram(G, Args), Want, "placed");
+  });
+
+  std::vector<uint8_t> B = Bytes;
+  writeAt<uint32_t>(B, 8, rvx::kListTensorsVersion - 1);
+  fixHeaderChecksum(B);
+  EXPECT_NE(errorOf(B).find("uses AllocListTensor, which a version 7 file "
+                            "cannot hold"),
+            std::string::npos)
+      << errorOf(B);
 }
 
 /// main's result types (names, partial shapes, dtypes) need version 7:

@@ -32,6 +32,19 @@ void concatListKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
   withOp("concat_list", [&] { joinKernel(A).kernel(In, Out, joinAttrs(A)); });
 }
 
+/// Whether the joined list's bytes are its elements' bytes in order: no
+/// extent of the result before the joined axis exceeds 1.
+bool concatListJoinsBytes(const std::vector<Tensor> &In, const Attrs &A) {
+  bool NewAxis = attrInt("concat_list", A, "new_axis") != 0;
+  int64_t Rank = In[0].rank();
+  int64_t Axis = normalizeAxis(attrInt("concat_list", A, "axis"),
+                               NewAxis ? Rank + 1 : Rank);
+  for (int64_t I = 0; I < Axis; ++I)
+    if (In[0].dim(I) != 1)
+      return false;
+  return true;
+}
+
 /// The sizes of the pieces along the axis of extent Extent.
 std::vector<int64_t> pieceSizes(const std::vector<Tensor> &In, int64_t Extent) {
   if (In.size() < 2)
@@ -105,7 +118,8 @@ void splitToListKernel(const std::vector<Tensor> &In, std::vector<Tensor> &Out,
 
 } // namespace
 
-RIVET_REGISTER_KERNEL("concat_list", concatListKernel, concatListShape, false);
+RIVET_REGISTER_JOIN_KERNEL("concat_list", concatListKernel, concatListShape,
+                           concatListJoinsBytes);
 RIVET_REGISTER_KERNEL("split_to_list", splitToListKernel, splitToListShape,
                       true);
 

@@ -19,6 +19,7 @@
 #include "vm/Object.h"
 #include "vm/compiler/MemoryPlanner.h"
 #include "vm/compiler/NativeKernelBuilder.h"
+#include "vm/compiler/PlaceListElements.h"
 #include "vm/compiler/RegisterAllocator.h"
 
 #include <fmt/format.h>
@@ -84,6 +85,7 @@ void ModuleLowering::run() {
   }
   for (size_t I = 0; I < Lowered.size(); ++I) {
     LoweredFunction &F = *Lowered[I];
+    placeListElements(F, Exe.kernels);
     planMemory(F, Opts.planMemory);
     allocateRegisters(F);
     Exe.functions[Index[I]] = assemble(F);

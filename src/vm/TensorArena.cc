@@ -18,7 +18,7 @@ constexpr size_t kCommitStep = size_t(2) << 20;
 constexpr size_t kMaxArenas = 1024;
 /// Dead arenas kept for reuse, and the most committed bytes one may keep.
 constexpr size_t kCachedArenas = 4;
-constexpr size_t kCachedCommitted = size_t(256) << 20;
+constexpr size_t kCachedCommitted = size_t(64) << 20;
 /// An arena with more claimed than this, of which under a quarter is still
 /// alive, claims no more (a List used as a queue would grow it forever).
 constexpr size_t kSparseAbove = size_t(64) << 20;

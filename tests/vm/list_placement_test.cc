@@ -22,6 +22,7 @@
 
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace rivet;
@@ -195,6 +196,39 @@ TEST(ListPlacement, OnlyOuterJoinsOfAdjacentTensorsAreViews) {
   float Want = -(0.25f * 0 - 3.0f) * 1; // -x[0, 0]
   EXPECT_EQ(Out[2].data<float>()[0], Want);
   EXPECT_EQ(Out[1].data<float>()[Out[1].numel() - 6], 3 * (0.25f * 0 - 3.0f));
+}
+
+TEST(ListPlacement, VMsOnSeveralThreadsShareTheArenaCache) {
+  // Each thread's VM builds and joins its own Lists while the others do;
+  // the process-wide cache of dead arenas is shared. Results must be what
+  // one VM alone computes.
+  ir::Module M = parse(SliceLoop);
+  std::shared_ptr<Executable> Exe = compile(M, CompileOptions());
+  std::vector<Tensor> Want;
+  {
+    VirtualMachine VM(Exe);
+    Want = runVM(VM, {rows(30, 3), i64(30)});
+  }
+  std::vector<std::string> Failures(4);
+  std::vector<std::thread> Threads;
+  for (size_t T = 0; T < Failures.size(); ++T)
+    Threads.emplace_back([&, T] {
+      VirtualMachine VM(Exe);
+      for (int K = 0; K < 40; ++K) {
+        std::vector<Tensor> Got = runVM(VM, {rows(30, 3), i64(30)});
+        if (Got.size() != Want.size() || Got[0].nbytes() != Want[0].nbytes() ||
+            std::memcmp(Got[0].rawData(), Want[0].rawData(),
+                        Want[0].nbytes()) != 0 ||
+            !inArena(Got[0])) {
+          Failures[T] = "run " + std::to_string(K);
+          return;
+        }
+      }
+    });
+  for (std::thread &T : Threads)
+    T.join();
+  for (size_t T = 0; T < Failures.size(); ++T)
+    EXPECT_EQ(Failures[T], "") << "thread " << T;
 }
 
 TEST(TensorArena, ClaimsFollowEachOtherAndJoinAsOneSpan) {

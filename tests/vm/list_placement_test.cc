@@ -11,9 +11,8 @@
 // reservations mapped, not by timing.
 //
 //===----------------------------------------------------------------------===//
-#include "ir/Parser.h"
-#include "ir/TypeInference.h"
 #include "support/Differential.h"
+#include "support/PassTest.h"
 #include "vm/TensorArena.h"
 #include "vm/VirtualMachine.h"
 #include "vm/compiler/Compiler.h"
@@ -32,9 +31,7 @@ using namespace rivet::testing::diff;
 namespace {
 
 ir::Module parse(const std::string &Text) {
-  ir::Module M = ir::parseModule(Text, "placement.rvir");
-  ir::inferTypes(M);
-  return M;
+  return rivet::test::parseTyped(Text, "placement.rvir");
 }
 
 Tensor rows(int64_t N, int64_t Cols) {

@@ -29,6 +29,10 @@ struct Registry {
   size_t Alive = 0, Mapped = 0;
 };
 
+/// TensorArena::placedBytes (the claimed bytes of the live arenas) and its
+/// peak.
+std::atomic<size_t> Placed{0}, PeakPlaced{0};
+
 Registry &registry() {
   static Registry *R = new Registry(); // outlives arenas freed at exit
   return *R;
@@ -81,6 +85,7 @@ std::shared_ptr<TensorArena> TensorArena::create() {
 }
 
 TensorArena::~TensorArena() {
+  Placed.fetch_sub(Claimed, std::memory_order_relaxed);
   Registry &G = registry();
   {
     std::lock_guard<std::mutex> Guard(G.Lock);
@@ -97,6 +102,17 @@ size_t TensorArena::reservationsMapped() {
   Registry &G = registry();
   std::lock_guard<std::mutex> Guard(G.Lock);
   return G.Mapped;
+}
+
+size_t TensorArena::placedBytes() {
+  return Placed.load(std::memory_order_relaxed);
+}
+size_t TensorArena::peakPlacedBytes() {
+  return PeakPlaced.load(std::memory_order_relaxed);
+}
+void TensorArena::resetPeakPlacedBytes() {
+  PeakPlaced.store(Placed.load(std::memory_order_relaxed),
+                   std::memory_order_relaxed);
 }
 
 TensorArena *TensorArena::owning(const Storage &S) {
@@ -145,6 +161,12 @@ std::shared_ptr<Storage> TensorArena::claim(size_t NBytes, size_t Align) {
         return nullptr;
       Res.committed = Want;
     }
+    size_t Now = Placed.fetch_add(End - Claimed, std::memory_order_relaxed) +
+                 (End - Claimed);
+    size_t Peak = PeakPlaced.load(std::memory_order_relaxed);
+    while (Now > Peak && !PeakPlaced.compare_exchange_weak(
+                             Peak, Now, std::memory_order_relaxed))
+      ;
     Claimed = End;
     Data = Res.base + At;
   }

@@ -53,6 +53,13 @@ public:
   /// Reservations this process has mapped (for tests: running a model again
   /// must not map more).
   static size_t reservationsMapped();
+  /// Bytes claimed from the arenas alive in this process (an arena gives no
+  /// byte back before it dies), and their peak since the last
+  /// resetPeakPlacedBytes(): the memory a VM's pool does not see (`rivet
+  /// bench` reports both).
+  static size_t placedBytes();
+  static size_t peakPlacedBytes();
+  static void resetPeakPlacedBytes();
 
 private:
   struct Reservation {

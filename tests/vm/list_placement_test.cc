@@ -157,6 +157,9 @@ TEST(ListPlacement, AppendedTensorsJoinAsAView) {
     EXPECT_EQ(Out[1].rawData(), Out[0].rawData());
     EXPECT_EQ(static_cast<char *>(Out[2].rawData()) + Out[2].nbytes(),
               static_cast<char *>(Out[0].rawData()) + Out[0].nbytes());
+    // The placed bytes count while their arena lives (the join holds it).
+    EXPECT_GE(TensorArena::placedBytes(), Out[0].nbytes());
+    EXPECT_GE(TensorArena::peakPlacedBytes(), TensorArena::placedBytes());
     // Running again reuses the dead arenas' address space (the results
     // dropped: a join still held keeps its arena).
     Out.clear();
@@ -165,6 +168,7 @@ TEST(ListPlacement, AppendedTensorsJoinAsAView) {
     for (int K = 0; K < 5; ++K)
       runVM(VM, {rows(40, 3), i64(40)});
     EXPECT_EQ(TensorArena::reservationsMapped(), Mapped) << "-O" << Level;
+    EXPECT_EQ(TensorArena::placedBytes(), 0u) << "-O" << Level;
   }
 }
 

@@ -20,6 +20,7 @@
 #include "Program.h"
 
 #include "kernels/Error.h"
+#include "vm/TensorArena.h"
 
 #include <fmt/format.h>
 
@@ -457,6 +458,7 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
       uint64_t Before = E.machine() ? E.machine()->instructionCount() : 0;
       if (E.machine()) {
         E.machine()->resetPeak();
+        vm::TensorArena::resetPeakPlacedBytes();
         E.machine()->setProfiling(Profile);
         E.machine()->setTracing(Trace ? EngineTraceLimit : 0);
       }
@@ -533,8 +535,10 @@ int benchCommand(const std::vector<std::string> &ArgsIn) {
   J += fmt::format(", \"total_s\": {:.3f}", WallS);
   if (Kind == ExecutorKind::VM)
     J += fmt::format(", \"instructions_per_run\": {:.1f}, "
-                     "\"peak_bytes_in_use\": {}, \"pooled_bytes\": {}",
-                     (double)Instructions / (double)N, Peak, Pooled);
+                     "\"peak_bytes_in_use\": {}, \"pooled_bytes\": {}, "
+                     "\"peak_list_arena_bytes\": {}",
+                     (double)Instructions / (double)N, Peak, Pooled,
+                     vm::TensorArena::peakPlacedBytes());
   if (Profile)
     J += ", \"profile\": " + profileJson(Results, *Prog.exe, N);
   J += "}\n";

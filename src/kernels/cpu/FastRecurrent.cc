@@ -289,9 +289,10 @@ void packAndRun(RnnKind K, const std::vector<Tensor> &In,
          GxN = (size_t)(BlockSteps * N * GW), GhN = (size_t)(N * GW),
          StN = (size_t)(N * Hp);
   Scratch &Sc = threadScratch();
-  float *Xb = Sc.take(XbN + GxN + GhN + 3 * StN), *Gx = Xb + XbN,
-        *Gh = Gx + GxN, *Hs = Gh + GhN, *Cs = Hs + StN, *Rh = Cs + StN;
-  std::fill(Hs, Rh + StN, 0.0f);
+  float *Xb = Sc.take(XbN + GxN + GhN + 4 * StN), *Gx = Xb + XbN,
+        *Gh = Gx + GxN, *Hs = Gh + GhN, *Cs = Hs + StN, *Rh = Cs + StN,
+        *Hs2 = Rh + StN;
+  std::fill(Hs, Hs2 + StN, 0.0f);
   auto HOff = [&](int64_t Bi) {
     return P.Layout ? (Bi * D.NumDir + Dir) * H : (Dir * N + Bi) * H;
   };
@@ -312,7 +313,7 @@ void packAndRun(RnnKind K, const std::vector<Tensor> &In,
   J.X = In[0].data<float>(), J.Wt = Wt, J.Rt = Rt, J.Bx = Bx;
   J.Bh = Lbr ? Bh : nullptr, J.Peep = Peep ? Pk : nullptr;
   J.Lens = Lens.data(), J.BlockSteps = BlockSteps, J.Xb = Xb, J.Gx = Gx;
-  J.Gh = Gh, J.Hs = Hs, J.Cs = Cs, J.Rh = Rh;
+  J.Gh = Gh, J.Hs = Hs, J.Cs = Cs, J.Rh = Rh, J.Hs2 = Hs2;
   J.Y = Out[0].data<float>(), J.Dir = Dir, J.NumDir = D.NumDir;
   J.XReady = Links.XReady, J.YDone = Links.YDone;
   runDirection(J);

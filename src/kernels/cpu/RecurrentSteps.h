@@ -42,6 +42,7 @@ struct DirectionJob {
   float *Gx;            // [BlockSteps * N][GW] scratch: their projection
   float *Gh;            // [N][GW] scratch
   float *Hs, *Cs, *Rh;  // [N][Hp] state (in: initial; out: final), scratch
+  float *Hs2;           // [N][Hp] scratch: the state a fused lstm step writes
   float *Y;             // the call's y ([S, D, N, H] or [N, S, D, H])
   int64_t Dir, NumDir;
   /// A layer of lstm_stack on a thread of its own: how many steps of x the

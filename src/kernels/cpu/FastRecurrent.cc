@@ -378,11 +378,13 @@ void fastLstmStackKernel(const std::vector<Tensor> &In,
     return;
   }
   const size_t Layers = stackLayers(In);
-  const RnnParams P = rnnParams(RnnKind::Lstm, Attrs{});
+  // (Parsed once: lstm_stack has no attributes.)
+  static const RnnParams P = rnnParams(RnnKind::Lstm, Attrs{});
   // Every layer is checked before any runs: a layer that failed midway
   // would leave those above it waiting.
   std::vector<std::vector<Tensor>> LayerIn, LayerOut;
   std::vector<RnnDims> Dims;
+  LayerIn.reserve(Layers), LayerOut.reserve(Layers), Dims.reserve(Layers);
   Tensor X = In[0];
   for (size_t L = 0; L < Layers; ++L) {
     LayerIn.push_back(stackLayerInputs(In, L, X));

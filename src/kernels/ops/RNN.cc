@@ -295,12 +295,26 @@ size_t stackLayers(const std::vector<Tensor> &In) {
 
 std::vector<Tensor> stackLayerInputs(const std::vector<Tensor> &In, size_t L,
                                      const Tensor &X) {
-  std::vector<Tensor> Layer(8, Tensor::meta({0}, X.dtype()));
-  Layer[0] = X;
-  Layer[4] = Tensor::meta({0}, DType::Int32);
-  for (size_t Op = 0; Op < lstm_stack::OperandsPerLayer; ++Op)
-    Layer[lstm_stack::kLstmInput[Op]] =
-        In[lstm_stack::argument(L, (lstm_stack::Operand)Op)];
+  // Built in order, each tensor once (this runs at every call: eight
+  // placeholders, then assignments, were a tenth of a one-step call).
+  auto Arg = [&](lstm_stack::Operand Op) -> const Tensor & {
+    return In[lstm_stack::argument(L, Op)];
+  };
+  std::vector<Tensor> Layer;
+  Layer.reserve(8);
+  Layer.push_back(X);
+  Layer.push_back(Arg(lstm_stack::W));
+  Layer.push_back(Arg(lstm_stack::R));
+  Layer.push_back(Arg(lstm_stack::B));
+  Layer.push_back(Tensor::meta({0}, DType::Int32)); // sequence_lens
+  Layer.push_back(Arg(lstm_stack::InitialH));
+  Layer.push_back(Arg(lstm_stack::InitialC));
+  Layer.push_back(Tensor::meta({0}, X.dtype())); // p
+  static_assert(lstm_stack::kLstmInput[lstm_stack::W] == 1 &&
+                lstm_stack::kLstmInput[lstm_stack::R] == 2 &&
+                lstm_stack::kLstmInput[lstm_stack::B] == 3 &&
+                lstm_stack::kLstmInput[lstm_stack::InitialH] == 5 &&
+                lstm_stack::kLstmInput[lstm_stack::InitialC] == 6);
   return Layer;
 }
 

@@ -3,10 +3,11 @@
 // smallGemm (kernels/cpu/SmallGemm.h) tiles 6 rows by 16 columns in
 // registers, then 8 columns, then single columns, then 5..1 rows: every
 // compilation the host runs, over extents on and off those tiles, with and
-// without bias and relu and with row strides wider than the rows, against
-// products summed in double. Then the fused matmul and dense kernels that call
-// it (a leading per-column add becomes its bias, the rest of the tail runs
-// after) against their anchors' reference kernels.
+// without bias, addend and relu and with row strides wider than the rows,
+// against products summed in double. Then the fused matmul and dense
+// kernels that call it (a leading per-column add becomes its bias, an add
+// of the output's shape next its addend, the rest of the tail runs after)
+// against their anchors' reference kernels.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
@@ -19,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <tuple>
 
 namespace rivet::test {
 namespace {
@@ -41,14 +43,17 @@ TEST(SmallGemm, EveryTileAndTailAgreesWithADoubleProduct) {
     for (int64_t M : {1, 5, 6, 7, 13})
       for (int64_t N : {1, 7, 8, 9, 16, 17, 33, 65, 120})
         for (int64_t K : {1, 3, 16, 65})
-          for (auto [WithBias, WithRelu] :
-               {std::pair{false, false}, std::pair{true, false},
-                std::pair{true, true}}) {
-            // Row strides past the rows: 3 more elements each.
-            int64_t Lda = K + 3, Ldb = N + 3, Ldc = N + 3;
+          for (auto [WithBias, WithRelu, WithAddend] :
+               {std::tuple{false, false, false}, std::tuple{true, false, false},
+                std::tuple{true, true, false}, std::tuple{false, false, true},
+                std::tuple{true, true, true}}) {
+            // Row strides past the rows: 3 (the addend's: 5) more elements
+            // each.
+            int64_t Lda = K + 3, Ldb = N + 3, Ldc = N + 3, Ldd = N + 5;
             std::vector<float> A = randomValues(G, (size_t)(M * Lda)),
                                B = randomValues(G, (size_t)(K * Ldb)),
                                Bias = randomValues(G, (size_t)N),
+                               D = randomValues(G, (size_t)(M * Ldd)),
                                C((size_t)(M * Ldc), 7.0f);
             // Under relu, a NaN in the last row stays NaN, as the relu
             // kernel's does.
@@ -58,6 +63,8 @@ TEST(SmallGemm, EveryTileAndTailAgreesWithADoubleProduct) {
                 A.data(), Lda, B.data(), Ldb, WithBias ? Bias.data() : nullptr,
                 C.data(), Ldc, N,        K};
             Args.Relu = WithRelu;
+            if (WithAddend)
+              Args.Addend = D.data(), Args.LdAddend = Ldd;
             // In two calls, the second starting mid-block of 6.
             int64_t Split = M / 2;
             Fn(Args, 0, Split);
@@ -73,9 +80,12 @@ TEST(SmallGemm, EveryTileAndTailAgreesWithADoubleProduct) {
                 for (int64_t Kk = 0; Kk < K; ++Kk)
                   Want += (double)A[(size_t)(I * Lda + Kk)] *
                           B[(size_t)(Kk * Ldb + J)];
+                if (WithAddend)
+                  Want += D[(size_t)(I * Ldd + J)];
                 std::string Where = fmt::format(
-                    "isa {}, {}x{}x{}, bias {}, relu {}, at ({}, {})", (int)Isa,
-                    M, N, K, WithBias, WithRelu, I, J);
+                    "isa {}, {}x{}x{}, bias {}, relu {}, addend {}, at ({}, "
+                    "{})",
+                    (int)Isa, M, N, K, WithBias, WithRelu, WithAddend, I, J);
                 if (std::isnan(Want)) {
                   EXPECT_TRUE(std::isnan(Got)) << Where;
                   continue;
@@ -161,7 +171,26 @@ TEST(SmallGemm, FusedMatMulAndDenseRunOnIt) {
   expectFusedOnSmallGemm("dnnl.matmul_fused", "matmul",
                          {randomF32(G, {3, 11, 8}), randomF32(G, {8, 24})},
                          {binary(K::Add, randomF32(G, {3, 11, 24}))},
-                         "a full-size add is not a bias");
+                         "a full-size add is not a bias: the addend");
+  // Its second projection and the residual: bias, then the add of the
+  // layer's input, both in the epilogue; a relu after them too; an add
+  // that broadcasts is not an addend.
+  expectFusedOnSmallGemm("dnnl.matmul_fused", "matmul",
+                         {randomF32(G, {7, 2, 128}), randomF32(G, {128, 64})},
+                         {binary(K::Add, randomF32(G, {64})),
+                          binary(K::Add, randomF32(G, {7, 2, 64}))},
+                         "bias, residual");
+  expectFusedOnSmallGemm("dnnl.matmul_fused", "matmul",
+                         {randomF32(G, {7, 2, 16}), randomF32(G, {16, 40})},
+                         {binary(K::Add, randomF32(G, {40})),
+                          binary(K::Add, randomF32(G, {7, 2, 40})),
+                          makePostOp(K::Relu, {})},
+                         "bias, residual, relu");
+  expectFusedOnSmallGemm("dnnl.matmul_fused", "matmul",
+                         {randomF32(G, {7, 2, 16}), randomF32(G, {16, 40})},
+                         {binary(K::Add, randomF32(G, {40})),
+                          binary(K::Add, randomF32(G, {7, 1, 40}))},
+                         "bias, an add broadcast along an axis");
   expectFusedOnSmallGemm("dnnl.dense_fused", "dense",
                          {randomF32(G, {14, 64}), randomF32(G, {64, 64})},
                          {binary(K::Add, randomF32(G, {64}))}, "dense, bias");

@@ -3,13 +3,16 @@
 // reshape, transpose, concatenate, stack, split, strided_slice, take,
 // squeeze, unsqueeze, flatten, expand, tile, pad, depth_to_space,
 // space_to_depth, and the *_dyn variants whose shape/axes/pads come from a
-// tensor (their extents are '?': the shape function computes them).
+// tensor (their extents are '?': the shape function computes them; a
+// reshape_dyn's where ResolveShapeValues proved them).
 //
 //===----------------------------------------------------------------------===//
 #include "ir/ops/RelationUtil.h"
 #include "kernels/SliceBounds.h"
 #include "kernels/SplitParts.h"
 
+#include <cctype>
+#include <charconv>
 #include <limits>
 #include <set>
 
@@ -399,7 +402,8 @@ Type unknownDims(std::optional<int64_t> Rank, DType T) {
   return makeTensor(std::vector<Dim>(*Rank, Dim::any()), T);
 }
 
-// reshape_dyn(x, shape): the rank is the length of `shape`.
+// reshape_dyn(x, shape): the rank is the length of `shape`; the extents are
+// those "dims" records (ResolveShapeValues), '?' without it.
 Type reshapeDynRel(const std::vector<Type> &Args, const Attrs &A) {
   validateOpAttrs("reshape_dyn", A);
   checkArity("reshape_dyn", Args, 2);
@@ -407,7 +411,26 @@ Type reshapeDynRel(const std::vector<Type> &Args, const Attrs &A) {
     return nullptr;
   const TensorTypeNode &X = tensorArg("reshape_dyn", Args, 0);
   const TensorTypeNode &S = tensorArg("reshape_dyn", Args, 1);
-  return unknownDims(listLength("reshape_dyn", S, 1, "shape"), X.dtype);
+  std::optional<int64_t> Rank = listLength("reshape_dyn", S, 1, "shape");
+  if (!A.has("dims"))
+    return unknownDims(Rank, X.dtype);
+  std::vector<Dim> Dims;
+  for (const std::string &E : A.getStrings("dims")) {
+    int64_t V = 0;
+    auto [End, Err] = std::from_chars(E.data(), E.data() + E.size(), V);
+    if (E == "?")
+      Dims.push_back(Dim::any());
+    else if (Err == std::errc() && End == E.data() + E.size() && V >= 0)
+      Dims.push_back(Dim::constant(V));
+    else if (!E.empty() && !std::isdigit((unsigned char)E[0]) && E[0] != '-')
+      Dims.push_back(Dim::symbol(E));
+    else
+      fail("reshape_dyn: dims entry '{}' is not an extent, a symbol or ?", E);
+  }
+  if (Rank && *Rank != (int64_t)Dims.size())
+    fail("reshape_dyn: dims has {} entries for a shape of {}", Dims.size(),
+         *Rank);
+  return makeTensor(std::move(Dims), X.dtype);
 }
 
 // split_dyn(x, sizes; axis, num_outputs): the split extents are '?'.

@@ -82,12 +82,25 @@ const std::vector<std::string> &defaultPipeline() {
   // shapes), then algebra that produces new constants to fold, layout last,
   // cleanup, and fusion at the very end (it consumes the final graph).
   static const std::vector<std::string> Pipeline = {
-      "SimplifyInference",    "SimplifyExpr",           "DynamicToStatic",
-      "FoldConstant",         "EliminateCommonSubexpr", "CombineParallelConv2D",
-      "CombineParallelDense", "FoldScaleAxis",          "FoldConstant",
-      "CanonicalizeOps",      "FuseAttention",          "FuseLstmStack",
-      "FuseLayerNorm",        "AlterOpLayout",          "FoldConstant",
-      "SimplifyExpr",         "DeadCodeElimination",    "FuseOps",
+      "SimplifyInference",
+      "SimplifyExpr",
+      "DynamicToStatic",
+      "FoldConstant",
+      "EliminateCommonSubexpr",
+      "CombineParallelConv2D",
+      "CombineParallelDense",
+      "FoldScaleAxis",
+      "FoldConstant",
+      "CanonicalizeOps",
+      "FuseAttention",
+      "FuseLstmStack",
+      "FuseLayerNorm",
+      "AlterOpLayout",
+      "FoldConstant",
+      "SimplifyExpr",
+      "DeadCodeElimination",
+      "ResolveShapeValues",
+      "FuseOps",
   };
   return Pipeline;
 }

@@ -19,8 +19,10 @@ namespace rivet {
 
 /// One product's operands: rows [M0, M1) of C [*, N] (row stride Ldc) =
 /// A [*, K] (row stride Lda) times B [K, N] (row stride Ldb), plus Bias[n]
-/// when Bias is not null, then relu when Relu is set (as the relu kernel:
-/// NaN stays, -0 becomes 0). Sums run over k in order, in float.
+/// when Bias is not null, plus Addend[m][n] (row stride LdAddend; a
+/// transformer's residual) when Addend is not null, then relu when Relu is
+/// set (as the relu kernel: NaN stays, -0 becomes 0). Sums run over k in
+/// order, in float. Addend may be C itself.
 struct SmallGemmArgs {
   const float *A;
   int64_t Lda;
@@ -31,6 +33,8 @@ struct SmallGemmArgs {
   int64_t Ldc;
   int64_t N, K;
   bool Relu = false;
+  const float *Addend = nullptr;
+  int64_t LdAddend = 0;
 };
 using SmallGemmFn = void (*)(const SmallGemmArgs &, int64_t M0, int64_t M1);
 

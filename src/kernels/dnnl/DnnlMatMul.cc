@@ -433,9 +433,10 @@ bool perColumn(const Tensor &T, int64_t N) {
 
 /// Out [M, N] = A [M, K] @ B (B [K, N] with row stride Ldb) + Bias, then
 /// the tail, on smallGemm (SmallGemm.h). A leading add of a per-column
-/// operand (a bias the fusion put in the tail) becomes its bias, and a relu
-/// next its epilogue; the rest of the tail runs on the output by the
-/// reference kernels.
+/// operand (a bias the fusion put in the tail) becomes its bias, an add of
+/// an operand of Out's shape next (a residual) its addend, and a relu next
+/// its epilogue; the rest of the tail runs on the output by the reference
+/// kernels (which took four times the product's own time for a residual).
 bool runSmallGemm(const float *A, const float *B, int64_t Ldb,
                   const Tensor *Bias, const PostOps &Post, Tensor &Out,
                   int64_t M, int64_t N, int64_t K) {
@@ -447,6 +448,13 @@ bool runSmallGemm(const float *A, const float *B, int64_t Ldb,
     First = 1;
   }
   SmallGemmArgs G{A, K, B, Ldb, BiasData, Out.data<float>(), N, N, K};
+  if (First < Post.size() && Post[First].kind == PostOp::Kind::Add &&
+      Post[First].operand.dtype() == DType::Float32 &&
+      Post[First].operand.shape() == Out.shape()) {
+    G.Addend = Post[First].operand.data<float>();
+    G.LdAddend = N;
+    ++First;
+  }
   if (First < Post.size() && Post[First].kind == PostOp::Kind::Relu) {
     G.Relu = true;
     ++First;

@@ -15,6 +15,7 @@
 #include "kernels/ops/KernelUtil.h"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <span>
 
@@ -589,6 +590,20 @@ std::vector<TensorMeta> reshapeDynShape(const std::vector<Tensor> &In,
                         : withOp("reshape_dyn", [&] {
                             return reshapeTarget(In[0].shape(), New);
                           });
+  // The constant extents the compiler proved hold (a wrong proof would
+  // have typed the result wrongly: refuse it rather than run on).
+  if (A.has("dims")) {
+    const std::vector<std::string> &Dims = A.getStrings("dims");
+    for (size_t K = 0; K < Dims.size() && K < Out.size(); ++K) {
+      int64_t V = 0;
+      const std::string &E = Dims[K];
+      auto [End, Err] = std::from_chars(E.data(), E.data() + E.size(), V);
+      if (Err == std::errc() && End == E.data() + E.size() && V != Out[K])
+        fail("reshape_dyn: extent {} of the result is {}, where the "
+             "compiler proved {}",
+             K, Out[K], V);
+    }
+  }
   return {{Out, In[0].dtype()}};
 }
 
@@ -1142,8 +1157,13 @@ RIVET_REGISTER_ATTRS("strided_slice",
                        "the sliced axes (default 0..len(begin)-1)"}});
 RIVET_REGISTER_ATTRS("take", {{"axis", AttrKind::Int, false,
                                "the gathered axis; absent flattens x"}});
-RIVET_REGISTER_ATTRS("reshape_dyn", {{"allowzero", AttrKind::Int, false,
-                                      "1: a 0 in shape is a zero extent", 0}});
+RIVET_REGISTER_ATTRS("reshape_dyn",
+                     {{"allowzero", AttrKind::Int, false,
+                       "1: a 0 in shape is a zero extent", 0},
+                      {"dims", AttrKind::Strings, false,
+                       "the result's extents where the compiler proved them "
+                       "(ResolveShapeValues): an integer, a symbol of the "
+                       "function, or ?"}});
 RIVET_REGISTER_ATTRS("split_dyn",
                      {{"axis", AttrKind::Int, false, "the axis to split", 0},
                       {"num_outputs", AttrKind::Int, true,

@@ -30,6 +30,7 @@
 #include "kernels/HostIsa.h"
 #include "kernels/NativeKernelAbi.h"
 #include "kernels/Threading.h"
+#include "kernels/cpu/Exp2Coefficients.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <algorithm>

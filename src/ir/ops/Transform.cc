@@ -8,11 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/ops/RelationUtil.h"
+#include "kernels/ReshapeDims.h"
 #include "kernels/SliceBounds.h"
 #include "kernels/SplitParts.h"
 
-#include <cctype>
-#include <charconv>
 #include <limits>
 #include <set>
 
@@ -416,13 +415,11 @@ Type reshapeDynRel(const std::vector<Type> &Args, const Attrs &A) {
     return unknownDims(Rank, X.dtype);
   std::vector<Dim> Dims;
   for (const std::string &E : A.getStrings("dims")) {
-    int64_t V = 0;
-    auto [End, Err] = std::from_chars(E.data(), E.data() + E.size(), V);
-    if (E == "?")
+    if (E == reshape_dims::kUnknown)
       Dims.push_back(Dim::any());
-    else if (Err == std::errc() && End == E.data() + E.size() && V >= 0)
-      Dims.push_back(Dim::constant(V));
-    else if (!E.empty() && !std::isdigit((unsigned char)E[0]) && E[0] != '-')
+    else if (std::optional<int64_t> V = reshape_dims::extentOf(E))
+      Dims.push_back(Dim::constant(*V));
+    else if (reshape_dims::isSymbolName(E))
       Dims.push_back(Dim::symbol(E));
     else
       fail("reshape_dyn: dims entry '{}' is not an extent, a symbol or ?", E);

@@ -23,9 +23,9 @@
 #include "ir/transforms/Pass.h"
 #include "ir/transforms/PassUtil.h"
 #include "ir/transforms/PatternUtil.h"
+#include "kernels/ReshapeDims.h"
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 
 namespace rivet::ir {
@@ -41,6 +41,8 @@ struct ShapeValue {
 
 /// Deep enough for any exporter's shape arithmetic; deeper is unknown.
 constexpr int kMaxDepth = 16;
+/// Rounds of the pass at most (each learns from the last one's types).
+constexpr int kMaxRounds = 16;
 
 class ShapeEvaluator {
 public:
@@ -208,10 +210,8 @@ public:
     std::vector<std::string> Names;
     for (const Dim &D : Dims)
       // (A symbol spelled like an extent or '?' would read back as one.)
-      Names.push_back(D.isSymbol() && (D.name.empty() || D.name == "?" ||
-                                       std::isdigit((unsigned char)D.name[0]) ||
-                                       D.name[0] == '-')
-                          ? "?"
+      Names.push_back(D.isSymbol() && !reshape_dims::isSymbolName(D.name)
+                          ? reshape_dims::kUnknown
                           : D.str());
     // A later round (the types inferred again) may prove more.
     if (C->attrs.has("dims") && C->attrs.getStrings("dims") == Names)
@@ -233,7 +233,7 @@ private:
 /// shapes computed from its result (a second layer's) only once the types
 /// are inferred again.
 void resolveShapeValuesPass(Module &M, const PassContext &) {
-  for (int Round = 0; Round < kMaxDepth; ++Round) {
+  for (int Round = 0; Round < kMaxRounds; ++Round) {
     int Resolved = 0;
     transformFunctions(M, [&](const Expr &F) {
       ShapeResolver R(F);

@@ -9,13 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/NativeKernelAbi.h"
+#include "kernels/ReshapeDims.h"
 #include "kernels/SliceBounds.h"
 #include "kernels/SplitParts.h"
 #include "kernels/Threading.h"
 #include "kernels/ops/KernelUtil.h"
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <span>
 
@@ -595,13 +595,11 @@ std::vector<TensorMeta> reshapeDynShape(const std::vector<Tensor> &In,
   if (A.has("dims")) {
     const std::vector<std::string> &Dims = A.getStrings("dims");
     for (size_t K = 0; K < Dims.size() && K < Out.size(); ++K) {
-      int64_t V = 0;
-      const std::string &E = Dims[K];
-      auto [End, Err] = std::from_chars(E.data(), E.data() + E.size(), V);
-      if (Err == std::errc() && End == E.data() + E.size() && V != Out[K])
+      std::optional<int64_t> V = reshape_dims::extentOf(Dims[K]);
+      if (V && *V != Out[K])
         fail("reshape_dyn: extent {} of the result is {}, where the "
              "compiler proved {}",
-             K, Out[K], V);
+             K, Out[K], *V);
     }
   }
   return {{Out, In[0].dtype()}};
